@@ -1,0 +1,111 @@
+/**
+ * API keys, passwords and dashboard JWTs.
+ *
+ * Keys are `svc_live_` + base58 of 32 random bytes and are stored only as
+ * HMAC-SHA256 under a server pepper; JWTs are EdDSA. Both secrets are derived
+ * from the master key, so every gateway process sharing `MASTER_KEY` agrees.
+ */
+import { createHmac, createPrivateKey, createPublicKey, hkdfSync, type KeyObject, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
+import bs58 from "bs58"
+import { jwtVerify, SignJWT } from "jose"
+import type { Role } from "../../protocol/auth.js"
+
+export const KEY_PREFIX = "svc_live_"
+export const JWT_LIFETIME_SECONDS = 86_400
+
+export interface ServerSecrets {
+  readonly pepper: Buffer
+  readonly jwtPrivateKey: KeyObject
+  readonly jwtPublicKey: KeyObject
+  /** Signs legacy approve/deny tokens. */
+  readonly tokenKey: Buffer
+}
+
+const derive = (master: Uint8Array, label: string, length = 32): Buffer =>
+  Buffer.from(hkdfSync("sha256", master, Buffer.alloc(0), `agent-gateway/${label}`, length))
+
+/** PKCS#8 wrapper of a raw Ed25519 seed (RFC 8410). */
+const ed25519Pkcs8 = (seed: Buffer): Buffer => Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), seed])
+
+export const deriveServerSecrets = (masterKey: Uint8Array): ServerSecrets => {
+  const jwtPrivateKey = createPrivateKey({ key: ed25519Pkcs8(derive(masterKey, "jwt-ed25519")), format: "der", type: "pkcs8" })
+  return {
+    pepper: derive(masterKey, "api-key-pepper"),
+    jwtPrivateKey,
+    jwtPublicKey: createPublicKey(jwtPrivateKey),
+    tokenKey: derive(masterKey, "approval-token")
+  }
+}
+
+export const generateApiKey = (): { key: string; prefix: string } => {
+  const key = KEY_PREFIX + bs58.encode(randomBytes(32))
+  return { key, prefix: key.slice(0, KEY_PREFIX.length + 6) }
+}
+
+export const looksLikeApiKey = (token: string): boolean => token.startsWith(KEY_PREFIX) || token.startsWith("svc_test_")
+
+export const keyDigest = (secrets: ServerSecrets, key: string): string => createHmac("sha256", secrets.pepper).update(key).digest("hex")
+
+/** Constant-time comparison of two hex digests of equal length. */
+export const digestsEqual = (a: string, b: string): boolean => {
+  const left = Buffer.from(a, "hex")
+  const right = Buffer.from(b, "hex")
+  return left.length === right.length && timingSafeEqual(left, right)
+}
+
+// scrypt N=2^15 keeps a login near 50-100 ms on this class of machine.
+const SCRYPT = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }
+
+const scryptAsync = (password: string, salt: Buffer, length: number, params: typeof SCRYPT) =>
+  new Promise<Buffer>((resolve, reject) =>
+    scrypt(password, salt, length, params, (error, derived) => (error ? reject(error) : resolve(derived)))
+  )
+
+export const hashPassword = async (password: string): Promise<string> => {
+  const salt = randomBytes(16)
+  const hash = await scryptAsync(password, salt, 32, SCRYPT)
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString("base64")}$${hash.toString("base64")}`
+}
+
+/** A hash to verify against when the e-mail is unknown, so both answers take the same time. */
+export const decoyPasswordHash = hashPassword(randomBytes(16).toString("hex"))
+
+export const verifyPassword = async (password: string, stored: string): Promise<boolean> => {
+  const [scheme, n, r, p, salt, hash] = stored.split("$")
+  if (scheme !== "scrypt" || !salt || !hash) return false
+  const expected = Buffer.from(hash, "base64")
+  const actual = await scryptAsync(password, Buffer.from(salt, "base64"), expected.length, {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: SCRYPT.maxmem
+  })
+  return timingSafeEqual(actual, expected)
+}
+
+export interface JwtClaims {
+  readonly userUuid: string
+  readonly orgUuid: string
+  readonly role: Role
+  readonly email: string
+}
+
+export const issueJwt = (secrets: ServerSecrets, claims: JwtClaims, issuer: string): Promise<string> =>
+  new SignJWT({ org: claims.orgUuid, role: claims.role, email: claims.email })
+    .setProtectedHeader({ alg: "EdDSA", typ: "JWT" })
+    .setSubject(claims.userUuid)
+    .setIssuer(issuer)
+    .setIssuedAt()
+    .setExpirationTime(`${JWT_LIFETIME_SECONDS}s`)
+    .sign(secrets.jwtPrivateKey)
+
+/** The user and organization a valid JWT names, or undefined. Role comes from the database, not the token. */
+export const verifyJwt = async (secrets: ServerSecrets, token: string, issuer: string): Promise<{ userUuid: string; orgUuid: string } | undefined> => {
+  try {
+    const { payload } = await jwtVerify(token, secrets.jwtPublicKey, { algorithms: ["EdDSA"], issuer })
+    if (typeof payload.sub !== "string" || typeof payload.org !== "string") return undefined
+    return { userUuid: payload.sub, orgUuid: payload.org }
+  } catch {
+    return undefined
+  }
+}

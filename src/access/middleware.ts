@@ -1,0 +1,121 @@
+/**
+ * Implementations of the access middleware declared in `protocol/auth.ts`, and
+ * the API-wide translation of schema failures into the contract's bodies.
+ */
+import { timingSafeEqual } from "node:crypto"
+import * as Effect from "effect/Effect"
+import { HttpServerRequest } from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { HttpApiMiddleware } from "effect/http-api"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as SchemaIssue from "effect/SchemaIssue"
+import { AdminKey, Authenticated, CurrentClient, CurrentPrincipal, ErrorShape, OptionallyAuthenticated, PublicRoute } from "../../protocol/auth.js"
+import { unauthorized } from "../../protocol/errors.js"
+import { Config } from "../config.js"
+import { rateLimitHeaders, type RateLimitResult } from "../platform/redis/index.js"
+import { requestIdOf } from "../gateway/request.js"
+import { Access } from "./service.js"
+
+const tooMany = (result: RateLimitResult, policy: string, requestId: string) => {
+  const message = `Rate limit of ${result.limit} requests per minute exceeded; retry in ${result.retryAfterSeconds} s`
+  return HttpServerResponse.jsonUnsafe(
+    { error: message, code: "RATE_LIMIT_EXCEEDED", message, request_id: requestId },
+    { status: 429, headers: rateLimitHeaders(result, policy) }
+  )
+}
+
+const withHeaders = (result: RateLimitResult, policy: string) => (response: HttpServerResponse.HttpServerResponse) =>
+  HttpServerResponse.setHeaders(response, rateLimitHeaders(result, policy))
+
+const clientIp = (request: HttpServerRequest) => Option.getOrElse(request.remoteAddress, () => "unknown")
+
+export const AuthenticatedLive = Layer.effect(Authenticated)(
+  Effect.gen(function* () {
+    const access = yield* Access
+    return Authenticated.of({
+      bearer: (httpEffect, { credential }) =>
+        Effect.gen(function* () {
+          const principal = yield* access.authenticate(Redacted.value(credential))
+          const limit = yield* access.rateLimitPrincipal(principal)
+          if (!limit.allowed) return tooMany(limit, "per-key", requestIdOf(yield* HttpServerRequest))
+          return yield* Effect.map(Effect.provideService(httpEffect, CurrentPrincipal, principal), withHeaders(limit, "per-key"))
+        })
+    })
+  })
+)
+
+const publicMiddleware = Effect.gen(function* () {
+  const access = yield* Access
+  return (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, any, any>) =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest
+      const ip = clientIp(request)
+      const limit = yield* access.rateLimitClient(ip)
+      if (!limit.allowed) return tooMany(limit, "per-ip", requestIdOf(request))
+      return yield* Effect.map(Effect.provideService(httpEffect, CurrentClient, { ip }), withHeaders(limit, "per-ip"))
+    })
+})
+
+export const PublicRouteLive = Layer.effect(PublicRoute)(Effect.map(publicMiddleware, (run) => PublicRoute.of(run as any)))
+export const OptionallyAuthenticatedLive = Layer.effect(OptionallyAuthenticated)(
+  Effect.map(publicMiddleware, (run) => OptionallyAuthenticated.of(run as any))
+)
+
+export const AdminKeyLive = Layer.effect(AdminKey)(
+  Effect.gen(function* () {
+    const config = yield* Config
+    const expected = config.adminKey ? Buffer.from(config.adminKey) : undefined
+    return AdminKey.of({
+      adminKey: (httpEffect, { credential }) => {
+        const given = Buffer.from(Redacted.value(credential))
+        if (expected === undefined || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+          return Effect.fail(unauthorized("A valid X-Admin-Key header is required"))
+        }
+        return httpEffect
+      }
+    })
+  })
+)
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const pathText = (path: ReadonlyArray<PropertyKey | { key: PropertyKey }> | undefined, kind: string) => {
+  const segments = (path ?? []).map((segment) => String(typeof segment === "object" ? segment.key : segment))
+  const prefix = kind === "Query" ? "query" : kind === "Params" ? "path" : kind === "Headers" ? "headers" : "body"
+  return segments.length === 0 ? prefix : segments.join(".")
+}
+
+/**
+ * 422 VALIDATION_ERROR listing every issue; a body that is not JSON at all (or
+ * not UTF-8) is 400 INVALID_JSON.
+ */
+export const ErrorShapeLive = HttpApiMiddleware.layerSchemaErrorTransform(ErrorShape, (error) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest
+    const requestId = requestIdOf(request)
+    if (error.kind === "Payload" || error.kind === "Body") {
+      const text = yield* Effect.option(request.text)
+      let parses = Option.isSome(text)
+      if (parses && Option.isSome(text) && text.value !== "") {
+        try {
+          JSON.parse(text.value)
+        } catch {
+          parses = false
+        }
+      }
+      if (!parses) {
+        const message = "Request body is not valid JSON"
+        return HttpServerResponse.jsonUnsafe({ code: "INVALID_JSON", message, details: {}, request_id: requestId }, { status: 400 })
+      }
+    }
+    const result = formatter(error.cause.issue)
+    const issues = result.issues.map((issue) => ({ path: pathText(issue.path as any, error.kind), message: issue.message }))
+    const message = issues.length === 1 ? `${issues[0]!.path}: ${issues[0]!.message}` : `${issues.length} validation issues`
+    return HttpServerResponse.jsonUnsafe(
+      { code: "VALIDATION_ERROR", message, details: { issues }, request_id: requestId },
+      { status: 422 }
+    )
+  })
+)

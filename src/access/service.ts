@@ -1,0 +1,152 @@
+/**
+ * Authentication and rate limiting for every request.
+ *
+ * Keys and users are cached in process so that the hot path does no database
+ * read; revocations, role changes and departures invalidate the cache on every
+ * gateway process through the fan-out channel, and entries also expire after a
+ * short time. `last_used_at` is collected in memory and written in one
+ * statement every few seconds instead of once per request.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import type { Principal } from "../../protocol/auth.js"
+import { unauthorized } from "../../protocol/errors.js"
+import { makeAccountsStore } from "../accounts/store.js"
+import { Config } from "../config.js"
+import { logLine } from "../platform/log.js"
+import { Fanout, RateLimits, type RateLimitResult } from "../platform/redis/index.js"
+import { Secrets } from "../platform/secrets.js"
+import { digestsEqual, keyDigest, looksLikeApiKey, verifyJwt } from "./credentials.js"
+
+const CACHE_TTL_MS = 30_000
+const INVALIDATION_TOPIC = "access-invalidate"
+const WINDOW_MS = 60_000
+
+interface Cached<A> {
+  readonly value: A | undefined
+  readonly until: number
+}
+
+export interface AccessService {
+  /** The principal a bearer token stands for; fails with 401 otherwise. */
+  readonly authenticate: (token: string) => Effect.Effect<Principal, ReturnType<typeof unauthorized>>
+  readonly rateLimitPrincipal: (principal: Principal) => Effect.Effect<RateLimitResult>
+  readonly rateLimitClient: (ip: string) => Effect.Effect<RateLimitResult>
+  /** Drop cached credentials everywhere (after revocation, role change, departure, deletion). */
+  readonly invalidate: (what: { keyDigest?: string; userUuid?: string; orgUuid?: string }) => Effect.Effect<void>
+}
+
+export class Access extends Context.Service<Access, AccessService>()("gateway/Access") {
+  static readonly layer = Layer.effect(Access)(
+    Effect.gen(function* () {
+      const config = yield* Config
+      const secrets = yield* Secrets
+      const store = yield* makeAccountsStore
+      const limits = yield* RateLimits
+      const fanout = yield* Fanout
+
+      const keys = new Map<string, Cached<Principal & { digest: string; expiresAt: number | null }>>()
+      const users = new Map<string, Cached<Principal>>()
+      const usage = new Map<string, string>()
+
+      const dropLocal = (what: { keyDigest?: string; userUuid?: string; orgUuid?: string }) => {
+        if (what.keyDigest) keys.delete(what.keyDigest)
+        if (what.userUuid) {
+          users.delete(what.userUuid)
+          for (const [digest, entry] of keys) if (entry.value?.userUuid === what.userUuid) keys.delete(digest)
+        }
+        if (what.orgUuid) {
+          for (const [digest, entry] of keys) if (entry.value?.orgUuid === what.orgUuid) keys.delete(digest)
+          for (const [user, entry] of users) if (entry.value?.orgUuid === what.orgUuid) users.delete(user)
+        }
+      }
+
+      yield* fanout.subscribe(
+        (_topic, message) => {
+          try {
+            dropLocal(JSON.parse(message))
+          } catch {
+            // A malformed invalidation is ignored; the TTL still bounds staleness.
+          }
+        },
+        { topicPrefix: INVALIDATION_TOPIC }
+      )
+
+      yield* Effect.forkScoped(
+        Effect.suspend(() => {
+          if (usage.size === 0) return Effect.void
+          const batch = [...usage.entries()] as Array<readonly [string, string]>
+          usage.clear()
+          return store.touchKeys(batch)
+        }).pipe(
+          Effect.catchCause((cause) => Effect.sync(() => logLine("warn", "could not record key usage", { cause: String(cause) }))),
+          Effect.repeat(Schedule.spaced(5_000))
+        )
+      )
+
+      const fail = unauthorized()
+
+      const keyPrincipal = (token: string) =>
+        Effect.gen(function* () {
+          const digest = keyDigest(secrets, token)
+          const now = Date.now()
+          let entry = keys.get(digest)
+          if (entry === undefined || entry.until < now) {
+            const row = yield* Effect.orDie(store.keyByDigest(digest))
+            const value =
+              row && row.revoked_at === null && row.user_active && digestsEqual(row.key_hash, digest)
+                ? {
+                    kind: "api_key" as const,
+                    orgUuid: row.org_uuid,
+                    userUuid: row.user_uuid!,
+                    email: row.email,
+                    role: row.role,
+                    scopes: row.scopes,
+                    keyId: row.id,
+                    digest,
+                    expiresAt: row.expires_at ? Date.parse(row.expires_at) : null
+                  }
+                : undefined
+            entry = { value, until: now + CACHE_TTL_MS }
+            keys.set(digest, entry)
+          }
+          const principal = entry.value
+          if (principal === undefined || (principal.expiresAt !== null && principal.expiresAt <= now)) return yield* Effect.fail(fail)
+          usage.set(principal.keyId!, new Date(now).toISOString())
+          return principal as Principal
+        })
+
+      const jwtPrincipal = (token: string) =>
+        Effect.gen(function* () {
+          const claims = yield* Effect.promise(() => verifyJwt(secrets, token, config.baseUrl))
+          if (claims === undefined) return yield* Effect.fail(fail)
+          const now = Date.now()
+          let entry = users.get(claims.userUuid)
+          if (entry === undefined || entry.until < now) {
+            const row = yield* Effect.orDie(store.userInOrg(claims.orgUuid, claims.userUuid))
+            const value = row
+              ? { kind: "jwt" as const, orgUuid: row.org_uuid, userUuid: row.user_uuid, email: row.email, role: row.role, scopes: ["*"], keyId: undefined }
+              : undefined
+            entry = { value, until: now + CACHE_TTL_MS }
+            users.set(claims.userUuid, entry)
+          }
+          if (entry.value === undefined || entry.value.orgUuid !== claims.orgUuid) return yield* Effect.fail(fail)
+          return entry.value
+        })
+
+      return Access.of({
+        authenticate: (token) => {
+          if (token === "") return Effect.fail(fail)
+          return looksLikeApiKey(token) ? keyPrincipal(token) : jwtPrincipal(token)
+        },
+        rateLimitPrincipal: (principal) =>
+          limits.consume(principal.keyId ? `key:${principal.keyId}` : `user:${principal.userUuid}`, config.rateLimitPerMinute, WINDOW_MS),
+        rateLimitClient: (ip) => limits.consume(`ip:${ip}`, config.publicRateLimitPerMinute, WINDOW_MS),
+        invalidate: (what) =>
+          Effect.sync(() => dropLocal(what)).pipe(Effect.andThen(fanout.publish(INVALIDATION_TOPIC, JSON.stringify(what))))
+      })
+    })
+  )
+}

@@ -1,0 +1,272 @@
+/**
+ * Accounts: registration, login, invites, members and roles, keys, ownership,
+ * leaving and deleting an organization. Security events go to the audit log.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { Principal, Role } from "../../protocol/auth.js"
+import { conflict, forbidden, notFound, unauthorized, unprocessable, validationError } from "../../protocol/errors.js"
+import { pagination } from "../../protocol/common.js"
+import { generateApiKey, hashPassword, issueJwt, JWT_LIFETIME_SECONDS, keyDigest, verifyPassword, decoyPasswordHash } from "../access/credentials.js"
+import { Access } from "../access/service.js"
+import { Config } from "../config.js"
+import { newCrockfordCode, newId, newUuid } from "../platform/ids.js"
+import { Secrets } from "../platform/secrets.js"
+import { type KeyRow, makeAccountsStore, type UserRow } from "./store.js"
+
+const INVITE_LIFETIME_MS = 7 * 24 * 3600 * 1000
+
+const slugify = (name: string) =>
+  `${name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40) || "org"}-${newCrockfordCode(6).toLowerCase()}`
+
+const keyView = (key: KeyRow) => ({
+  id: key.id,
+  name: key.name,
+  key_prefix: key.key_prefix,
+  scopes: [...key.scopes],
+  last_used_at: key.last_used_at,
+  expires_at: key.expires_at,
+  revoked_at: key.revoked_at,
+  created_at: key.created_at
+})
+
+const memberView = (user: UserRow) => ({
+  user_uuid: user.user_uuid,
+  email: user.email,
+  name: user.name,
+  role: user.role,
+  created_at: user.created_at
+})
+
+const isUniqueViolation = (error: unknown) => {
+  const reason = (error as { reason?: { _tag?: string } })?.reason
+  return reason?._tag === "ConstraintError" || /unique|23505|duplicate/i.test(String((error as Error)?.message ?? error))
+}
+
+export interface AuditContext {
+  readonly requestId: string
+}
+
+export const makeAccounts = Effect.gen(function* () {
+  const config = yield* Config
+  const secrets = yield* Secrets
+  const access = yield* Access
+  const store = yield* makeAccountsStore
+  const sql = store.sql
+
+  const mintKey = (orgUuid: string, userUuid: string, name: string, scopes: ReadonlyArray<string>, expiresAt: string | null) =>
+    Effect.gen(function* () {
+      const { key, prefix } = generateApiKey()
+      const row = yield* store.createKey({
+        id: newId("key"),
+        orgUuid,
+        userUuid,
+        name,
+        prefix,
+        digest: keyDigest(secrets, key),
+        scopes,
+        expiresAt
+      })
+      return { id: row.id, name: row.name, key, key_prefix: row.key_prefix, scopes: [...row.scopes], expires_at: row.expires_at, created_at: row.created_at }
+    })
+
+  const token = (user: { user_uuid: string; org_uuid: string; role: Role; email: string }) =>
+    Effect.promise(() => issueJwt(secrets, { userUuid: user.user_uuid, orgUuid: user.org_uuid, role: user.role, email: user.email }, config.baseUrl))
+
+  return {
+    register: Effect.fn("Accounts.register")(function* (
+      input: { email: string; password: string; org_name?: string; name?: string; invite_code?: string },
+      audit: AuditContext
+    ) {
+      if (input.invite_code === undefined && (input.org_name === undefined || input.org_name.trim() === "")) {
+        return yield* Effect.fail(validationError([{ path: "org_name", message: "org_name is required unless invite_code is given" }]))
+      }
+      const passwordHash = yield* Effect.promise(() => hashPassword(input.password))
+      const userUuid = newUuid()
+      const result = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          let orgUuid: string
+          let role: Role
+          if (input.invite_code !== undefined) {
+            const invite = yield* store.acceptInvite(input.invite_code, input.email)
+            if (invite === undefined) return yield* Effect.fail(notFound("Invite code is unknown, used, expired or for another address"))
+            orgUuid = invite.orgUuid
+            role = invite.role
+          } else {
+            orgUuid = newUuid()
+            role = "owner"
+            yield* store.createOrganization({
+              orgUuid,
+              name: input.org_name!.trim(),
+              slug: slugify(input.org_name!),
+              plan: config.deploymentMode === "selfhosted" ? "self_hosted" : "starter"
+            })
+          }
+          yield* store.createUser({ userUuid, orgUuid, email: input.email, name: input.name ?? null, passwordHash, role })
+          const apiKey = yield* mintKey(orgUuid, userUuid, "Default key", ["*"], null)
+          yield* store.audit({ orgUuid, actor: input.email, event: "user.registered", target: userUuid, details: { role }, requestId: audit.requestId })
+          yield* store.audit({ orgUuid, actor: input.email, event: "api_key.created", target: apiKey.id, details: { scopes: ["*"] }, requestId: audit.requestId })
+          return { orgUuid, role, apiKey }
+        })
+      ).pipe(
+        Effect.catch((error: any) =>
+          isUniqueViolation(error) ? Effect.fail(conflict("EMAIL_TAKEN", "An account with this e-mail already exists")) : Effect.fail(error)
+        ),
+        Effect.catchTag("SqlError" as any, (error) => Effect.die(error))
+      )
+      const jwt = yield* token({ user_uuid: userUuid, org_uuid: result.orgUuid, role: result.role, email: input.email })
+      return {
+        user_uuid: userUuid,
+        org_uuid: result.orgUuid,
+        role: result.role,
+        token: jwt,
+        expires_in: JWT_LIFETIME_SECONDS,
+        api_key: result.apiKey
+      }
+    }),
+
+    login: Effect.fn("Accounts.login")(function* (input: { email: string; password: string }) {
+      const user = yield* Effect.orDie(store.activeUserByEmail(input.email))
+      const hash = user?.password_hash ?? (yield* Effect.promise(() => decoyPasswordHash))
+      const ok = yield* Effect.promise(() => verifyPassword(input.password, hash))
+      if (!user || !ok) return yield* Effect.fail(unauthorized("Invalid e-mail or password", "INVALID_CREDENTIALS"))
+      const jwt = yield* token(user)
+      return { token: jwt, expires_in: JWT_LIFETIME_SECONDS, org_uuid: user.org_uuid, user_uuid: user.user_uuid, role: user.role }
+    }),
+
+    invite: Effect.fn("Accounts.invite")(function* (principal: Principal, input: { email: string; role: "admin" | "member" }, audit: AuditContext) {
+      const code = newCrockfordCode(16)
+      const expiresAt = new Date(Date.now() + INVITE_LIFETIME_MS).toISOString()
+      yield* Effect.orDie(store.createInvite({ code, orgUuid: principal.orgUuid, email: input.email, role: input.role, createdBy: principal.userUuid, expiresAt }))
+      yield* Effect.orDie(store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "invite.created", target: input.email, details: { role: input.role }, requestId: audit.requestId }))
+      return { invite_code: code, email: input.email, role: input.role, expires_at: expiresAt }
+    }),
+
+    members: Effect.fn("Accounts.members")(function* (principal: Principal, page: number, perPage: number) {
+      const [rows, total] = yield* Effect.orDie(store.members(principal.orgUuid, page, perPage))
+      const data = rows.map(memberView)
+      return { data, members: data, pagination: pagination(page, perPage, total) }
+    }),
+
+    defaultApprovers: Effect.fn("Accounts.defaultApprovers")(function* (principal: Principal) {
+      const org = yield* Effect.orDie(store.organization(principal.orgUuid))
+      const emails = org?.default_approvers ?? []
+      return { emails, default_approvers: emails }
+    }),
+
+    setDefaultApprovers: Effect.fn("Accounts.setDefaultApprovers")(function* (principal: Principal, emails: ReadonlyArray<string>, audit: AuditContext) {
+      const unique = [...new Set(emails.map((email) => email.toLowerCase()))]
+      yield* Effect.orDie(store.setDefaultApprovers(principal.orgUuid, unique))
+      yield* Effect.orDie(store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "default_approvers.set", details: { emails: unique }, requestId: audit.requestId }))
+      return { emails: unique, default_approvers: unique }
+    }),
+
+    setRole: Effect.fn("Accounts.setRole")(function* (principal: Principal, userUuid: string, role: "admin" | "member", audit: AuditContext) {
+      const target = yield* Effect.orDie(store.userInOrg(principal.orgUuid, userUuid))
+      if (!target) return yield* Effect.fail(notFound("Member not found"))
+      if (target.role === "owner") return yield* Effect.fail(conflict("OWNER_MUST_TRANSFER", "The owner's role changes only through transfer-ownership"))
+      const updated = yield* Effect.orDie(store.setRole(principal.orgUuid, userUuid, role))
+      yield* Effect.orDie(store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "member.role_changed", target: userUuid, details: { from: target.role, to: role }, requestId: audit.requestId }))
+      yield* access.invalidate({ userUuid })
+      return memberView(updated!)
+    }),
+
+    transferOwnership: Effect.fn("Accounts.transferOwnership")(function* (principal: Principal, targetUserId: string, audit: AuditContext) {
+      if (principal.role !== "owner") return yield* Effect.fail(forbidden("Only the owner can transfer ownership"))
+      const target = yield* Effect.orDie(store.userInOrg(principal.orgUuid, targetUserId))
+      if (!target || target.user_uuid === principal.userUuid) return yield* Effect.fail(notFound("Member not found"))
+      if (target.role !== "admin") return yield* Effect.fail(unprocessable("TARGET_NOT_ADMIN", "Ownership can only be transferred to an admin"))
+      yield* Effect.orDie(
+        sql.withTransaction(
+          Effect.all([
+            store.setRole(principal.orgUuid, target.user_uuid, "owner"),
+            store.setRole(principal.orgUuid, principal.userUuid, "admin"),
+            store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "ownership.transferred", target: target.user_uuid, details: { from: principal.userUuid }, requestId: audit.requestId })
+          ])
+        )
+      )
+      yield* access.invalidate({ userUuid: principal.userUuid })
+      yield* access.invalidate({ userUuid: target.user_uuid })
+      return { org_uuid: principal.orgUuid, previous_owner: principal.userUuid, new_owner: target.user_uuid }
+    }),
+
+    leave: Effect.fn("Accounts.leave")(function* (principal: Principal, audit: AuditContext) {
+      if (principal.role === "owner") return yield* Effect.fail(conflict("OWNER_MUST_TRANSFER", "The owner must transfer ownership before leaving"))
+      yield* Effect.orDie(
+        sql.withTransaction(
+          Effect.all([
+            store.anonymizeAndDeactivate(principal.userUuid),
+            store.audit({ orgUuid: principal.orgUuid, actor: principal.userUuid, event: "member.left", target: principal.userUuid, requestId: audit.requestId })
+          ])
+        )
+      )
+      yield* access.invalidate({ userUuid: principal.userUuid })
+      return { left: true, user_uuid: principal.userUuid, org_uuid: principal.orgUuid }
+    }),
+
+    deleteOrganization: Effect.fn("Accounts.deleteOrganization")(function* (principal: Principal, audit: AuditContext) {
+      if (principal.role !== "owner") return yield* Effect.fail(forbidden("Only the owner can delete the organization"))
+      yield* Effect.orDie(
+        sql.withTransaction(
+          Effect.all([
+            store.deleteOrganization(principal.orgUuid),
+            // Kept outside the organization (org_uuid null) so the platform can show the deletion happened.
+            store.audit({ orgUuid: null, actor: principal.userUuid, event: "organization.deleted", target: principal.orgUuid, requestId: audit.requestId })
+          ])
+        )
+      )
+      yield* access.invalidate({ orgUuid: principal.orgUuid })
+      return { deleted: true, org_uuid: principal.orgUuid }
+    }),
+
+    createKey: Effect.fn("Accounts.createKey")(function* (
+      principal: Principal,
+      input: { name: string; scopes?: ReadonlyArray<string>; expires_at?: string | null },
+      audit: AuditContext
+    ) {
+      let expiresAt: string | null = null
+      if (input.expires_at !== undefined && input.expires_at !== null) {
+        const at = Date.parse(input.expires_at)
+        if (Number.isNaN(at)) return yield* Effect.fail(validationError([{ path: "expires_at", message: "must be an ISO 8601 timestamp" }]))
+        if (at <= Date.now()) return yield* Effect.fail(validationError([{ path: "expires_at", message: "must be in the future" }]))
+        expiresAt = new Date(at).toISOString()
+      }
+      // A key can never hold more than the key that created it.
+      const scopes = input.scopes ? [...new Set(input.scopes)] : principal.kind === "api_key" ? [...principal.scopes] : ["*"]
+      if (principal.kind === "api_key" && !principal.scopes.includes("*")) {
+        const beyond = scopes.filter((scope) => !principal.scopes.includes(scope))
+        if (beyond.length > 0) return yield* Effect.fail(forbidden(`A key cannot grant scopes it does not hold: ${beyond.join(", ")}`))
+      }
+      const created = yield* Effect.orDie(mintKey(principal.orgUuid, principal.userUuid, input.name, scopes, expiresAt))
+      yield* Effect.orDie(store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "api_key.created", target: created.id, details: { scopes }, requestId: audit.requestId }))
+      return created
+    }),
+
+    listKeys: Effect.fn("Accounts.listKeys")(function* (principal: Principal, page: number, perPage: number) {
+      const [rows, total] = yield* Effect.orDie(store.keys(principal.orgUuid, page, perPage))
+      return { data: rows.map(keyView), pagination: pagination(page, perPage, total) }
+    }),
+
+    revokeKey: Effect.fn("Accounts.revokeKey")(function* (principal: Principal, keyId: string, audit: AuditContext) {
+      const revoked = yield* Effect.orDie(store.revokeKey(principal.orgUuid, keyId))
+      if (!revoked) return yield* Effect.fail(notFound("API key not found"))
+      yield* access.invalidate({ keyDigest: revoked.digest })
+      yield* Effect.orDie(store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "api_key.revoked", target: keyId, requestId: audit.requestId }))
+      return { id: revoked.id, revoked_at: revoked.revoked_at }
+    }),
+
+    setPlan: Effect.fn("Accounts.setPlan")(function* (orgUuid: string, plan: string, audit: AuditContext) {
+      const found = yield* Effect.orDie(store.setPlan(orgUuid, plan))
+      if (!found) return yield* Effect.fail(notFound("Organization not found"))
+      yield* Effect.orDie(store.audit({ orgUuid, actor: "platform-admin", event: "plan.changed", target: orgUuid, details: { plan }, requestId: audit.requestId }))
+      return { org_uuid: orgUuid, plan }
+    }),
+
+    organization: (orgUuid: string) => Effect.orDie(store.organization(orgUuid))
+  }
+})
+
+export class Accounts extends Context.Service<Accounts, Effect.Success<typeof makeAccounts>>()("gateway/Accounts") {
+  static readonly layer = Layer.effect(Accounts)(makeAccounts)
+}

@@ -1,0 +1,80 @@
+/**
+ * Service configuration, read once from the environment (CONTRACT.md "Running it").
+ */
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
+
+export type DeploymentMode = "selfhosted" | "cloud"
+
+export interface AppConfig {
+  readonly port: number
+  readonly host: string
+  readonly baseUrl: string
+  readonly dataDir: string
+  readonly databaseUrl: string | undefined
+  readonly redisUrl: string | undefined
+  readonly adminKey: string | undefined
+  readonly deploymentMode: DeploymentMode
+  readonly rateLimitPerMinute: number
+  readonly publicRateLimitPerMinute: number
+  readonly outboundAllowPrivate: string | undefined
+  readonly outboundAllowHttp: boolean
+  readonly masterKey: string | undefined
+  readonly maxJsonBodyBytes: number
+  readonly maxMultipartBodyBytes: number
+  readonly bodyTimeoutMs: number
+  readonly maxConnections: number
+  readonly shutdownGraceMs: number
+  readonly approvalTtlHours: number
+  readonly tsaUrl: string | undefined
+  readonly smtpUrl: string | undefined
+  readonly logLevel: "debug" | "info" | "warn" | "error" | "silent"
+  readonly ci: boolean
+}
+
+export class Config extends Context.Service<Config, AppConfig>()("gateway/Config") {}
+
+const int = (value: string | undefined, fallback: number, name: string, min = 0): number => {
+  if (value === undefined || value === "") return fallback
+  const parsed = Number(value)
+  if (!Number.isInteger(parsed) || parsed < min) throw new Error(`${name} must be an integer >= ${min}, got "${value}"`)
+  return parsed
+}
+
+const bool = (value: string | undefined): boolean => value !== undefined && /^(1|true|yes|on)$/i.test(value)
+
+/** The port in a did:web / URL host is written as `host%3Aport`; BASE_URL keeps the plain form. */
+export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
+  const port = int(env.PORT, 8080, "PORT")
+  const host = env.HOST || "127.0.0.1"
+  const mode = env.DEPLOYMENT_MODE || "selfhosted"
+  if (mode !== "selfhosted" && mode !== "cloud") throw new Error(`DEPLOYMENT_MODE must be selfhosted or cloud, got "${mode}"`)
+  const level = (env.LOG_LEVEL || "info") as AppConfig["logLevel"]
+  return {
+    port,
+    host,
+    baseUrl: (env.BASE_URL || `http://${host}:${port}`).replace(/\/+$/, ""),
+    dataDir: env.DATA_DIR || "./data",
+    databaseUrl: env.DATABASE_URL || undefined,
+    redisUrl: env.REDIS_URL || undefined,
+    adminKey: env.ADMIN_KEY || undefined,
+    deploymentMode: mode,
+    rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 60, "RATE_LIMIT_PER_MINUTE", 1),
+    publicRateLimitPerMinute: int(env.PUBLIC_RATE_LIMIT_PER_MINUTE, env.RATE_LIMIT_PER_MINUTE ? int(env.RATE_LIMIT_PER_MINUTE, 60, "RATE_LIMIT_PER_MINUTE", 1) : 60, "PUBLIC_RATE_LIMIT_PER_MINUTE", 1),
+    outboundAllowPrivate: env.OUTBOUND_ALLOW_PRIVATE || undefined,
+    outboundAllowHttp: bool(env.OUTBOUND_ALLOW_HTTP),
+    masterKey: env.MASTER_KEY || undefined,
+    maxJsonBodyBytes: int(env.MAX_BODY_BYTES, 1024 * 1024, "MAX_BODY_BYTES", 1024),
+    maxMultipartBodyBytes: int(env.MAX_MULTIPART_BYTES, 50 * 1024 * 1024, "MAX_MULTIPART_BYTES", 1024),
+    bodyTimeoutMs: int(env.BODY_TIMEOUT_MS, 30_000, "BODY_TIMEOUT_MS", 100),
+    maxConnections: int(env.MAX_CONNECTIONS, 0, "MAX_CONNECTIONS"),
+    shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 10_000, "SHUTDOWN_GRACE_MS"),
+    approvalTtlHours: int(env.APPROVAL_TTL_HOURS, 72, "APPROVAL_TTL_HOURS", 1),
+    tsaUrl: env.TSA_URL || undefined,
+    smtpUrl: env.SMTP_URL || undefined,
+    logLevel: ["debug", "info", "warn", "error", "silent"].includes(level) ? level : "info",
+    ci: bool(env.CI)
+  }
+}
+
+export const configLayer = (config: AppConfig) => Layer.succeed(Config)(config)

@@ -1,0 +1,45 @@
+/**
+ * Entry point: `npm start`. Reads the environment, builds the service layer,
+ * serves until SIGINT/SIGTERM, then drains in-flight requests and exits.
+ */
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Cause from "effect/Cause"
+import { appLayer } from "./app.js"
+import { loadConfig } from "./config.js"
+import { logLine, setLogLevel } from "./platform/log.js"
+
+const config = loadConfig()
+setLogLevel(config.logLevel)
+
+const program = Effect.gen(function* () {
+  const scope = yield* Effect.scope
+  yield* Layer.buildWithScope(appLayer(config), scope)
+  logLine("info", "listening", {
+    url: `http://${config.host}:${config.port}`,
+    base_url: config.baseUrl,
+    database: config.databaseUrl ? "postgres" : "embedded pglite",
+    redis: config.redisUrl ? "redis" : "in-process",
+    docs: `${config.baseUrl}/docs`
+  })
+  return yield* Effect.never
+})
+
+const fiber = Effect.runFork(Effect.scoped(program))
+let stopping = false
+const stop = (signal: string) => {
+  if (stopping) return
+  stopping = true
+  logLine("info", "shutting down", { signal })
+  fiber.interruptUnsafe()
+}
+process.on("SIGINT", () => stop("SIGINT"))
+process.on("SIGTERM", () => stop("SIGTERM"))
+fiber.addObserver((exit) => {
+  if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
+    logLine("error", "the service stopped", { cause: Cause.pretty(exit.cause) })
+    process.exit(1)
+  }
+  process.exit(0)
+})

@@ -1,0 +1,60 @@
+/**
+ * The Redis connection shared by the rate limiter, the fan-out and the short
+ * caches. Built from `REDIS_URL`; with no URL there is no connection and the
+ * in-process drivers are used instead (see `index.ts`).
+ */
+import * as NodeRedis from "@effect/platform-node/NodeRedis"
+import { Context, Effect, Layer } from "effect"
+import { Redis } from "effect/persistence"
+
+/** The services a Redis-backed driver may depend on. */
+export type RedisServices = Redis.Redis | NodeRedis.NodeRedis
+
+export interface RedisConnectionOptions {
+  /** Bound on the initial connect and the start-up PING (default 5 s). */
+  readonly connectTimeoutMs?: number
+}
+
+/**
+ * A connected node-redis client exposed as Effect's `Redis` service and as
+ * `NodeRedis` (for MULTI and PSUBSCRIBE, which the generic service lacks).
+ *
+ * Construction fails fast: node-redis gives up on the first connection error
+ * and a PING must answer before the layer is ready, so a wrong URL shows at
+ * start-up rather than at the first rate-limited request.
+ */
+export function redisLayer(url: string, options?: RedisConnectionOptions): Layer.Layer<RedisServices, Redis.RedisError>
+export function redisLayer(
+  url: undefined,
+  options?: RedisConnectionOptions
+): Layer.Layer<never>
+export function redisLayer(
+  url: string | undefined,
+  options?: RedisConnectionOptions
+): Layer.Layer<RedisServices, Redis.RedisError> | Layer.Layer<never>
+export function redisLayer(
+  url: string | undefined,
+  options: RedisConnectionOptions = {}
+): Layer.Layer<RedisServices, Redis.RedisError> | Layer.Layer<never> {
+  if (url === undefined || url === "") return Layer.empty
+  const timeoutMs = options.connectTimeoutMs ?? 5_000
+  return NodeRedis.layer({ url, socket: { connectTimeout: timeoutMs } }).pipe(
+    Layer.tap((context) => pingOrFail(Context.get(context, Redis.Redis), timeoutMs))
+  )
+}
+
+const pingOrFail = (redis: Redis.Redis["Service"], timeoutMs: number): Effect.Effect<void, Redis.RedisError> =>
+  redis.send<string>("PING").pipe(
+    Effect.timeoutOrElse({
+      duration: timeoutMs,
+      orElse: () => Effect.fail(new Redis.RedisError({ cause: new Error(`Redis did not answer PING within ${timeoutMs} ms`) }))
+    }),
+    Effect.flatMap((answer) =>
+      answer === "PONG"
+        ? Effect.void
+        : Effect.fail(new Redis.RedisError({ cause: new Error(`unexpected PING answer: ${String(answer)}`) }))
+    )
+  )
+
+/** True when running under CI, where a configured Redis must never be replaced by memory. */
+export const isCi = (env: NodeJS.ProcessEnv = process.env): boolean => env.CI === "true" || env.CI === "1"

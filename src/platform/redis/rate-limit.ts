@@ -1,0 +1,159 @@
+/**
+ * Fixed-window rate limiting: a counter per key that starts with the first hit
+ * and expires `windowMs` later. The Redis driver counts with one MULTI
+ * {INCR, PEXPIRE NX, PTTL}, so several gateway processes sharing Redis admit
+ * exactly `limit` hits per window between them. The memory driver keeps the
+ * same semantics for a single process.
+ *
+ * Effect's own `RateLimiter` "fixed-window" store is not used: it lengthens the
+ * key's TTL by `window / limit` on every hit (a leaky-bucket schedule), so its
+ * reset time is not the fixed window the RateLimit headers describe.
+ */
+import * as NodeRedis from "@effect/platform-node/NodeRedis"
+import { Context, Effect, Layer } from "effect"
+
+export interface RateLimitResult {
+  readonly allowed: boolean
+  readonly limit: number
+  /** Hits still allowed in the current window (never negative). */
+  readonly remaining: number
+  /** Milliseconds until the current window ends and the count starts again. */
+  readonly resetMs: number
+  /** 0 when allowed; otherwise whole seconds to wait, at least 1. */
+  readonly retryAfterSeconds: number
+  /** The window length the hit was counted in (for `RateLimit-Policy`). */
+  readonly windowMs: number
+}
+
+/** Builds the result for the `count`-th hit of a window that ends in `resetMs`. */
+export const rateLimitResult = (count: number, limit: number, windowMs: number, resetMs: number): RateLimitResult => {
+  const allowed = count <= limit
+  const reset = Math.max(0, resetMs)
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, limit - count),
+    resetMs: reset,
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil(reset / 1000)),
+    windowMs
+  }
+}
+
+const normalizeWindow = (windowMs: number): number => Math.max(1, Math.ceil(windowMs))
+
+/**
+ * The in-process counters, synchronous so callers on a hot path can use them
+ * directly. Expired windows are swept at most once per `sweepEveryMs`, which
+ * bounds memory by the number of keys seen within one window.
+ */
+export class FixedWindowCounters {
+  private readonly windows = new Map<string, { count: number; resetAt: number }>()
+  private nextSweepAt = 0
+
+  constructor(private readonly sweepEveryMs = 1_000) {}
+
+  consume(key: string, limit: number, windowMs: number, now: number = Date.now()): RateLimitResult {
+    const window = normalizeWindow(windowMs)
+    if (now >= this.nextSweepAt) this.sweep(now)
+    let entry = this.windows.get(key)
+    if (entry === undefined || entry.resetAt <= now) {
+      entry = { count: 0, resetAt: now + window }
+      this.windows.set(key, entry)
+    }
+    // Refused hits still count (as INCR does in Redis) but stop growing once past the limit.
+    if (entry.count <= limit) entry.count += 1
+    return rateLimitResult(entry.count, limit, window, entry.resetAt - now)
+  }
+
+  /** Drops every window that has ended. */
+  sweep(now: number = Date.now()): void {
+    this.nextSweepAt = now + this.sweepEveryMs
+    for (const [key, entry] of this.windows) {
+      if (entry.resetAt <= now) this.windows.delete(key)
+    }
+  }
+
+  /** Number of keys currently held. */
+  get size(): number {
+    return this.windows.size
+  }
+}
+
+export interface RateLimitRedisOptions {
+  /** Prepended to every key (default `"rl:"`). */
+  readonly prefix?: string
+}
+
+export interface RateLimitMemoryOptions {
+  readonly sweepEveryMs?: number
+}
+
+export class RateLimits extends Context.Service<
+  RateLimits,
+  {
+    /** Counts one hit on `key` and says whether it is within `limit` per `windowMs`. */
+    readonly consume: (key: string, limit: number, windowMs: number) => Effect.Effect<RateLimitResult>
+  }
+>()("platform/redis/RateLimits") {
+  /** Counters in Redis, exact across every process sharing it. Needs `NodeRedis`. */
+  static readonly layerRedis = (options: RateLimitRedisOptions = {}): Layer.Layer<RateLimits, never, NodeRedis.NodeRedis> =>
+    Layer.effect(
+      RateLimits,
+      Effect.gen(function* () {
+        const { client } = yield* NodeRedis.NodeRedis
+        const prefix = options.prefix ?? "rl:"
+        const consume = (key: string, limit: number, windowMs: number): Effect.Effect<RateLimitResult> => {
+          const redisKey = prefix + key
+          const window = normalizeWindow(windowMs)
+          // A Redis failure is an infrastructure defect: the request answers 500.
+          return Effect.promise(() =>
+            client.multi().incr(redisKey).pExpire(redisKey, window, "NX").pTTL(redisKey).exec()
+          ).pipe(
+            Effect.map((replies) => {
+              const count = Number(replies[0])
+              const ttl = Number(replies[2])
+              // PTTL is -2 only if the window ended between EXEC's commands (sub-ms windows).
+              return rateLimitResult(count, limit, window, ttl > 0 ? ttl : window)
+            })
+          )
+        }
+        return RateLimits.of({ consume })
+      })
+    )
+
+  /** Counters in this process only. */
+  static readonly layerMemory = (options: RateLimitMemoryOptions = {}): Layer.Layer<RateLimits> =>
+    Layer.sync(RateLimits, () => {
+      const counters = new FixedWindowCounters(options.sweepEveryMs)
+      return RateLimits.of({
+        consume: (key, limit, windowMs) => Effect.sync(() => counters.consume(key, limit, windowMs))
+      })
+    })
+}
+
+/** Quotes a policy name as an RFC 8941 string. */
+const sfString = (value: string): string => `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`
+
+/**
+ * Response headers for a rate-limit decision: the IETF draft
+ * (`RateLimit-Policy`, `RateLimit`), `Retry-After` when refused, and the older
+ * `X-RateLimit-*` trio (`X-RateLimit-Reset` in Unix epoch seconds, as GitHub
+ * sends it). Names are lower case, as HTTP/2 and Effect's `Headers` use them.
+ */
+export const rateLimitHeaders = (
+  result: RateLimitResult,
+  policyName: string,
+  now: number = Date.now()
+): Record<string, string> => {
+  const name = sfString(policyName)
+  const resetSeconds = Math.ceil(result.resetMs / 1000)
+  const headers: Record<string, string> = {
+    "ratelimit-policy": `${name};q=${result.limit};w=${Math.ceil(result.windowMs / 1000)}`,
+    ratelimit: `${name};r=${result.remaining};t=${resetSeconds}`,
+    "x-ratelimit-limit": String(result.limit),
+    "x-ratelimit-remaining": String(result.remaining),
+    "x-ratelimit-reset": String(Math.ceil((now + result.resetMs) / 1000))
+  }
+  if (!result.allowed) headers["retry-after"] = String(result.retryAfterSeconds)
+  return headers
+}
