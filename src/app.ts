@@ -23,6 +23,7 @@ import { databaseLayer } from "./platform/db/index.js"
 import { platformRedisLayer } from "./platform/redis/index.js"
 import { Secrets } from "./platform/secrets.js"
 import { SystemHttp } from "./system/http.js"
+import { Events } from "./events/service.js"
 
 /** Everything below the HTTP layer; tests and benchmarks may build on it directly. */
 export const servicesLayer = (config: AppConfig) => {
@@ -32,7 +33,7 @@ export const servicesLayer = (config: AppConfig) => {
     platformRedisLayer(config.redisUrl)
   )
   return Layer.mergeAll(Accounts.layer).pipe(
-    Layer.provideMerge(Access.layer),
+    Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer)),
     Layer.provideMerge(Secrets.layer),
     Layer.provideMerge(infrastructure)
   )

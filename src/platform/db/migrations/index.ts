@@ -6,7 +6,9 @@
 import type { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import accounts from "./0001_accounts.js"
+import events from "./0002_events.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_accounts": accounts
+  "0001_accounts": accounts,
+  "0002_events": events
 }

@@ -1,0 +1,44 @@
+/**
+ * What other areas ask of actions: pending approvals for notification lists
+ * and the approval page. Implemented in `src/actions/`.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+
+export interface PendingApproval {
+  readonly action_uuid: string
+  readonly org_uuid: string
+  readonly action_type: string
+  readonly agent_id: string | null
+  readonly created_at: string
+}
+
+export interface ApprovalReview {
+  readonly action_uuid: string
+  readonly action_type: string
+  readonly agent_id: string | null
+  readonly status: string
+  /** Only when the action was created with `store_details: true`. */
+  readonly details: string | null
+  readonly action_details_hash: string
+  readonly instruction_hash: string | null
+  readonly created_at: string
+  readonly expires_at: string
+}
+
+export class ApprovalsPort extends Context.Service<
+  ApprovalsPort,
+  {
+    /** Up to `limit` actions awaiting approval, newest first. */
+    readonly pending: (orgUuid: string, limit: number) => Effect.Effect<ReadonlyArray<PendingApproval>>
+    /** What the approval page shows for a code; fails with the HTTP errors of `GET /actions/approval/{code}`. */
+    readonly review: (code: string) => Effect.Effect<ApprovalReview, unknown>
+    /** Same as `POST /actions/approval/{code}/confirm`. */
+    readonly confirm: (
+      code: string,
+      decision: "approve" | "deny",
+      reason: string | undefined,
+      requestId: string
+    ) => Effect.Effect<{ status: string; action_uuid: string; approver_email: string | null }, unknown>
+  }
+>()("gateway/ApprovalsPort") {}

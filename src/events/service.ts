@@ -1,0 +1,64 @@
+/**
+ * Domain events. `record` writes events with the SqlClient in scope, so called
+ * inside a transaction they commit or roll back with the change that caused
+ * them (the webhook outbox drains the `events` table). `announce` tells live
+ * channels on every gateway process once the change has committed.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { SqlClient } from "effect/sql"
+import type { EventType } from "../../protocol/events.js"
+import { jsonb } from "../platform/db/index.js"
+import { newId } from "../platform/ids.js"
+import { Fanout } from "../platform/redis/index.js"
+
+export interface DomainEvent {
+  readonly orgUuid: string
+  readonly type: EventType
+  readonly data: Record<string, unknown>
+}
+
+export interface RecordedEvent extends DomainEvent {
+  readonly eventId: string
+  readonly timestamp: string
+}
+
+/** Live-channel topics, always prefixed by the organization so tenants never share one. */
+export const orgTopic = (orgUuid: string, channel: string) => `org:${orgUuid}:${channel}`
+
+export class Events extends Context.Service<
+  Events,
+  {
+    readonly record: (events: ReadonlyArray<DomainEvent>) => Effect.Effect<ReadonlyArray<RecordedEvent>, unknown, SqlClient.SqlClient>
+    readonly announce: (orgUuid: string, channel: string, frame: Record<string, unknown>) => Effect.Effect<void>
+  }
+>()("gateway/Events") {
+  static readonly layer = Layer.effect(Events)(
+    Effect.gen(function* () {
+      const fanout = yield* Fanout
+      return Events.of({
+        record: (events) =>
+          Effect.gen(function* () {
+            if (events.length === 0) return []
+            const sql = yield* SqlClient.SqlClient
+            const timestamp = new Date().toISOString()
+            const recorded = events.map((event) => ({ ...event, eventId: newId("evt"), timestamp }))
+            const rows = recorded.map((event) => ({
+              event_id: event.eventId,
+              org_uuid: event.orgUuid,
+              type: event.type,
+              data: event.data,
+              created_at: timestamp
+            }))
+            yield* sql`INSERT INTO events (event_id, org_uuid, type, data, created_at)
+                       SELECT event_id, org_uuid, type, data, created_at
+                       FROM jsonb_to_recordset(${jsonb(rows)})
+                         AS r(event_id text, org_uuid text, type text, data jsonb, created_at timestamptz)`
+            return recorded
+          }),
+        announce: (orgUuid, channel, frame) => fanout.publish(orgTopic(orgUuid, channel), JSON.stringify(frame))
+      })
+    })
+  )
+}

@@ -1,0 +1,66 @@
+/**
+ * What actions ask of receipts. Implemented in `src/receipts/`.
+ *
+ * The signed payload is the JCS (RFC 8785) canonical form of `ReceiptPayload`;
+ * absent values are `null`, never omitted (CONTRACT.md "Actions and receipts").
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type { SqlClient } from "effect/sql"
+
+export type ReceiptStatus = "notarized" | "failed" | "denied" | "denied_by_human"
+
+export interface ReceiptApproval {
+  readonly decision: "approved" | "denied"
+  readonly by: string | null
+  readonly at: string
+  readonly via: "code" | "token" | "dashboard" | "expiry"
+  readonly reason: string | null
+}
+
+/** Everything of the payload except what the minter fills in (receipt_uuid, receipt_version, created_at). */
+export interface ReceiptContent {
+  readonly receipt_status: ReceiptStatus
+  readonly action_uuid: string
+  readonly org_uuid: string
+  readonly agent_id: string | null
+  readonly agent_version: string | null
+  readonly action_type: string
+  readonly action_details_hash: string
+  readonly instruction_hash: string | null
+  readonly model_id: string | null
+  readonly model_version: string | null
+  readonly outcome: "completed" | "failed" | null
+  readonly outcome_hash: string | null
+  readonly output_scan_flags: ReadonlyArray<Record<string, unknown>> | null
+  readonly policy_uuid: string | null
+  readonly approval: ReceiptApproval | null
+  readonly parent_payload_hash: string | null
+  readonly agent_sequence: number
+  readonly previous_payload_hash: string | null
+}
+
+export interface MintedReceipt {
+  readonly receipt_uuid: string
+  readonly payload_hash: string
+  readonly signature: string
+  readonly public_key_id: string
+  readonly timestamp_token: string | null
+  readonly receipt_version: string
+  readonly verify_url: string
+  readonly created_at: string
+  /** The exact canonical JSON that was signed. */
+  readonly signed_payload: string
+}
+
+export class ReceiptMinter extends Context.Service<
+  ReceiptMinter,
+  {
+    /**
+     * Canonicalizes, hashes, signs, timestamps and INSERTs the receipt with the
+     * SqlClient in scope — call it inside the transaction that moves the action
+     * to its terminal state.
+     */
+    readonly mint: (content: ReceiptContent) => Effect.Effect<MintedReceipt, never, SqlClient.SqlClient>
+  }
+>()("gateway/ReceiptMinter") {}

@@ -1,0 +1,66 @@
+/**
+ * Boots the real server (uWS, HttpApi, all services) in this process on a free
+ * port: against a fresh Postgres database and the shared Redis when
+ * DATABASE_URL / REDIS_URL are set, otherwise on in-memory PGlite and the
+ * in-process stand-ins.
+ */
+import { createServer } from "node:net"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { appLayer } from "../../src/app.js"
+import { type AppConfig, loadConfig } from "../../src/config.js"
+import { MEMORY_DATA_DIR } from "../../src/platform/db/index.js"
+import { setLogLevel } from "../../src/platform/log.js"
+import { freshDatabaseUrl } from "./database.js"
+
+export interface TestServer {
+  readonly url: string
+  readonly config: AppConfig
+  readonly stop: () => Promise<void>
+}
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+export const usingRealServices = () => Boolean(process.env.DATABASE_URL)
+
+export const startServer = async (env: Record<string, string | undefined> = {}): Promise<TestServer> => {
+  setLogLevel((process.env.TEST_LOG_LEVEL as any) ?? "silent")
+  const port = await freePort()
+  const database = env.DATABASE_URL === undefined ? await freshDatabaseUrl() : undefined
+  const config = loadConfig({
+    ...process.env,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATA_DIR: MEMORY_DATA_DIR,
+    MASTER_KEY: "0000000000000000000000000000000000000000000000000000000000000001",
+    RATE_LIMIT_PER_MINUTE: "100000",
+    ADMIN_KEY: "test-admin-key",
+    DATABASE_URL: database?.url ?? env.DATABASE_URL ?? "",
+    ...env
+  })
+  const scope = Effect.runSync(Scope.make())
+  try {
+    await Effect.runPromise(Layer.buildWithScope(appLayer(config), scope))
+  } catch (error) {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    await database?.drop()
+    throw error
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    config,
+    stop: async () => {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await database?.drop()
+    }
+  }
+}
