@@ -1,0 +1,52 @@
+/**
+ * Portable receipt verifier: runs in a browser or any client with no server.
+ * Imports only @noble/ed25519, @noble/hashes and canonicalize.
+ */
+export { canonicalBytes, canonicalJson, payloadHash, sha256Tagged, textHash } from "./canonical.js"
+export { DerError } from "./der.js"
+export {
+  base64Decode,
+  base64Encode,
+  base64UrlDecode,
+  base64UrlEncode,
+  bytesEqual,
+  bytesToHex,
+  EncodingError,
+  hexToBytes,
+  utf8Bytes
+} from "./encoding.js"
+export {
+  type HashInput,
+  hashBytes,
+  leafHash,
+  type NodeHasher,
+  nodeHash,
+  rootFromInclusionProof,
+  verifyConsistency,
+  verifyConsistencyWith,
+  verifyInclusion,
+  verifyInclusionWith
+} from "./merkle.js"
+export {
+  decodeSignature,
+  type Ed25519Jwk,
+  type PublicKeyInput,
+  publicKeyId,
+  type ReceiptChecks,
+  type ReceiptInput,
+  type ReceiptVerification,
+  rawPublicKey,
+  verifyEd25519,
+  verifyReceipt
+} from "./receipt.js"
+export {
+  OID_SHA256,
+  OID_SIGNED_DATA,
+  OID_TST_INFO,
+  readTimestampGenTime,
+  readTimestampImprint,
+  readTimestampInfo,
+  readTstInfoBytes,
+  type TimestampImprint,
+  type TimestampInfo
+} from "./timestamp.js"

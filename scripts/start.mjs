@@ -1,0 +1,32 @@
+// `npm start`: builds when dist/ is missing or older than the sources, then runs the service.
+import { execFileSync, spawn } from "node:child_process"
+import { existsSync, readdirSync, statSync } from "node:fs"
+import { join } from "node:path"
+
+const entry = "dist/src/main.js"
+
+const newest = (dir) => {
+  let latest = 0
+  if (!existsSync(dir)) return latest
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name)
+    const stat = statSync(path)
+    latest = Math.max(latest, stat.isDirectory() ? newest(path) : stat.mtimeMs)
+  }
+  return latest
+}
+
+const sourcesChanged = () => {
+  if (!existsSync(entry)) return true
+  const built = statSync(entry).mtimeMs
+  return ["src", "protocol", "actors"].some((dir) => newest(dir) > built)
+}
+
+if (sourcesChanged()) {
+  console.error("building (tsc)...")
+  execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" })
+}
+
+const child = spawn(process.execPath, ["--enable-source-maps", entry], { stdio: "inherit" })
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal))
+child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)))
