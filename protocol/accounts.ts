@@ -79,6 +79,17 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       payload: Schema.Struct({ email: Schema.String, password: Schema.String }),
       success: LoginResponse
     }).middleware(PublicRoute),
+    HttpApiEndpoint.get("whoami", "/api/v1/auth/whoami", {
+      success: Schema.Struct({
+        kind: Schema.Literals(["api_key", "jwt"]),
+        org_uuid: Schema.String,
+        user_uuid: Schema.String,
+        email: Schema.String,
+        role: Schema.Literals(Roles),
+        scopes: Schema.Array(Schema.String),
+        key_id: Schema.NullOr(Schema.String)
+      })
+    }).middleware(Authenticated),
     HttpApiEndpoint.post("leaveOrg", "/api/v1/auth/leave-org", {
       success: Schema.Struct({ left: Schema.Boolean, user_uuid: Schema.String, org_uuid: Schema.String })
     }).middleware(Authenticated),

@@ -5,7 +5,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import * as Layer from "effect/Layer"
 import { GatewayApi } from "../../protocol/api.js"
 import { CurrentPrincipal } from "../../protocol/auth.js"
-import { requireAdmin, requireJwt, requireRole, requireScope } from "../access/guards.js"
+import { requireJwt, requireRole, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
 import { Accounts } from "./service.js"
 
@@ -19,6 +19,20 @@ export const AuthHandlers = HttpApiBuilder.group(GatewayApi, "auth", (handlers) 
     return handlers
       .handle("register", ({ payload }) => Effect.flatMap(auditContext, (audit) => accounts.register(payload, audit)))
       .handle("login", ({ payload }) => accounts.login(payload))
+      .handle("whoami", () =>
+        Effect.gen(function* () {
+          const principal = yield* CurrentPrincipal
+          return {
+            kind: principal.kind,
+            org_uuid: principal.orgUuid,
+            user_uuid: principal.userUuid,
+            email: principal.email,
+            role: principal.role,
+            scopes: [...principal.scopes],
+            key_id: principal.keyId ?? null
+          }
+        })
+      )
       .handle("leaveOrg", () =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
@@ -110,5 +124,3 @@ export const AdminHandlers = HttpApiBuilder.group(GatewayApi, "admin", (handlers
 )
 
 export const AccountsHttp = Layer.mergeAll(AuthHandlers, TeamHandlers, ApiKeysHandlers, AdminHandlers)
-void CurrentPrincipal
-void requireAdmin

@@ -13,6 +13,7 @@ import { Access } from "../access/service.js"
 import { Config } from "../config.js"
 import { newCrockfordCode, newId, newUuid } from "../platform/ids.js"
 import { Secrets } from "../platform/secrets.js"
+import { isUniqueViolation } from "../platform/sql.js"
 import { type KeyRow, makeAccountsStore, type UserRow } from "./store.js"
 
 const INVITE_LIFETIME_MS = 7 * 24 * 3600 * 1000
@@ -39,10 +40,6 @@ const memberView = (user: UserRow) => ({
   created_at: user.created_at
 })
 
-const isUniqueViolation = (error: unknown) => {
-  const reason = (error as { reason?: { _tag?: string } })?.reason
-  return reason?._tag === "ConstraintError" || /unique|23505|duplicate/i.test(String((error as Error)?.message ?? error))
-}
 
 export interface AuditContext {
   readonly requestId: string

@@ -133,7 +133,11 @@ const writeResponse = (exchange: Exchange, response: HttpServerResponse.HttpServ
         writeHead(exchange, response)
         // Errors always have a body with the contract's shape (route not found, method not allowed, defects).
         if (response.status >= 400 && !isHead) {
-          const [code, message] = emptyErrors[response.status] ?? ["ERROR", STATUS_CODES[response.status] ?? "Error"]
+          // An empty 400 comes from a body the app could not read (not UTF-8, not JSON).
+          const [code, message] =
+            response.status === 400 && exchange.source.body.byteLength > 0
+              ? ["INVALID_JSON", "Request body is not valid UTF-8 JSON"]
+              : (emptyErrors[response.status] ?? ["ERROR", STATUS_CODES[response.status] ?? "Error"])
           exchange.res.writeHeader("content-type", "application/json")
           exchange.res.end(transportError(response.status, code, message, exchange.source.requestId))
         } else exchange.res.end()

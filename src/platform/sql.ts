@@ -29,3 +29,7 @@ export const jsonValue = <A>(value: unknown, fallback: A): A => {
 }
 
 export const offset = (page: number, perPage: number) => (page - 1) * perPage
+
+/** True for a unique-constraint violation on either backend. */
+export const isUniqueViolation = (error: unknown): boolean =>
+  (error as { reason?: { _tag?: string } } | undefined)?.reason?._tag === "UniqueViolation"

@@ -1,0 +1,51 @@
+/**
+ * The server side of `bench/http.ts`, in its own process so the load generator
+ * does not share its event loop: either raw uWS answering a hello JSON, or the
+ * whole gateway on the embedded stores (in-process rate limiting).
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { appLayer } from "../../src/app.js"
+import { loadConfig } from "../../src/config.js"
+import { loadUws } from "../../src/gateway/uws.js"
+import { setLogLevel } from "../../src/platform/log.js"
+
+const [mode, portText] = process.argv.slice(2)
+const port = Number(portText)
+
+if (mode === "raw") {
+  const app = loadUws().App()
+  app.get("/hello", (res) => {
+    res.cork(() => {
+      res.writeHeader("content-type", "application/json").end('{"hello":"world"}')
+    })
+  })
+  app.listen("127.0.0.1", port, (socket) => {
+    if (!socket) process.exit(1)
+    process.send?.("ready")
+  })
+} else {
+  setLogLevel("silent")
+  const config = loadConfig({
+    ...process.env,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATA_DIR: "memory://",
+    DATABASE_URL: "",
+    REDIS_URL: "",
+    MASTER_KEY: "2222222222222222222222222222222222222222222222222222222222222222",
+    RATE_LIMIT_PER_MINUTE: "100000000",
+    PUBLIC_RATE_LIMIT_PER_MINUTE: "100000000",
+    LOG_LEVEL: "silent"
+  })
+  Effect.runFork(Layer.launch(appLayer(config)))
+  const wait = async () => {
+    for (;;) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return process.send?.("ready")
+      } catch {}
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  void wait()
+}
