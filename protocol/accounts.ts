@@ -1,8 +1,9 @@
 /**
  * Accounts, users, teams, API keys and plans (CONTRACT.md "Accounts, users, roles").
  */
-import * as Schema from "effect/Schema"
+
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import * as Schema from "effect/Schema"
 import { AdminKey, Authenticated, PublicRoute } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
 

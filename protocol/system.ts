@@ -1,6 +1,7 @@
 /** Health, readiness and metrics (root paths, no `/api/v1` prefix). */
-import * as Schema from "effect/Schema"
+
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import * as Schema from "effect/Schema"
 
 const Check = Schema.Struct({
   ok: Schema.Boolean,

@@ -17,38 +17,60 @@ import {
 import { Access } from "./access/service.js"
 import { AccountsHttp } from "./accounts/http.js"
 import { Accounts } from "./accounts/service.js"
+import { ActionsHttp } from "./actions/http.js"
+import { Actions } from "./actions/service.js"
+import { AnalyticsHttp } from "./analytics/http.js"
+import { Analytics } from "./analytics/service.js"
+import { ApprovalPageRoutes } from "./approval-page/routes.js"
+import { NotificationChannelsHttp } from "./channels/http.js"
 import { type AppConfig, configLayer } from "./config.js"
+import { Events } from "./events/service.js"
 import { uwsServerLayer } from "./gateway/server.js"
+import { NotificationsHttp } from "./notifications/http.js"
+import { Notifications } from "./notifications/service.js"
+import { OutputPoliciesHttp } from "./output-policies/http.js"
+import { outputPoliciesLayer } from "./output-policies/service.js"
 import { databaseLayer } from "./platform/db/index.js"
 import { platformRedisLayer } from "./platform/redis/index.js"
 import { Secrets } from "./platform/secrets.js"
+import { PoliciesHttp } from "./policies/http.js"
+import { policiesLayer } from "./policies/service.js"
+import { ReceiptsHttp } from "./receipts/http.js"
+import { receiptsLayer } from "./receipts/service.js"
+import { SocketsLive } from "./sockets/server.js"
 import { SystemHttp } from "./system/http.js"
-import { Events } from "./events/service.js"
+import { WebhooksHttp } from "./webhooks/http.js"
+import { webhooksLayer } from "./webhooks/service.js"
+import { WhitelistHttp } from "./whitelist/http.js"
+import { whitelistLayer } from "./whitelist/service.js"
 
 /** Everything below the HTTP layer; tests and benchmarks may build on it directly. */
 export const servicesLayer = (config: AppConfig) => {
   const infrastructure = Layer.mergeAll(
     configLayer(config),
     databaseLayer({ url: config.databaseUrl, dataDir: config.dataDir, ci: config.ci }),
-    platformRedisLayer(config.redisUrl)
+    platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix })
   )
-  return Layer.mergeAll(Accounts.layer).pipe(
-    Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer)),
+  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer).pipe(
+    (services) => Layer.provideMerge(Actions.live, services),
+    (services) => Layer.provideMerge(Notifications.layer, services),
+    Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer)),
     Layer.provideMerge(Secrets.layer),
     Layer.provideMerge(infrastructure)
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 export const apiRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(GatewayApi, { openapiPath: "/api/v1/openapi.json" }).pipe(Layer.provide(handlers), Layer.provide(middleware)),
-  HttpApiScalar.layer(GatewayApi, { path: "/docs" })
+  HttpApiScalar.layer(GatewayApi, { path: "/docs" }),
+  ApprovalPageRoutes
 )
 
 export const appLayer = (config: AppConfig) =>
-  HttpRouter.serve(apiRoutes, { disableLogger: true }).pipe(
+  Layer.mergeAll(HttpRouter.serve(apiRoutes, { disableLogger: true }), SocketsLive).pipe(
     Layer.provide(
       uwsServerLayer({
         host: config.host,

@@ -13,6 +13,8 @@ export interface AppConfig {
   readonly dataDir: string
   readonly databaseUrl: string | undefined
   readonly redisUrl: string | undefined
+  /** Prefix of every Redis key and channel (several deployments, or test runs, on one Redis). */
+  readonly redisKeyPrefix: string
   readonly adminKey: string | undefined
   readonly deploymentMode: DeploymentMode
   readonly rateLimitPerMinute: number
@@ -28,6 +30,14 @@ export interface AppConfig {
   readonly approvalTtlHours: number
   readonly tsaUrl: string | undefined
   readonly smtpUrl: string | undefined
+  /** Sender of approval e-mails (default `approvals@<host of BASE_URL>`). */
+  readonly smtpFrom: string | undefined
+  /** Feature flags with an environment default (`ENABLE_<KEY>`, on unless "false"), as self-hosted flag resolution reads them. */
+  readonly features: {
+    readonly outputFiltering: boolean
+    readonly slackIntegration: boolean
+    readonly teamsIntegration: boolean
+  }
   readonly logLevel: "debug" | "info" | "warn" | "error" | "silent"
   readonly ci: boolean
 }
@@ -43,6 +53,9 @@ const int = (value: string | undefined, fallback: number, name: string, min = 0)
 
 const bool = (value: string | undefined): boolean => value !== undefined && /^(1|true|yes|on)$/i.test(value)
 
+/** A default-on feature flag: only an explicit false/0/no/off turns it off. */
+const featureOn = (value: string | undefined): boolean => value === undefined || !/^(0|false|no|off)$/i.test(value.trim())
+
 /** The port in a did:web / URL host is written as `host%3Aport`; BASE_URL keeps the plain form. */
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
   const port = int(env.PORT, 8080, "PORT")
@@ -50,13 +63,16 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
   const mode = env.DEPLOYMENT_MODE || "selfhosted"
   if (mode !== "selfhosted" && mode !== "cloud") throw new Error(`DEPLOYMENT_MODE must be selfhosted or cloud, got "${mode}"`)
   const level = (env.LOG_LEVEL || "info") as AppConfig["logLevel"]
+  const baseUrl = (env.BASE_URL || `http://${host}:${port}`).replace(/\/+$/, "")
+  if (!/^https?:\/\/[^/]/.test(baseUrl)) throw new Error(`BASE_URL must be an absolute http(s) URL, got "${env.BASE_URL}"`)
   return {
     port,
     host,
-    baseUrl: (env.BASE_URL || `http://${host}:${port}`).replace(/\/+$/, ""),
+    baseUrl,
     dataDir: env.DATA_DIR || "./data",
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX || "",
     adminKey: env.ADMIN_KEY || undefined,
     deploymentMode: mode,
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 60, "RATE_LIMIT_PER_MINUTE", 1),
@@ -72,6 +88,12 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     approvalTtlHours: int(env.APPROVAL_TTL_HOURS, 72, "APPROVAL_TTL_HOURS", 1),
     tsaUrl: env.TSA_URL || undefined,
     smtpUrl: env.SMTP_URL || undefined,
+    smtpFrom: env.SMTP_FROM || undefined,
+    features: {
+      outputFiltering: featureOn(env.ENABLE_OUTPUT_FILTERING),
+      slackIntegration: featureOn(env.ENABLE_SLACK_INTEGRATION),
+      teamsIntegration: featureOn(env.ENABLE_TEAMS_INTEGRATION)
+    },
     logLevel: ["debug", "info", "warn", "error", "silent"].includes(level) ? level : "info",
     ci: bool(env.CI)
   }

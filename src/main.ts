@@ -2,10 +2,12 @@
  * Entry point: `npm start`. Reads the environment, builds the service layer,
  * serves until SIGINT/SIGTERM, then drains in-flight requests and exits.
  */
+
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Cause from "effect/Cause"
+import * as Logger from "effect/Logger"
 import { appLayer } from "./app.js"
 import { loadConfig } from "./config.js"
 import { logLine, setLogLevel } from "./platform/log.js"
@@ -15,7 +17,8 @@ setLogLevel(config.logLevel)
 
 const program = Effect.gen(function* () {
   const scope = yield* Effect.scope
-  yield* Layer.buildWithScope(appLayer(config), scope)
+  // Effect's own log lines (start-up, background fibers) as JSON, like the request log.
+  yield* Layer.buildWithScope(appLayer(config).pipe(Layer.provide(Logger.layer([Logger.consoleJson]))), scope)
   logLine("info", "listening", {
     url: `http://${config.host}:${config.port}`,
     base_url: config.baseUrl,

@@ -161,3 +161,24 @@ describe("bad input never yields a 5xx or a hang", () => {
     expect(reply.status).toBe(200)
   })
 })
+
+describe("connection cap", () => {
+  it("refuses requests beyond MAX_CONNECTIONS with 503 and keeps answering", async () => {
+    const capped = await startServer({ MAX_CONNECTIONS: "2", BODY_TIMEOUT_MS: "5000" })
+    try {
+      const cappedPort = Number(new URL(capped.url).port)
+      const head = "POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+      // Two uploads that never finish hold both places.
+      const holders = [rawExchange(cappedPort, [head], { waitMs: 1500 }), rawExchange(cappedPort, [head], { waitMs: 1500 })]
+      await new Promise((r) => setTimeout(r, 300))
+      const refused = await call(capped.url, "GET", "/health")
+      expect(refused.status).toBe(503)
+      expect(refused.body.code).toBe("SERVER_BUSY")
+      await Promise.all(holders)
+      await new Promise((r) => setTimeout(r, 100))
+      expect((await call(capped.url, "GET", "/health")).status).toBe(200)
+    } finally {
+      await capped.stop()
+    }
+  })
+})

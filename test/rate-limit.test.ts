@@ -20,7 +20,7 @@ describe("per-key rate limit", () => {
   it("admits 5 and refuses the sixth with Retry-After and RateLimit headers", async () => {
     const org = await registerOrg(server.url)
     const statuses: number[] = []
-    let last: Awaited<ReturnType<typeof call>> | undefined
+    let last: Awaited<ReturnType<typeof call<any>>> | undefined
     for (let i = 0; i < 6; i++) {
       last = await call(server.url, "GET", "/api/v1/team/members", { token: org.key })
       statuses.push(last.status)

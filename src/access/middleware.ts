@@ -14,8 +14,8 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import { AdminKey, Authenticated, CurrentClient, CurrentPrincipal, ErrorShape, OptionallyAuthenticated, PublicRoute } from "../../protocol/auth.js"
 import { unauthorized } from "../../protocol/errors.js"
 import { Config } from "../config.js"
-import { rateLimitHeaders, type RateLimitResult } from "../platform/redis/index.js"
 import { requestIdOf } from "../gateway/request.js"
+import { type RateLimitResult, rateLimitHeaders } from "../platform/redis/index.js"
 import { Access } from "./service.js"
 
 const tooMany = (result: RateLimitResult, policy: string, requestId: string) => {

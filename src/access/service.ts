@@ -16,7 +16,7 @@ import { unauthorized } from "../../protocol/errors.js"
 import { makeAccountsStore } from "../accounts/store.js"
 import { Config } from "../config.js"
 import { logLine } from "../platform/log.js"
-import { Fanout, RateLimits, type RateLimitResult } from "../platform/redis/index.js"
+import { Fanout, type RateLimitResult, RateLimits } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { digestsEqual, keyDigest, looksLikeApiKey, verifyJwt } from "./credentials.js"
 

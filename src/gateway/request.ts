@@ -7,7 +7,7 @@
  * request fiber starts.
  */
 import * as Effect from "effect/Effect"
-import * as FileSystem from "effect/FileSystem"
+import type * as FileSystem from "effect/FileSystem"
 import * as Cookies from "effect/http/Cookies"
 import * as Headers from "effect/http/Headers"
 import * as IncomingMessage from "effect/http/HttpIncomingMessage"

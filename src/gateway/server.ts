@@ -12,7 +12,7 @@ import { STATUS_CODES } from "node:http"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
+import type * as Fiber from "effect/Fiber"
 import * as Cookies from "effect/http/Cookies"
 import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpServer from "effect/http/HttpServer"
@@ -22,10 +22,10 @@ import * as Layer from "effect/Layer"
 import * as NetAddress from "effect/net/NetAddress"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { type HttpResponse, type TemplatedApp, loadUws, type us_listen_socket } from "./uws.js"
-import { type RequestSource, UwsRequest } from "./request.js"
 import { openFileLimit } from "./limits.js"
 import { recordRequest } from "./observe.js"
+import { type RequestSource, UwsRequest } from "./request.js"
+import { type HttpResponse, loadUws, type TemplatedApp, type us_listen_socket } from "./uws.js"
 
 export interface UwsServerOptions {
   readonly host: string
@@ -65,7 +65,7 @@ const withRequestId = (json: string, requestId: string): string => {
 }
 
 /** Error bodies the transport answers itself, before the app sees the request. */
-export const transportError = (status: number, code: string, message: string, requestId: string): string =>
+export const transportError = (code: string, message: string, requestId: string): string =>
   JSON.stringify({ error: message, code, message, request_id: requestId })
 
 const emptyErrors: Record<number, [string, string]> = {
@@ -82,6 +82,8 @@ interface Exchange {
   readonly started: number
   aborted: boolean
   done: boolean
+  /** Set once the request no longer counts against the connection cap. */
+  release: () => void
   fiber: Fiber.Fiber<void, never> | undefined
   /** Wakes a streaming writer waiting for `onWritable`. */
   writable: (() => void) | undefined
@@ -90,6 +92,7 @@ interface Exchange {
 const answerDirectly = (exchange: Exchange, status: number, body: string, close: boolean) => {
   if (exchange.aborted || exchange.done) return
   exchange.done = true
+  exchange.release()
   exchange.res.cork(() => {
     exchange.res
       .writeStatus(statusLine(status))
@@ -139,7 +142,7 @@ const writeResponse = (exchange: Exchange, response: HttpServerResponse.HttpServ
               ? ["INVALID_JSON", "Request body is not valid UTF-8 JSON"]
               : (emptyErrors[response.status] ?? ["ERROR", STATUS_CODES[response.status] ?? "Error"])
           exchange.res.writeHeader("content-type", "application/json")
-          exchange.res.end(transportError(response.status, code, message, exchange.source.requestId))
+          exchange.res.end(transportError(code, message, exchange.source.requestId))
         } else exchange.res.end()
       })
       finish(exchange, response.status)
@@ -172,7 +175,7 @@ const writeResponse = (exchange: Exchange, response: HttpServerResponse.HttpServ
     case "FormData":
       exchange.res.cork(() => {
         exchange.res.writeStatus(statusLine(500)).writeHeader("x-request-id", exchange.source.requestId)
-        exchange.res.end(transportError(500, "INTERNAL_ERROR", "form-data responses are not served", exchange.source.requestId))
+        exchange.res.end(transportError("INTERNAL_ERROR", "form-data responses are not served", exchange.source.requestId))
       })
       finish(exchange, 500)
       return Effect.void
@@ -251,21 +254,37 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
       remoteAddress: decoder.decode(res.getRemoteAddressAsText()) || undefined,
       body: new Uint8Array(0)
     }
-    const exchange: Exchange = { res, source, started: performance.now(), aborted: false, done: false, fiber: undefined, writable: undefined }
+    let released = false
+    const exchange: Exchange = {
+      res,
+      source,
+      started: performance.now(),
+      aborted: false,
+      done: false,
+      fiber: undefined,
+      writable: undefined,
+      release: () => {
+        if (released) return
+        released = true
+        inFlight.delete(exchange)
+        connections.open--
+      }
+    }
     source.exchange = exchange
     res.onAborted(() => {
       exchange.aborted = true
+      clearTimeout(timer)
       exchange.fiber?.interruptUnsafe()
-      inFlight.delete(exchange)
-      connections.open--
+      exchange.release()
     })
+    let timer: NodeJS.Timeout | undefined
     connections.open++
     inFlight.add(exchange)
     if (draining || handler === undefined) {
-      return answerDirectly(exchange, 503, transportError(503, "SERVICE_UNAVAILABLE", "the server is shutting down", requestId), true)
+      return answerDirectly(exchange, 503, transportError("SERVICE_UNAVAILABLE", "the server is shutting down", requestId), true)
     }
     if (connections.open > connections.cap) {
-      return answerDirectly(exchange, 503, transportError(503, "SERVER_BUSY", "too many open connections; retry shortly", requestId), true)
+      return answerDirectly(exchange, 503, transportError("SERVER_BUSY", "too many open connections; retry shortly", requestId), true)
     }
     const contentType = headers["content-type"] ?? ""
     const cap = contentType.startsWith("multipart/form-data") ? options.maxMultipartBodyBytes : options.maxJsonBodyBytes
@@ -273,19 +292,19 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
     const hasBody = (declared !== undefined && declared !== "0") || headers["transfer-encoding"] !== undefined
     if (!hasBody) return handler(res, source, exchange)
     if (declared !== undefined && Number(declared) > cap) {
-      return answerDirectly(exchange, 413, transportError(413, "PAYLOAD_TOO_LARGE", `request body exceeds ${cap} bytes`, requestId), true)
+      return answerDirectly(exchange, 413, transportError("PAYLOAD_TOO_LARGE", `request body exceeds ${cap} bytes`, requestId), true)
     }
     const chunks: Uint8Array[] = []
     let received = 0
-    const timer = setTimeout(() => {
-      answerDirectly(exchange, 408, transportError(408, "REQUEST_TIMEOUT", "request body was not received in time", requestId), true)
+    timer = setTimeout(() => {
+      answerDirectly(exchange, 408, transportError("REQUEST_TIMEOUT", "request body was not received in time", requestId), true)
     }, options.bodyTimeoutMs)
     res.onData((chunk, isLast) => {
       if (exchange.done || exchange.aborted) return
       received += chunk.byteLength
       if (received > cap) {
         clearTimeout(timer)
-        return answerDirectly(exchange, 413, transportError(413, "PAYLOAD_TOO_LARGE", `request body exceeds ${cap} bytes`, requestId), true)
+        return answerDirectly(exchange, 413, transportError("PAYLOAD_TOO_LARGE", `request body exceeds ${cap} bytes`, requestId), true)
       }
       // uWS reuses the chunk's memory after this callback returns.
       chunks.push(new Uint8Array(chunk.slice(0)))
@@ -328,11 +347,10 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
           const fiber = Effect.runForkWith(Context.add(context, HttpServerRequest, request))(handled)
           exchange.fiber = fiber
           fiber.addObserver(() => {
-            inFlight.delete(exchange)
-            if (!exchange.aborted) connections.open--
             if (!exchange.done && !exchange.aborted) {
-              answerDirectly(exchange, 500, transportError(500, "INTERNAL_ERROR", "the request failed", source.requestId), false)
+              answerDirectly(exchange, 500, transportError("INTERNAL_ERROR", "the request failed", source.requestId), false)
             }
+            exchange.release()
           })
         }
         yield* Scope.addFinalizer(scope, Effect.sync(() => {

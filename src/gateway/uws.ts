@@ -10,7 +10,7 @@ import { createRequire } from "node:module"
 import type * as UwsTypes from "@trufflesuite/uws-js-unofficial"
 
 export type Uws = typeof UwsTypes
-export type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_listen_socket } from "@trufflesuite/uws-js-unofficial"
+export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from "@trufflesuite/uws-js-unofficial"
 
 const require = createRequire(import.meta.url)
 

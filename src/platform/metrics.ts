@@ -7,9 +7,9 @@ interface Metric {
 }
 
 const registry: Metric[] = []
-const escape = (value: string) => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")
+const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")
 const labelText = (names: readonly string[], values: readonly string[]) =>
-  names.length === 0 ? "" : `{${names.map((n, i) => `${n}="${escape(values[i] ?? "")}"`).join(",")}}`
+  names.length === 0 ? "" : `{${names.map((n, i) => `${n}="${escapeLabel(values[i] ?? "")}"`).join(",")}}`
 
 export const metrics = {
   counter(name: string, help: string, labels: readonly string[]) {

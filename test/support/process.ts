@@ -13,7 +13,8 @@ export const spawnServer = async (env: Record<string, string>): Promise<ServerPr
   const port = await freePort()
   let output = ""
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: { ...process.env, LOG_LEVEL: "warn", HOST: "127.0.0.1", PORT: String(port), ...env },
+    // vitest sets BASE_URL to "/" (Vite's base path); the gateway's is its own address.
+    env: { ...process.env, LOG_LEVEL: "warn", HOST: "127.0.0.1", PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   child.stdout!.on("data", (data) => (output += data))

@@ -40,11 +40,15 @@ export const startServer = async (env: Record<string, string | undefined> = {}):
     ...process.env,
     PORT: String(port),
     HOST: "127.0.0.1",
+    // vitest sets BASE_URL to "/" (Vite's base path); the gateway's is its own address.
+    BASE_URL: `http://127.0.0.1:${port}`,
     DATA_DIR: MEMORY_DATA_DIR,
     MASTER_KEY: "0000000000000000000000000000000000000000000000000000000000000001",
     RATE_LIMIT_PER_MINUTE: "100000",
     ADMIN_KEY: "test-admin-key",
     DATABASE_URL: database?.url ?? env.DATABASE_URL ?? "",
+    // Each server counts its own rate limits on the shared Redis unless a test shares a prefix on purpose.
+    REDIS_KEY_PREFIX: `test-${process.pid}-${port}:`,
     ...env
   })
   const scope = Effect.runSync(Scope.make())

@@ -7,8 +7,18 @@ import type { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import accounts from "./0001_accounts.js"
 import events from "./0002_events.js"
+import receipts from "./0003_receipts.js"
+import actions from "./0004_actions.js"
+import policies from "./0005_policies.js"
+import webhooks from "./0006_webhooks.js"
+import notifications from "./0007_notifications.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
-  "0002_events": events
+  "0002_events": events,
+  "0003_receipts": receipts,
+  "0004_actions": actions,
+  "0005_policies": policies,
+  "0006_webhooks": webhooks,
+  "0007_notifications": notifications
 }

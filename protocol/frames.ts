@@ -1,0 +1,27 @@
+/**
+ * WebSocket frames on `GET /api/v1/ws` (CONTRACT.md "WebSockets"). Every frame
+ * is a JSON object with a `type`.
+ */
+import * as Schema from "effect/Schema"
+
+/** `notifications`, `actions` or `case:<id>`. */
+export const Channel = Schema.String.check(Schema.isPattern(/^(notifications|actions|case:[A-Za-z0-9_-]{1,100})$/))
+
+export const AuthFrame = Schema.Struct({ type: Schema.Literal("auth"), token: Schema.String })
+export const SubscribeFrame = Schema.Struct({ type: Schema.Literal("subscribe"), channel: Channel })
+export const UnsubscribeFrame = Schema.Struct({ type: Schema.Literal("unsubscribe"), channel: Channel })
+export const PingFrame = Schema.Struct({ type: Schema.Literal("ping") })
+
+export const ClientFrame = Schema.Union([AuthFrame, SubscribeFrame, UnsubscribeFrame, PingFrame])
+export type ClientFrame = typeof ClientFrame.Type
+
+export const SubscribedFrame = Schema.Struct({ type: Schema.Literal("subscribed"), channel: Schema.String })
+export const ErrorFrame = Schema.Struct({ type: Schema.Literal("error"), code: Schema.String, message: Schema.String })
+export const EventFrame = Schema.Struct({ type: Schema.Literal("event"), channel: Schema.String, data: Schema.Unknown })
+export const PongFrame = Schema.Struct({ type: Schema.Literal("pong") })
+
+export const ServerFrame = Schema.Union([SubscribedFrame, ErrorFrame, EventFrame, PongFrame])
+export type ServerFrame = typeof ServerFrame.Type
+
+/** Close code sent after an `UNAUTHORIZED` error frame. */
+export const CLOSE_UNAUTHORIZED = 4401

@@ -1,0 +1,50 @@
+/**
+ * Notifications: pending approvals (and, later, cases) needing a human, with
+ * per-user read state (spec "Notification item", "Notifications").
+ */
+
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import * as Schema from "effect/Schema"
+import { Authenticated } from "./auth.js"
+
+export const NOTIFICATIONS_PER_TYPE = 50
+
+export const NotificationItem = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literals(["action_approval", "case_review"]),
+  notification_key: Schema.String,
+  title: Schema.String,
+  description: Schema.String,
+  href: Schema.String,
+  created_at: Schema.NullOr(Schema.String),
+  read: Schema.Boolean
+})
+export type NotificationItem = typeof NotificationItem.Type
+
+export const PendingNotifications = Schema.Struct({
+  items: Schema.Array(NotificationItem),
+  total: Schema.Int,
+  unread_count: Schema.Int
+})
+
+export const MarkReadRequest = Schema.Struct({
+  notification_keys: Schema.Array(Schema.String.check(Schema.isMaxLength(200))).check(Schema.isMinLength(1), Schema.isMaxLength(100))
+})
+
+export const Marked = Schema.Struct({ marked: Schema.Int })
+
+export class NotificationsGroup extends HttpApiGroup.make("notifications")
+  .add(
+    HttpApiEndpoint.get("pending", "/api/v1/notifications/pending", { success: PendingNotifications }),
+    HttpApiEndpoint.post("markRead", "/api/v1/notifications/mark-read", { payload: MarkReadRequest, success: Marked }),
+    HttpApiEndpoint.post("markAllRead", "/api/v1/notifications/mark-all-read", { success: Marked })
+  )
+  .middleware(Authenticated)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Notifications",
+      description:
+        "Items needing a human (pending approvals), newest first, at most 50 per type. Read state is kept per dashboard user; API-key callers see `read: false` and mark nothing."
+    })
+  )
+{}

@@ -1,0 +1,36 @@
+/** Output policy of an organization (release 2026-04-15, output filtering on notarize). */
+
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import * as Schema from "effect/Schema"
+import { Authenticated } from "./auth.js"
+
+export const OutputPolicyView = Schema.Struct({
+  enabled: Schema.Boolean,
+  mode: Schema.String,
+  libraries: Schema.Array(Schema.String),
+  deny_severity_threshold: Schema.String,
+  redact_severity_threshold: Schema.String
+})
+
+export class OutputPoliciesGroup extends HttpApiGroup.make("outputPolicies")
+  .add(
+    HttpApiEndpoint.get("get", "/api/v1/output-policies", { success: OutputPolicyView }),
+    // Validated by mergeOutputPolicy so every issue is listed in one 422.
+    HttpApiEndpoint.patch("update", "/api/v1/output-policies", {
+      payload: Schema.Record(Schema.String, Schema.Unknown),
+      success: OutputPolicyView
+    }),
+    HttpApiEndpoint.post("test", "/api/v1/output-policies/test", {
+      payload: Schema.Struct({ text: Schema.String.check(Schema.isMaxLength(1_000_000)) }),
+      success: Schema.Struct({
+        flags: Schema.Array(
+          Schema.Struct({ entity_type: Schema.String, severity: Schema.String, library: Schema.String, count: Schema.Number })
+        ),
+        denied: Schema.Boolean,
+        redacted_text: Schema.NullOr(Schema.String)
+      })
+    })
+  )
+  .middleware(Authenticated)
+  .annotateMerge(OpenApi.annotations({ title: "Output policies", description: "Scanning of `outcome_details` on notarize (admin)." }))
+{}

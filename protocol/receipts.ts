@@ -1,0 +1,136 @@
+/**
+ * Receipts (CONTRACT.md "Actions and receipts"): public keys (JWKS and the
+ * platform DID document), the TSA certificate, public verification, key
+ * rotation and the authenticated receipt export.
+ */
+
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import * as Schema from "effect/Schema"
+import { AdminKey, Authenticated, PublicRoute } from "./auth.js"
+import { Ed25519Signature, Sha256Hash, Timestamp } from "./common.js"
+
+export const PublicJwk = Schema.Struct({
+  kty: Schema.Literal("OKP"),
+  crv: Schema.Literal("Ed25519"),
+  x: Schema.String.annotate({ description: "base64url of the 32 raw public key bytes" }),
+  kid: Schema.String.annotate({ description: "the receipts' `public_key_id`" }),
+  use: Schema.Literal("sig"),
+  alg: Schema.Literal("EdDSA"),
+  status: Schema.optionalKey(Schema.Literals(["active", "retired"]))
+})
+
+export const Jwks = Schema.Struct({ keys: Schema.Array(PublicJwk) })
+
+export const VerificationMethod = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literal("JsonWebKey2020"),
+  controller: Schema.String,
+  publicKeyJwk: PublicJwk
+})
+
+export const DidDocument = Schema.Struct({
+  "@context": Schema.Array(Schema.String),
+  id: Schema.String,
+  verificationMethod: Schema.Array(VerificationMethod),
+  assertionMethod: Schema.Array(Schema.String)
+})
+
+const SignedPayload = Schema.Record(Schema.String, Schema.Unknown).annotate({
+  description: "the signed payload; its RFC 8785 canonical form is what was hashed and signed"
+})
+
+export const ReceiptChecks = Schema.Struct({
+  payload_hash: Schema.Boolean,
+  signature: Schema.Boolean,
+  timestamp_imprint: Schema.NullOr(Schema.Boolean).annotate({ description: "null when the receipt has no timestamp token" }),
+  timestamp_signature: Schema.NullOr(Schema.Boolean).annotate({ description: "null when the receipt has no timestamp token" }),
+  chain: Schema.Boolean.annotate({ description: "previous_payload_hash links to the previous receipt of the same (org, agent) chain" })
+})
+
+export const ReceiptVerification = Schema.Struct({
+  valid: Schema.Boolean,
+  receipt_uuid: Schema.String,
+  action_uuid: Schema.String,
+  payload_hash: Sha256Hash,
+  signature: Ed25519Signature,
+  public_key_id: Schema.String,
+  public_key: Schema.NullOr(PublicJwk),
+  algorithm: Schema.Literal("Ed25519"),
+  signed_payload: SignedPayload,
+  timestamp_token: Schema.NullOr(Schema.String),
+  checks: ReceiptChecks,
+  verified_at: Timestamp
+})
+
+export const StoredReceipt = Schema.Struct({
+  receipt_uuid: Schema.String,
+  action_uuid: Schema.String,
+  org_uuid: Schema.String,
+  agent_id: Schema.NullOr(Schema.String),
+  agent_sequence: Schema.Int,
+  receipt_status: Schema.String,
+  receipt_version: Schema.String,
+  payload_hash: Sha256Hash,
+  signature: Ed25519Signature,
+  public_key_id: Schema.String,
+  timestamp_token: Schema.NullOr(Schema.String),
+  verify_url: Schema.String,
+  created_at: Timestamp,
+  signed_payload: SignedPayload
+})
+
+export const RotationResult = Schema.Struct({
+  public_key_id: Schema.String,
+  previous_public_key_id: Schema.NullOr(Schema.String),
+  rotated_at: Timestamp
+})
+
+export class ReceiptsPublicGroup extends HttpApiGroup.make("receiptsPublic")
+  .add(
+    HttpApiEndpoint.get("jwks", "/api/v1/.well-known/jwks.json", { success: Jwks }).middleware(PublicRoute),
+    HttpApiEndpoint.get("didDocument", "/.well-known/did.json", { success: DidDocument }).middleware(PublicRoute),
+    HttpApiEndpoint.get("tsaCertificate", "/api/v1/tsa/certificate", {
+      query: { format: Schema.optionalKey(Schema.Literals(["pem", "der"])) },
+      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "application/pem-certificate-chain" }))
+    }).middleware(PublicRoute),
+    HttpApiEndpoint.get("verifyAction", "/api/v1/verify/action/:action_uuid", {
+      params: { action_uuid: Schema.String },
+      success: ReceiptVerification
+    }).middleware(PublicRoute),
+    HttpApiEndpoint.get("verifyReceipt", "/api/v1/verify/:receipt_uuid", {
+      params: { receipt_uuid: Schema.String },
+      success: ReceiptVerification
+    }).middleware(PublicRoute)
+  )
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Receipt verification",
+      description:
+        "Public keys (JWKS, did:web document), the timestamp authority certificate, and verification of any receipt without credentials."
+    })
+  )
+{}
+
+export class ReceiptsGroup extends HttpApiGroup.make("receipts")
+  .add(
+    HttpApiEndpoint.get("get", "/api/v1/receipts/:receipt_uuid", {
+      params: { receipt_uuid: Schema.String },
+      success: StoredReceipt
+    })
+  )
+  .middleware(Authenticated)
+  .annotateMerge(OpenApi.annotations({ title: "Receipts", description: "A receipt of the caller's organization, as stored (scope `receipts:read`)." }))
+{}
+
+export class ReceiptsAdminGroup extends HttpApiGroup.make("receiptsAdmin")
+  .add(
+    HttpApiEndpoint.post("rotateSigningKey", "/api/v1/admin/signing-keys/rotate", { success: RotationResult })
+  )
+  .middleware(AdminKey)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Signing keys",
+      description: "Rotates the receipt-signing key (`X-Admin-Key`); retired keys stay published and verifiable."
+    })
+  )
+{}

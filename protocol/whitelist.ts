@@ -1,0 +1,77 @@
+/** Endpoint whitelist and endpoint approval requests (spec 000 "Endpoint whitelist"). */
+
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import * as Schema from "effect/Schema"
+import { Authenticated } from "./auth.js"
+import { NullableTimestamp, Timestamp } from "./common.js"
+
+export const WhitelistEntry = Schema.Struct({
+  id: Schema.String,
+  url_pattern: Schema.String,
+  name: Schema.String,
+  status: Schema.String,
+  tls_fingerprint: Schema.NullOr(Schema.String),
+  // The user (or, failing that, the key) that added the entry.
+  created_by: Schema.NullOr(Schema.String),
+  created_at: Timestamp
+})
+
+export const EndpointApproval = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  agent_id: Schema.NullOr(Schema.String),
+  url_pattern_suggested: Schema.String,
+  status: Schema.String,
+  requested_at: Timestamp,
+  resolved_at: NullableTimestamp
+})
+
+const WhitelistMode = Schema.Literals(["strict", "permissive"])
+const Settings = Schema.Struct({ mode: WhitelistMode })
+const IdParam = { id: Schema.String }
+const Resolved = Schema.Struct({ id: Schema.String, status: Schema.String })
+
+export class WhitelistGroup extends HttpApiGroup.make("whitelist")
+  .add(
+    HttpApiEndpoint.get("list", "/api/v1/endpoint-whitelist", {
+      success: Schema.Struct({ entries: Schema.Array(WhitelistEntry), data: Schema.Array(WhitelistEntry) })
+    }),
+    HttpApiEndpoint.post("add", "/api/v1/endpoint-whitelist", {
+      payload: Schema.Struct({
+        url_pattern: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048)),
+        name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+        tls_fingerprint: Schema.optionalKey(
+          Schema.NullOr(Schema.String.check(Schema.isPattern(/^sha256:[0-9a-fA-F]{64}$/)).annotate({ description: "sha256:<64 hex>" }))
+        )
+      }),
+      success: WhitelistEntry.pipe(HttpApiSchema.status(201))
+    }),
+    HttpApiEndpoint.get("settings", "/api/v1/endpoint-whitelist/settings", { success: Settings }),
+    HttpApiEndpoint.put("setSettings", "/api/v1/endpoint-whitelist/settings", { payload: Settings, success: Settings }),
+    HttpApiEndpoint.post("approve", "/api/v1/endpoint-whitelist/:id/approve", { params: IdParam, success: Resolved }),
+    HttpApiEndpoint.post("reject", "/api/v1/endpoint-whitelist/:id/reject", { params: IdParam, success: Resolved }),
+    HttpApiEndpoint.delete("remove", "/api/v1/endpoint-whitelist/:id", {
+      params: IdParam,
+      success: Schema.Struct({ id: Schema.String, deleted: Schema.Boolean })
+    }),
+    HttpApiEndpoint.get("approvals", "/api/v1/endpoint-approvals", {
+      success: Schema.Struct({ approvals: Schema.Array(EndpointApproval), data: Schema.Array(EndpointApproval) })
+    }),
+    HttpApiEndpoint.post("approveRequest", "/api/v1/endpoint-approvals/:id/approve", {
+      params: IdParam,
+      // The body is optional: a separate `Null` member makes HttpApi decode an empty body as null
+      // (a union containing Null does not). No body, `null` or `{}` all mean "do not add the pattern".
+      payload: [Schema.Struct({ add_pattern: Schema.optionalKey(Schema.Boolean) }), Schema.Null],
+      success: Schema.Struct({ id: Schema.String, status: Schema.String, entry: Schema.NullOr(WhitelistEntry) })
+    }),
+    HttpApiEndpoint.post("rejectRequest", "/api/v1/endpoint-approvals/:id/reject", { params: IdParam, success: Resolved })
+  )
+  .middleware(Authenticated)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Endpoint whitelist",
+      description:
+        "Patterns match scheme, host and path; a trailing `*` matches any rest of the path. Mode `strict` blocks and files an approval request; `permissive` (default) warns."
+    })
+  )
+{}

@@ -1,0 +1,21 @@
+/**
+ * Idempotency of authorize (CONTRACT.md): keyed by (org, idempotency_key) for
+ * 24 h. The request digest covers every field but the key itself, in canonical
+ * (RFC 8785) form, so field order and whitespace do not make a "different body".
+ */
+import { canonicalJson, textHash } from "../../protocol/verifier/index.js"
+
+export const IDEMPOTENCY_RETENTION_MS = 24 * 3600 * 1000
+
+export const requestDigest = (payload: Record<string, unknown>): string => {
+  const { idempotency_key: _key, ...rest } = payload
+  // undefined values are not JSON; drop them so `{a: undefined}` equals `{}`.
+  const defined = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined))
+  return textHash(canonicalJson(defined))
+}
+
+/** What a stored answer replays: the status code and the body (without request_id). */
+export interface StoredAnswer {
+  readonly status: number
+  readonly body: Record<string, unknown>
+}

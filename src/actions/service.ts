@@ -1,0 +1,847 @@
+/**
+ * Actions: authorize an intent, notarize its outcome, human approvals (code,
+ * legacy token, dashboard), expiry of pending approvals, cosignatures, legal
+ * holds and parent chains.
+ *
+ * Every terminal transition (notarized, failed, denied_by_policy,
+ * denied_by_human) mints its receipt inside the transaction that changes the
+ * status, under the (org, agent) chain lock (see chain.ts); events are recorded
+ * in that same transaction and announced to live channels after commit.
+ */
+import { createHash } from "node:crypto"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import { SqlClient } from "effect/sql"
+import type { ActionStatus, AuthorizeRequest } from "../../protocol/actions.js"
+import type { Principal } from "../../protocol/auth.js"
+import { pagination } from "../../protocol/common.js"
+import { badRequest, conflict, forbidden, gone, notFound, unprocessable } from "../../protocol/errors.js"
+import { Config } from "../config.js"
+import { type DomainEvent, Events } from "../events/service.js"
+import { newId, newUuid } from "../platform/ids.js"
+import { logLine } from "../platform/log.js"
+import { Secrets } from "../platform/secrets.js"
+import { EndpointGuard, OutputFiltering, PolicyDecisions } from "../policies/ports.js"
+import { type MintedReceipt, type ReceiptApproval, type ReceiptContent, ReceiptMinter, type ReceiptStatus } from "../receipts/ports.js"
+import { filterOutput } from "../scan/output-filter.js"
+import { approvalCodeHash, checkApprovalToken, mayApprove, newApprovalCode, notifyApprovalObservers, signApprovalToken, type TokenDecision } from "./approvals.js"
+import { chainAgentId, laneKey, makeLanes, nextLink } from "./chain.js"
+import { IDEMPOTENCY_RETENTION_MS, requestDigest, type StoredAnswer } from "./idempotency.js"
+import { ApprovalsPort } from "./ports.js"
+import { type ActionRow, makeActionsStore, type TerminalUpdate } from "./store.js"
+
+export const sha256Text = (text: string): string => `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`
+
+export interface ActionsOptions {
+  /** How often pending approvals are checked for expiry (default 30 s). */
+  readonly sweepIntervalMs?: number
+  /** Overrides Config.approvalTtlHours (tests). */
+  readonly approvalTtlMs?: number
+}
+
+const envInt = (name: string): number | undefined => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return undefined
+  const value = Number(raw)
+  return Number.isFinite(value) && value > 0 ? value : undefined
+}
+
+/** `ACTIONS_SWEEP_MS` and `APPROVAL_TTL_MS` tune expiry without touching the shared Config. */
+export const optionsFromEnv = (): ActionsOptions => ({
+  sweepIntervalMs: envInt("ACTIONS_SWEEP_MS"),
+  approvalTtlMs: envInt("APPROVAL_TTL_MS")
+})
+
+type Decision = "approve" | "deny"
+type Via = "code" | "token" | "dashboard"
+
+interface Resolution {
+  readonly status: "approved" | "denied_by_human"
+  readonly action_uuid: string
+  readonly approver_email: string | null
+}
+
+const isTerminal = (status: string) => status === "notarized" || status === "failed" || status === "denied_by_policy" || status === "denied_by_human"
+
+/** Marker failure: the row changed under us (e.g. expiry raced a human); nothing to do. */
+class Skip {
+  readonly _tag = "Skip"
+}
+
+export const makeActions = (options: ActionsOptions = {}) =>
+  Effect.gen(function* () {
+    const config = yield* Config
+    const secrets = yield* Secrets
+    const events = yield* Events
+    const policies = yield* PolicyDecisions
+    const guard = yield* EndpointGuard
+    const outputFiltering = yield* OutputFiltering
+    const minter = yield* ReceiptMinter
+    const store = yield* makeActionsStore
+    const sql = store.sql
+    const lanes = makeLanes()
+    const ttlMs = options.approvalTtlMs ?? config.approvalTtlHours * 3600 * 1000
+
+    /** SQL failures are defects (500 with a request_id); the SqlClient in scope is ours (events and minting use it). */
+    const die = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      effect.pipe(
+        Effect.catchTag("SqlError" as never, (error: unknown) => Effect.die(error)),
+        Effect.provideService(SqlClient.SqlClient, sql)
+      ) as Effect.Effect<A, Exclude<E, { _tag: "SqlError" }>, Exclude<R, SqlClient.SqlClient>>
+
+    // The outbox insert fails only with the database: a defect, like every SQL failure here.
+    const record = (list: ReadonlyArray<DomainEvent>) => Effect.orDie(events.record(list))
+
+    const receiptView = (receipt: Omit<MintedReceipt, "signed_payload">) => ({
+      receipt_uuid: receipt.receipt_uuid,
+      payload_hash: receipt.payload_hash,
+      signature: receipt.signature,
+      public_key_id: receipt.public_key_id,
+      timestamp_token: receipt.timestamp_token,
+      receipt_version: receipt.receipt_version,
+      verify_url: receipt.verify_url,
+      created_at: receipt.created_at
+    })
+
+    const announceStatus = (row: { org_uuid: string; action_uuid: string; action_type: string; agent_id: string | null }, status: string, extra: Record<string, unknown> = {}) =>
+      events.announce(row.org_uuid, "actions", {
+        type: "action.status",
+        action_uuid: row.action_uuid,
+        action_type: row.action_type,
+        agent_id: row.agent_id,
+        status,
+        ...extra
+      })
+
+    const announceNotification = (row: { org_uuid: string; action_uuid: string; action_type: string; agent_id: string | null; created_at: string }, state: "pending" | "resolved", status: string) =>
+      events.announce(row.org_uuid, "notifications", {
+        type: state === "pending" ? "notification.created" : "notification.resolved",
+        id: row.action_uuid,
+        notification_type: "action_approval",
+        notification_key: `action:${row.action_uuid}`,
+        title: state === "pending" ? `Approval needed: ${row.action_type}` : `Resolved: ${row.action_type}`,
+        description: row.agent_id ? `Agent ${row.agent_id} requests ${row.action_type}` : `An agent requests ${row.action_type}`,
+        href: `/actions/${row.action_uuid}`,
+        status,
+        created_at: row.created_at
+      })
+
+    /**
+     * One terminal transition: lock the action and the chain head, let `plan`
+     * check the state and describe the change, mint, write, record events.
+     * Runs in the (org, agent) lane and one transaction.
+     */
+    const terminal = <E>(
+      orgUuid: string,
+      agentId: string | null,
+      actionUuid: string,
+      plan: (row: ActionRow) => Effect.Effect<
+        {
+          readonly update: Omit<TerminalUpdate, "receipt" | "agent_sequence">
+          readonly receipt: Pick<ReceiptContent, "receipt_status" | "outcome" | "outcome_hash" | "output_scan_flags" | "approval">
+          readonly events: (row: ActionRow, receipt: MintedReceipt) => ReadonlyArray<DomainEvent>
+        },
+        E
+      >
+    ) =>
+      lanes.run(
+        laneKey(orgUuid, agentId),
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const row = yield* store.byId(orgUuid, actionUuid, true)
+            if (row === undefined) return yield* Effect.fail(notFound("Action not found"))
+            const planned = yield* plan(row)
+            const receipt = yield* mintFor(row, planned.receipt)
+            yield* store.finish(row.action_uuid, { ...planned.update, receipt: receipt.minted, agent_sequence: receipt.sequence })
+            yield* record(planned.events(row, receipt.minted))
+            return { row, receipt: receipt.minted }
+          })
+        )
+      )
+
+    /** Mints the receipt of `row` at the head of its agent chain; call inside the transaction. */
+    const mintFor = (
+      row: Pick<ActionRow, "org_uuid" | "action_uuid" | "agent_id" | "agent_version" | "action_type" | "action_details_hash" | "instruction_hash" | "model_id" | "model_version" | "policy_uuid" | "parent_action_uuid">,
+      part: Pick<ReceiptContent, "receipt_status" | "outcome" | "outcome_hash" | "output_scan_flags" | "approval">
+    ) =>
+      Effect.gen(function* () {
+        const agent = chainAgentId(row.agent_id)
+        const head = yield* store.lockChain(row.org_uuid, agent)
+        const link = nextLink(head)
+        const parentPayloadHash = yield* store.parentPayloadHash(row.org_uuid, row.parent_action_uuid)
+        const minted = yield* minter.mint({
+          receipt_status: part.receipt_status,
+          action_uuid: row.action_uuid,
+          org_uuid: row.org_uuid,
+          agent_id: row.agent_id,
+          agent_version: row.agent_version,
+          action_type: row.action_type,
+          action_details_hash: row.action_details_hash,
+          instruction_hash: row.instruction_hash,
+          model_id: row.model_id,
+          model_version: row.model_version,
+          outcome: part.outcome,
+          outcome_hash: part.outcome_hash,
+          output_scan_flags: part.output_scan_flags,
+          policy_uuid: row.policy_uuid,
+          approval: part.approval,
+          parent_payload_hash: parentPayloadHash,
+          agent_sequence: link.agent_sequence,
+          previous_payload_hash: link.previous_payload_hash
+        })
+        yield* store.advanceChain(row.org_uuid, agent, link.agent_sequence, minted.payload_hash)
+        return { minted, sequence: link.agent_sequence }
+      })
+
+    const approvalOf = (row: ActionRow): ReceiptApproval | null =>
+      row.approved_at === null
+        ? null
+        : {
+            decision: "approved",
+            by: row.approved_by,
+            at: row.approved_at,
+            via: (row.approval_via ?? "dashboard") as ReceiptApproval["via"],
+            reason: null
+          }
+
+    // ---------------------------------------------------------------- authorize
+
+    const replay = (answer: StoredAnswer) =>
+      answer.status === 201
+        ? Effect.succeed(answer.body as any)
+        : Effect.fail(forbidden(String(answer.body.message ?? "A policy denied this action"), String(answer.body.code ?? "POLICY_DENIED"), (answer.body.details ?? {}) as Record<string, unknown>))
+
+    /** Claims the idempotency key; undefined = go ahead, otherwise the answer to give. */
+    const claim = (orgUuid: string, key: string, digest: string) =>
+      Effect.gen(function* () {
+        for (let attempt = 0; attempt < 2; attempt++) {
+          if (yield* store.claimIdempotency(orgUuid, key, digest)) return undefined
+          const record = yield* store.idempotencyRecord(orgUuid, key)
+          if (record === undefined) continue
+          if (Date.parse(record.created_at) < Date.now() - IDEMPOTENCY_RETENTION_MS) {
+            yield* store.dropStaleIdempotency(orgUuid, key, new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString())
+            continue
+          }
+          if (record.request_hash !== digest) {
+            return yield* Effect.fail(conflict("DUPLICATE_REQUEST", "This idempotency_key was already used with a different request body", { idempotency_key: key }))
+          }
+          if (record.response === null || record.status_code === null) {
+            return yield* Effect.fail(conflict("DUPLICATE_REQUEST", "A request with this idempotency_key is still in flight", { idempotency_key: key }))
+          }
+          return { status: record.status_code, body: record.response } satisfies StoredAnswer
+        }
+        return yield* Effect.fail(conflict("DUPLICATE_REQUEST", "This idempotency_key is busy; retry", { idempotency_key: key }))
+      })
+
+    const authorize = Effect.fn("Actions.authorize")(function* (principal: Principal, input: AuthorizeRequest) {
+      const orgUuid = principal.orgUuid
+      const key = input.idempotency_key ?? null
+      if (key !== null) {
+        const previous = yield* die(claim(orgUuid, key, requestDigest(input as Record<string, unknown>)))
+        if (previous !== undefined) return yield* replay(previous)
+      }
+      const run = authorizeFresh(principal, input, key)
+      // A failure that created nothing frees the key so a corrected retry can use it.
+      return yield* key === null ? run : run.pipe(Effect.onError(() => Effect.orDie(store.releaseIdempotency(orgUuid, key))))
+    })
+
+    const authorizeFresh = (principal: Principal, input: AuthorizeRequest, idempotencyKey: string | null) =>
+      Effect.gen(function* () {
+        const orgUuid = principal.orgUuid
+        const agentId = input.agent_id ?? null
+        const parentUuid = input.parent_action_uuid ?? null
+        if (parentUuid !== null) {
+          const parent = yield* die(store.byId(orgUuid, parentUuid))
+          if (parent === undefined) return yield* Effect.fail(notFound("Parent action not found", "NOT_FOUND", { parent_action_uuid: parentUuid }))
+        }
+        const warnings: Array<string> = []
+        if (!input.instruction_hash) warnings.push("instruction_hash was not provided: the receipt cannot commit to the agent's instructions")
+
+        const endpointUrl = input.endpoint_url ?? null
+        if (endpointUrl !== null) {
+          const check = yield* guard.check(orgUuid, { url: endpointUrl, agentId })
+          switch (check.outcome) {
+            case "blocked":
+              return yield* Effect.fail(
+                forbidden("The endpoint is not on the organization's whitelist; an approval request was created", "ENDPOINT_NOT_WHITELISTED", {
+                  approval_id: check.approval_id,
+                  url_pattern_suggested: check.url_pattern_suggested
+                })
+              )
+            case "tls_mismatch":
+              return yield* Effect.fail(
+                forbidden(check.message, "ENDPOINT_TLS_MISMATCH", { endpoint_url: endpointUrl, expected: check.expected, actual: check.actual })
+              )
+            case "warn":
+              warnings.push(check.warning)
+              break
+            case "allowed":
+              break
+          }
+        }
+
+        const verdict = yield* policies.evaluate(orgUuid, {
+          action_type: input.action_type,
+          details: input.details,
+          agent_id: agentId,
+          agent_version: input.agent_version ?? null,
+          model_id: input.model_id ?? null,
+          model_version: input.model_version ?? null,
+          endpoint_url: endpointUrl,
+          instruction_hash: input.instruction_hash ?? null,
+          context: input.context ?? null
+        })
+        warnings.push(...verdict.warnings)
+
+        const actionUuid = newId("act")
+        const createdAt = new Date().toISOString()
+        const storeDetails = input.store_details === true
+        const sdkEntries = Object.entries({
+          system_prompt_hash: input.system_prompt_hash,
+          tool_inputs_hash: input.tool_inputs_hash,
+          model_params: input.model_params,
+          execution_env: input.execution_env
+        }).filter(([, value]) => value !== undefined && value !== null)
+        const status: "authorized" | "pending_approval" | "denied_by_policy" =
+          verdict.decision === "deny" ? "denied_by_policy" : verdict.decision === "require_approval" || input.require_approval === true ? "pending_approval" : "authorized"
+
+        const pending = status === "pending_approval"
+        const code = pending ? newApprovalCode() : null
+        const expiresAt = pending ? new Date(Date.now() + ttlMs) : null
+        if (pending) {
+          warnings.push(
+            verdict.decision === "require_approval"
+              ? `Human approval required by policy${verdict.policy_uuid ? ` ${verdict.policy_uuid}` : ""}: ${verdict.reasoning}`
+              : "Human approval required (require_approval was set)"
+          )
+        }
+
+        const row = {
+          action_uuid: actionUuid,
+          org_uuid: orgUuid,
+          agent_id: agentId,
+          agent_version: input.agent_version ?? null,
+          action_type: input.action_type,
+          action_details_hash: sha256Text(input.details),
+          instruction_hash: input.instruction_hash ?? null,
+          details_sealed: storeDetails ? secrets.envelope.seal(input.details, `action-details:${actionUuid}`) : null,
+          details_storage_key: storeDetails ? newId("dsk") : null,
+          model_id: input.model_id ?? null,
+          model_version: input.model_version ?? null,
+          parent_action_uuid: parentUuid,
+          endpoint_url: endpointUrl,
+          status,
+          policy_uuid: verdict.policy_uuid,
+          require_approval: input.require_approval === true,
+          approvers: input.approvers ? [...new Set(input.approvers.map((email) => email.toLowerCase()))] : null,
+          context: (input.context ?? null) as Record<string, unknown> | null,
+          sdk: sdkEntries.length > 0 ? Object.fromEntries(sdkEntries) : null,
+          warnings,
+          approval_code_hash: code === null ? null : approvalCodeHash(code),
+          approval_expires_at: expiresAt?.toISOString() ?? null,
+          created_at: createdAt
+        } as const
+
+        if (status === "denied_by_policy") {
+          const denied = yield* die(
+            lanes.run(
+              laneKey(orgUuid, agentId),
+              sql.withTransaction(
+                Effect.gen(function* () {
+                  yield* store.insert(row)
+                  const receipt = yield* mintFor(row, { receipt_status: "denied", outcome: null, outcome_hash: null, output_scan_flags: null, approval: null })
+                  yield* store.finish(actionUuid, {
+                    status: "denied_by_policy",
+                    denial_reason: verdict.reasoning,
+                    receipt: receipt.minted,
+                    agent_sequence: receipt.sequence
+                  })
+                  const body = {
+                    code: "POLICY_DENIED",
+                    message: `Denied by policy: ${verdict.reasoning}`,
+                    details: { action_uuid: actionUuid, policy_uuid: verdict.policy_uuid, receipt_uuid: receipt.minted.receipt_uuid }
+                  }
+                  yield* record([
+                    {
+                      orgUuid,
+                      type: "action.denied_by_policy",
+                      data: {
+                        action_uuid: actionUuid,
+                        action_type: row.action_type,
+                        agent_id: agentId,
+                        policy_uuid: verdict.policy_uuid,
+                        receipt_uuid: receipt.minted.receipt_uuid,
+                        reason: verdict.reasoning
+                      }
+                    }
+                  ])
+                  if (idempotencyKey !== null) yield* store.completeIdempotency(orgUuid, idempotencyKey, 403, body)
+                  return body
+                })
+              )
+            )
+          )
+          yield* announceStatus(row, "denied_by_policy", { receipt_uuid: denied.details.receipt_uuid })
+          return yield* Effect.fail(forbidden(denied.message, denied.code, denied.details))
+        }
+
+        const answer = {
+          action_uuid: actionUuid,
+          status: status as "authorized" | "pending_approval",
+          created_at: createdAt,
+          warnings: warnings.length > 0 ? warnings : null
+        }
+        const approvalData =
+          code !== null && expiresAt !== null
+            ? {
+                action_uuid: actionUuid,
+                action_type: row.action_type,
+                agent_id: agentId,
+                approval_url: `${config.baseUrl}/approve/${code}`,
+                approval_code: code,
+                expires_at: expiresAt.toISOString(),
+                approve_url: `${config.baseUrl}/api/v1/actions/${actionUuid}/approve?token=${signApprovalToken(secrets.tokenKey, actionUuid, "approve", expiresAt)}`,
+                deny_url: `${config.baseUrl}/api/v1/actions/${actionUuid}/deny?token=${signApprovalToken(secrets.tokenKey, actionUuid, "deny", expiresAt)}`
+              }
+            : null
+        yield* die(
+          sql.withTransaction(
+            Effect.gen(function* () {
+              yield* store.insert(row)
+              yield* record(
+                approvalData !== null
+                  ? [{ orgUuid, type: "action.approval_requested", data: approvalData }]
+                  : [{ orgUuid, type: "action.authorized", data: { action_uuid: actionUuid, action_type: row.action_type, agent_id: agentId, policy_uuid: verdict.policy_uuid } }]
+              )
+              if (idempotencyKey !== null) yield* store.completeIdempotency(orgUuid, idempotencyKey, 201, answer)
+            })
+          )
+        )
+        yield* announceStatus(row, status)
+        if (pending) yield* announceNotification(row, "pending", status)
+        if (approvalData !== null) notifyApprovalObservers({ ...approvalData, org_uuid: orgUuid })
+        return answer
+      })
+
+    // ---------------------------------------------------------------- notarize
+
+    const notarize = Effect.fn("Actions.notarize")(function* (
+      principal: Principal,
+      actionUuid: string,
+      input: { outcome?: string | null; outcome_details?: string | null }
+    ) {
+      const outcome = input.outcome ?? "completed"
+      if (outcome !== "completed" && outcome !== "failed") {
+        return yield* Effect.fail(badRequest("INVALID_OUTCOME", "outcome must be completed or failed", { outcome }))
+      }
+      const orgUuid = principal.orgUuid
+      const current = yield* die(store.byId(orgUuid, actionUuid))
+      if (current === undefined) return yield* Effect.fail(notFound("Action not found"))
+      if (current.status !== "authorized" && current.status !== "approved") {
+        return yield* Effect.fail(conflict("INVALID_ACTION_STATE", `Action is ${current.status}; only authorized or approved actions can be notarized`, { status: current.status }))
+      }
+      const details = input.outcome_details ?? null
+      let outcomeHash: string | null = null
+      let flags: ReadonlyArray<Record<string, unknown>> | null = null
+      const warnings: Array<string> = []
+      if (details !== null) {
+        const policy = yield* outputFiltering.policyFor(orgUuid)
+        const filtered = filterOutput(details, policy)
+        if (filtered.denied) {
+          return yield* Effect.fail(
+            unprocessable("OUTPUT_SCAN_VIOLATION", "outcome_details contains content the output policy refuses", {
+              action_uuid: actionUuid,
+              flags: filtered.flags
+            })
+          )
+        }
+        flags = filtered.flags.length > 0 ? filtered.flags.map((flag) => ({ ...flag })) : null
+        outcomeHash = sha256Text(filtered.redacted_text ?? details)
+        if (filtered.redacted_text !== undefined && filtered.redacted_text !== details) warnings.push("outcome_details were redacted before hashing")
+        if (filtered.flags.length > 0) warnings.push(`output scan flagged ${filtered.flags.map((flag) => flag.entity_type).join(", ")}`)
+      }
+      const status = outcome === "completed" ? "notarized" : "failed"
+      const done = yield* die(
+        terminal(orgUuid, current.agent_id, actionUuid, (row) =>
+          row.status !== "authorized" && row.status !== "approved"
+            ? Effect.fail(conflict("INVALID_ACTION_STATE", `Action is ${row.status}; only authorized or approved actions can be notarized`, { status: row.status }))
+            : Effect.succeed({
+                update: { status, outcome, outcome_hash: outcomeHash, output_scan_flags: flags },
+                receipt: { receipt_status: status as ReceiptStatus, outcome, outcome_hash: outcomeHash, output_scan_flags: flags, approval: approvalOf(row) },
+                events: (r: ActionRow, receipt: MintedReceipt) => [
+                  {
+                    orgUuid,
+                    type: status === "notarized" ? ("action.notarized" as const) : ("action.failed" as const),
+                    data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, outcome, receipt_uuid: receipt.receipt_uuid, payload_hash: receipt.payload_hash }
+                  }
+                ]
+              })
+        )
+      )
+      yield* announceStatus(done.row, status, { receipt_uuid: done.receipt.receipt_uuid })
+      return {
+        action_uuid: actionUuid,
+        status: status as "notarized" | "failed",
+        receipt_uuid: done.receipt.receipt_uuid,
+        payload_hash: done.receipt.payload_hash,
+        signature: done.receipt.signature,
+        public_key_id: done.receipt.public_key_id,
+        timestamp_token: done.receipt.timestamp_token,
+        created_at: done.receipt.created_at,
+        warnings: warnings.length > 0 ? warnings : null
+      }
+    })
+
+    // ---------------------------------------------------------------- human decisions
+
+    const pastDeadline = (row: ActionRow) =>
+      row.status === "pending_approval" && row.approval_expires_at !== null && Date.parse(row.approval_expires_at) <= Date.now()
+
+    /** Expires one pending approval if it is (still) past its deadline; the row it left, or undefined when nothing changed. */
+    const expireOne = (item: { readonly orgUuid: string; readonly agentId: string | null; readonly actionUuid: string }) => {
+      const at = new Date().toISOString()
+      const transition = terminal(item.orgUuid, item.agentId, item.actionUuid, (row) =>
+        !pastDeadline(row)
+          ? Effect.fail(new Skip())
+          : Effect.succeed({
+              update: { status: "denied_by_human" as const, approval_via: "expiry", denial_reason: "expired" },
+              receipt: {
+                receipt_status: "denied_by_human" as const,
+                outcome: null,
+                outcome_hash: null,
+                output_scan_flags: null,
+                approval: { decision: "denied" as const, by: null, at, via: "expiry" as const, reason: "expired" }
+              },
+              events: (r: ActionRow, receipt: MintedReceipt) => [
+                {
+                  orgUuid: r.org_uuid,
+                  type: "action.expired" as const,
+                  data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, reason: "expired", receipt_uuid: receipt.receipt_uuid }
+                }
+              ]
+            })
+      )
+      return die(transition).pipe(
+        Effect.map((done): ActionRow | undefined => done.row),
+        // Skip: someone resolved it first; any other failure here is a defect of the sweep.
+        Effect.catch((error: unknown) => (error instanceof Skip ? Effect.succeed(undefined) : Effect.die(error))),
+        Effect.tap((row) =>
+          row === undefined
+            ? Effect.void
+            : Effect.andThen(announceStatus(row, "denied_by_human", { reason: "expired" }), announceNotification(row, "resolved", "denied_by_human"))
+        )
+      )
+    }
+
+    /**
+     * Approves or denies a pending action. `consumeCode` marks the approval code
+     * used in the same transaction (single use).
+     */
+    const decide = (
+      row: ActionRow,
+      decision: Decision,
+      by: string | null,
+      via: Via,
+      reason: string | null,
+      consumeCode: boolean
+    ) =>
+      Effect.gen(function* () {
+        const at = new Date().toISOString()
+        const useCode = consumeCode
+          ? Effect.flatMap(store.markCodeUsed(row.action_uuid), (fresh) => (fresh ? Effect.void : Effect.fail(gone("CODE_EXPIRED", "This approval code was already used"))))
+          : Effect.void
+        const resolved = (status: string) => conflict("ALREADY_RESOLVED", `Action is ${status}, no longer pending approval`, { status })
+        if (decision === "approve") {
+          yield* die(
+            sql.withTransaction(
+              Effect.gen(function* () {
+                const locked = yield* store.byId(row.org_uuid, row.action_uuid, true)
+                if (locked === undefined) return yield* Effect.fail(notFound("Action not found"))
+                if (locked.status !== "pending_approval" || pastDeadline(locked)) return yield* Effect.fail(consumeCode || via === "token" ? gone("CODE_EXPIRED", "This approval is no longer valid") : resolved(pastDeadline(locked) ? "denied_by_human" : locked.status))
+                yield* useCode
+                yield* store.approve(row.action_uuid, by, via, at)
+                yield* record([
+                  {
+                    orgUuid: row.org_uuid,
+                    type: "action.approved",
+                    data: { action_uuid: row.action_uuid, action_type: row.action_type, agent_id: row.agent_id, approved_by: by, via, approved_at: at }
+                  }
+                ])
+              })
+            )
+          )
+          yield* announceStatus(row, "approved", { approved_by: by })
+          yield* announceNotification(row, "resolved", "approved")
+          return { status: "approved", action_uuid: row.action_uuid, approver_email: by } satisfies Resolution
+        }
+        yield* die(
+          terminal(row.org_uuid, row.agent_id, row.action_uuid, (locked) =>
+            Effect.gen(function* () {
+              if (locked.status !== "pending_approval" || pastDeadline(locked)) return yield* Effect.fail(consumeCode || via === "token" ? gone("CODE_EXPIRED", "This approval is no longer valid") : resolved(pastDeadline(locked) ? "denied_by_human" : locked.status))
+              yield* useCode
+              return {
+                update: { status: "denied_by_human" as const, approved_by: by, approved_at: at, approval_via: via, denial_reason: reason },
+                receipt: {
+                  receipt_status: "denied_by_human" as const,
+                  outcome: null,
+                  outcome_hash: null,
+                  output_scan_flags: null,
+                  approval: { decision: "denied" as const, by, at, via, reason }
+                },
+                events: (r: ActionRow, receipt: MintedReceipt) => [
+                  {
+                    orgUuid: r.org_uuid,
+                    type: "action.denied" as const,
+                    data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, denied_by: by, via, reason, receipt_uuid: receipt.receipt_uuid }
+                  }
+                ]
+              }
+            })
+          )
+        )
+        yield* announceStatus(row, "denied_by_human", { denied_by: by })
+        yield* announceNotification(row, "resolved", "denied_by_human")
+        return { status: "denied_by_human", action_uuid: row.action_uuid, approver_email: by } satisfies Resolution
+      }).pipe(
+        // A decision that lost the race against the deadline leaves the action expired, never pending past it.
+        Effect.tapError(() => expireOne({ orgUuid: row.org_uuid, agentId: row.agent_id, actionUuid: row.action_uuid }))
+      )
+
+    const liveCodeRow = (code: string) =>
+      Effect.gen(function* () {
+        const row = yield* die(store.byCodeHash(approvalCodeHash(code)))
+        if (row === undefined) return yield* Effect.fail(notFound("Approval code not found"))
+        const expired = pastDeadline(row)
+        if (expired) yield* expireOne({ orgUuid: row.org_uuid, agentId: row.agent_id, actionUuid: row.action_uuid })
+        if (row.approval_code_used_at !== null || row.status !== "pending_approval" || expired) {
+          return yield* Effect.fail(gone("CODE_EXPIRED", "This approval code was already used or has expired"))
+        }
+        return row
+      })
+
+    const review = Effect.fn("Actions.review")(function* (code: string) {
+      const row = yield* liveCodeRow(code)
+      let details: string | null = null
+      if (row.details_sealed !== null) {
+        details = yield* Effect.try({
+          try: () => secrets.envelope.openText(row.details_sealed!, `action-details:${row.action_uuid}`),
+          catch: (cause) => cause
+        }).pipe(Effect.orDie)
+      }
+      return {
+        action_uuid: row.action_uuid,
+        action_type: row.action_type,
+        agent_id: row.agent_id,
+        status: row.status,
+        details,
+        action_details_hash: row.action_details_hash,
+        instruction_hash: row.instruction_hash,
+        created_at: row.created_at,
+        expires_at: row.approval_expires_at ?? row.created_at
+      }
+    })
+
+    const confirm = Effect.fn("Actions.confirm")(function* (code: string, decision: Decision, reason: string | null, requestId: string) {
+      const row = yield* liveCodeRow(code)
+      const result = yield* decide(row, decision, null, "code", decision === "deny" ? reason : null, true)
+      yield* die(store.audit({ orgUuid: row.org_uuid, actor: "approval-code", event: `action.${decision === "approve" ? "approved" : "denied"}`, target: row.action_uuid, details: { via: "code" }, requestId }))
+      return result
+    })
+
+    const byToken = Effect.fn("Actions.byToken")(function* (actionUuid: string, decision: TokenDecision, token: string | undefined, reason: string | null, requestId: string) {
+      const check = checkApprovalToken(secrets.tokenKey, actionUuid, decision, token)
+      if (check === "invalid") return yield* Effect.fail(forbidden("The approval token does not match this action"))
+      const row = yield* die(store.byIdAnyOrg(actionUuid))
+      if (row === undefined) return yield* Effect.fail(notFound("Action not found"))
+      if (row.status !== "pending_approval") return yield* Effect.fail(conflict("ALREADY_RESOLVED", `Action is ${row.status}, no longer pending approval`, { status: row.status }))
+      if (check === "expired" || pastDeadline(row)) {
+        yield* expireOne({ orgUuid: row.org_uuid, agentId: row.agent_id, actionUuid: row.action_uuid })
+        return yield* Effect.fail(gone("CODE_EXPIRED", "The approval token has expired"))
+      }
+      const result = yield* decide(row, decision, null, "token", decision === "deny" ? reason : null, false)
+      yield* die(store.audit({ orgUuid: row.org_uuid, actor: "approval-token", event: `action.${decision === "approve" ? "approved" : "denied"}`, target: row.action_uuid, details: { via: "token" }, requestId }))
+      return result
+    })
+
+    const fromDashboard = Effect.fn("Actions.fromDashboard")(function* (principal: Principal, actionUuid: string, decision: Decision, requestId: string) {
+      const row = yield* die(store.byId(principal.orgUuid, actionUuid))
+      if (row === undefined) return yield* Effect.fail(notFound("Action not found"))
+      const defaults = yield* die(store.defaultApprovers(principal.orgUuid))
+      if (!mayApprove(principal, row.approvers, defaults)) {
+        return yield* Effect.fail(forbidden("You are not an approver of this action"))
+      }
+      if (row.status !== "pending_approval") return yield* Effect.fail(conflict("ALREADY_RESOLVED", `Action is ${row.status}, no longer pending approval`, { status: row.status }))
+      if (pastDeadline(row)) {
+        yield* expireOne({ orgUuid: row.org_uuid, agentId: row.agent_id, actionUuid: row.action_uuid })
+        return yield* Effect.fail(conflict("ALREADY_RESOLVED", "The approval expired", { status: "denied_by_human", reason: "expired" }))
+      }
+      const result = yield* decide(row, decision, principal.email, "dashboard", null, false)
+      yield* die(store.audit({ orgUuid: row.org_uuid, actor: principal.email, event: `action.${decision === "approve" ? "approved" : "denied"}`, target: row.action_uuid, details: { via: "dashboard" }, requestId }))
+      return result
+    })
+
+    // ---------------------------------------------------------------- expiry
+
+    /** Turns every pending approval past its deadline into denied_by_human ("expired"). Returns how many. */
+    const expireDue = Effect.fn("Actions.expireDue")(function* () {
+      let expired = 0
+      for (;;) {
+        const due = yield* die(store.expired(100))
+        if (due.length === 0) return expired
+        let progressed = 0
+        for (const item of due) {
+          const outcome = yield* expireOne(item)
+          if (outcome !== undefined) {
+            expired++
+            progressed++
+          }
+        }
+        if (progressed === 0) return expired
+      }
+    })
+
+    // ---------------------------------------------------------------- reads and the rest
+
+    const get = Effect.fn("Actions.get")(function* (principal: Principal, actionUuid: string) {
+      const row = yield* die(store.byId(principal.orgUuid, actionUuid))
+      if (row === undefined) return yield* Effect.fail(notFound("Action not found"))
+      const authorizations = yield* die(store.cosignatures(principal.orgUuid, actionUuid))
+      return {
+        action_uuid: row.action_uuid,
+        org_uuid: row.org_uuid,
+        agent_id: row.agent_id,
+        agent_version: row.agent_version,
+        action_type: row.action_type,
+        instruction_hash: row.instruction_hash,
+        action_details_hash: row.action_details_hash,
+        details_storage_key: row.details_storage_key,
+        model_id: row.model_id,
+        model_version: row.model_version,
+        parent_action_uuid: row.parent_action_uuid,
+        endpoint_url: row.endpoint_url,
+        status: row.status,
+        legal_hold: row.legal_hold,
+        policy_uuid: row.policy_uuid,
+        require_approval: row.require_approval,
+        approvers: row.approvers,
+        approved_by: row.approved_by,
+        approved_at: row.approved_at,
+        denial_reason: row.denial_reason,
+        outcome: row.outcome,
+        outcome_hash: row.outcome_hash,
+        approval_expires_at: row.approval_expires_at,
+        agent_sequence: row.agent_sequence,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+        receipt: row.receipt ? receiptView(row.receipt) : null,
+        authorizations
+      }
+    })
+
+    const list = Effect.fn("Actions.list")(function* (
+      principal: Principal,
+      filter: { action_type?: string; agent_id?: string; status?: ActionStatus },
+      page: number,
+      perPage: number
+    ) {
+      const [rows, total] = yield* die(store.list(principal.orgUuid, filter, page, perPage))
+      return { data: rows, actions: rows, pagination: pagination(page, perPage, total) }
+    })
+
+    const cosign = Effect.fn("Actions.cosign")(function* (principal: Principal, actionUuid: string, requestId: string) {
+      const row = yield* die(store.byId(principal.orgUuid, actionUuid))
+      if (row === undefined) return yield* Effect.fail(notFound("Action not found"))
+      const created = yield* die(
+        store.cosign({ cosignature_uuid: newUuid(), org_uuid: principal.orgUuid, action_uuid: actionUuid, user_uuid: principal.userUuid, email: principal.email })
+      )
+      if (created === undefined) return yield* Effect.fail(conflict("ALREADY_AUTHORIZED", "You already cosigned this action", { action_uuid: actionUuid }))
+      yield* die(store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "action.cosigned", target: actionUuid, details: { cosignature_uuid: created.cosignature_uuid }, requestId }))
+      return created
+    })
+
+    const setHold = Effect.fn("Actions.setHold")(function* (principal: Principal, actionUuid: string, hold: boolean, requestId: string) {
+      const found = yield* die(
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const updated = yield* store.setHold(principal.orgUuid, actionUuid, hold)
+            if (updated) {
+              yield* store.audit({
+                orgUuid: principal.orgUuid,
+                actor: principal.email,
+                event: hold ? "action.legal_hold.placed" : "action.legal_hold.released",
+                target: actionUuid,
+                requestId
+              })
+            }
+            return updated
+          })
+        )
+      )
+      if (!found) return yield* Effect.fail(notFound("Action not found"))
+      return { action_uuid: actionUuid, legal_hold: hold }
+    })
+
+    const chain = Effect.fn("Actions.chain")(function* (principal: Principal, actionUuid: string) {
+      const links = yield* die(store.chain(principal.orgUuid, actionUuid, 1000))
+      if (links.length === 0) return yield* Effect.fail(notFound("Action not found"))
+      return { action_uuid: actionUuid, chain: links }
+    })
+
+    return {
+      authorize,
+      notarize,
+      get,
+      list,
+      review,
+      confirm,
+      byToken,
+      fromDashboard,
+      cosign,
+      setHold,
+      chain,
+      expireDue,
+      pending: (orgUuid: string, limit: number) => Effect.orDie(store.pending(orgUuid, limit)),
+      // Suspended so every sweep computes its own cut-off.
+      pruneIdempotency: Effect.suspend(() => Effect.orDie(store.pruneIdempotency(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString()))),
+      isTerminal
+    }
+  })
+
+export class Actions extends Context.Service<Actions, Effect.Success<ReturnType<typeof makeActions>>>()("gateway/Actions") {
+  /** The service, plus the background sweep that expires pending approvals (and prunes idempotency records). */
+  static readonly layerWith = (options: ActionsOptions) =>
+    Layer.effect(Actions)(
+      Effect.gen(function* () {
+        const actions = yield* makeActions(options)
+        const sweep = Effect.gen(function* () {
+          yield* actions.expireDue()
+          yield* actions.pruneIdempotency
+        }).pipe(
+          Effect.catchCause((cause) => Effect.sync(() => logLine("error", "action expiry sweep failed", { cause: String(cause) })))
+        )
+        yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(options.sweepIntervalMs ?? 30_000)))
+        return actions
+      })
+    )
+
+  static readonly layer = Layer.unwrap(Effect.sync(() => Actions.layerWith(optionsFromEnv())))
+
+  /** Actions and the ApprovalsPort together, as app.ts wires them. */
+  static get live() {
+    return Layer.provideMerge(Actions.approvalsLayer, Actions.layer)
+  }
+
+  /** The ApprovalsPort other areas (notifications, the approval page) consume. */
+  static readonly approvalsLayer = Layer.effect(ApprovalsPort)(
+    Effect.gen(function* () {
+      const actions = yield* Actions
+      return ApprovalsPort.of({
+        pending: (orgUuid, limit) => actions.pending(orgUuid, limit),
+        review: (code) => actions.review(code),
+        confirm: (code, decision, reason, requestId) => actions.confirm(code, decision, reason ?? null, requestId)
+      })
+    })
+  )
+}

@@ -1,0 +1,356 @@
+/**
+ * SQL for actions, cosignatures, idempotency records and agent chain heads.
+ * Every query is scoped by organization; callers decide the transaction.
+ */
+import * as Effect from "effect/Effect"
+import { SqlClient } from "effect/sql"
+import { jsonb } from "../platform/db/index.js"
+import { count, iso, isoRequired, jsonValue, offset } from "../platform/sql.js"
+import type { MintedReceipt } from "../receipts/ports.js"
+
+export interface ActionRow {
+  readonly action_uuid: string
+  readonly org_uuid: string
+  readonly agent_id: string | null
+  readonly agent_version: string | null
+  readonly action_type: string
+  readonly action_details_hash: string
+  readonly instruction_hash: string | null
+  readonly details_sealed: string | null
+  readonly details_storage_key: string | null
+  readonly model_id: string | null
+  readonly model_version: string | null
+  readonly parent_action_uuid: string | null
+  readonly endpoint_url: string | null
+  readonly status: string
+  readonly legal_hold: boolean
+  readonly policy_uuid: string | null
+  readonly require_approval: boolean
+  readonly approvers: ReadonlyArray<string> | null
+  readonly approval_code_used_at: string | null
+  readonly approval_expires_at: string | null
+  readonly approved_by: string | null
+  readonly approved_at: string | null
+  readonly approval_via: string | null
+  readonly denial_reason: string | null
+  readonly outcome: string | null
+  readonly outcome_hash: string | null
+  readonly receipt_uuid: string | null
+  readonly receipt_payload_hash: string | null
+  readonly receipt: Omit<MintedReceipt, "signed_payload"> | null
+  readonly agent_sequence: number | null
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+const toAction = (row: any): ActionRow => ({
+  action_uuid: row.action_uuid,
+  org_uuid: row.org_uuid,
+  agent_id: row.agent_id ?? null,
+  agent_version: row.agent_version ?? null,
+  action_type: row.action_type,
+  action_details_hash: row.action_details_hash,
+  instruction_hash: row.instruction_hash ?? null,
+  details_sealed: row.details_sealed ?? null,
+  details_storage_key: row.details_storage_key ?? null,
+  model_id: row.model_id ?? null,
+  model_version: row.model_version ?? null,
+  parent_action_uuid: row.parent_action_uuid ?? null,
+  endpoint_url: row.endpoint_url ?? null,
+  status: row.status,
+  legal_hold: Boolean(row.legal_hold),
+  policy_uuid: row.policy_uuid ?? null,
+  require_approval: Boolean(row.require_approval),
+  approvers: jsonValue<ReadonlyArray<string> | null>(row.approvers, null),
+  approval_code_used_at: iso(row.approval_code_used_at),
+  approval_expires_at: iso(row.approval_expires_at),
+  approved_by: row.approved_by ?? null,
+  approved_at: iso(row.approved_at),
+  approval_via: row.approval_via ?? null,
+  denial_reason: row.denial_reason ?? null,
+  outcome: row.outcome ?? null,
+  outcome_hash: row.outcome_hash ?? null,
+  receipt_uuid: row.receipt_uuid ?? null,
+  receipt_payload_hash: row.receipt_payload_hash ?? null,
+  receipt: jsonValue(row.receipt, null),
+  agent_sequence: row.agent_sequence === null || row.agent_sequence === undefined ? null : Number(row.agent_sequence),
+  created_at: isoRequired(row.created_at),
+  updated_at: isoRequired(row.updated_at)
+})
+
+export interface NewAction {
+  readonly action_uuid: string
+  readonly org_uuid: string
+  readonly agent_id: string | null
+  readonly agent_version: string | null
+  readonly action_type: string
+  readonly action_details_hash: string
+  readonly instruction_hash: string | null
+  readonly details_sealed: string | null
+  readonly details_storage_key: string | null
+  readonly model_id: string | null
+  readonly model_version: string | null
+  readonly parent_action_uuid: string | null
+  readonly endpoint_url: string | null
+  readonly status: "authorized" | "pending_approval" | "denied_by_policy"
+  readonly policy_uuid: string | null
+  readonly require_approval: boolean
+  readonly approvers: ReadonlyArray<string> | null
+  readonly context: Record<string, unknown> | null
+  readonly sdk: Record<string, unknown> | null
+  readonly warnings: ReadonlyArray<string>
+  readonly approval_code_hash: string | null
+  readonly approval_expires_at: string | null
+  readonly created_at: string
+}
+
+/** What a terminal transition writes besides the status. */
+export interface TerminalUpdate {
+  readonly status: "notarized" | "failed" | "denied_by_policy" | "denied_by_human"
+  readonly outcome?: string | null
+  readonly outcome_hash?: string | null
+  readonly output_scan_flags?: ReadonlyArray<Record<string, unknown>> | null
+  readonly approved_by?: string | null
+  readonly approved_at?: string | null
+  readonly approval_via?: string | null
+  readonly denial_reason?: string | null
+  readonly receipt: MintedReceipt
+  readonly agent_sequence: number
+}
+
+export interface IdempotencyRecord {
+  readonly request_hash: string
+  readonly status_code: number | null
+  readonly response: Record<string, unknown> | null
+  readonly created_at: string
+}
+
+export const makeActionsStore = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  return {
+    sql,
+
+    insert: (a: NewAction) =>
+      sql`INSERT INTO actions (action_uuid, org_uuid, agent_id, agent_version, action_type, action_details_hash,
+            instruction_hash, details_sealed, details_storage_key, model_id, model_version, parent_action_uuid,
+            endpoint_url, status, policy_uuid, require_approval, approvers, context, sdk, warnings,
+            approval_code_hash, approval_expires_at, created_at, updated_at)
+          VALUES (${a.action_uuid}, ${a.org_uuid}, ${a.agent_id}, ${a.agent_version}, ${a.action_type},
+            ${a.action_details_hash}, ${a.instruction_hash}, ${a.details_sealed}, ${a.details_storage_key},
+            ${a.model_id}, ${a.model_version}, ${a.parent_action_uuid}, ${a.endpoint_url}, ${a.status},
+            ${a.policy_uuid}, ${a.require_approval}, ${a.approvers === null ? null : jsonb(a.approvers)},
+            ${a.context === null ? null : jsonb(a.context)}, ${a.sdk === null ? null : jsonb(a.sdk)},
+            ${jsonb(a.warnings)}, ${a.approval_code_hash}, ${a.approval_expires_at}, ${a.created_at}, ${a.created_at})`.pipe(
+        Effect.asVoid
+      ),
+
+    byId: (orgUuid: string, actionUuid: string, forUpdate = false) =>
+      (forUpdate
+        ? sql`SELECT * FROM actions WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid} FOR UPDATE`
+        : sql`SELECT * FROM actions WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid}`
+      ).pipe(Effect.map((rows) => (rows[0] ? toAction(rows[0]) : undefined))),
+
+    /** Public routes (code, legacy token) know no organization: look up by id alone. */
+    byIdAnyOrg: (actionUuid: string) =>
+      sql`SELECT * FROM actions WHERE action_uuid = ${actionUuid}`.pipe(Effect.map((rows) => (rows[0] ? toAction(rows[0]) : undefined))),
+
+    byCodeHash: (codeHash: string) =>
+      sql`SELECT * FROM actions WHERE approval_code_hash = ${codeHash}`.pipe(Effect.map((rows) => (rows[0] ? toAction(rows[0]) : undefined))),
+
+    markCodeUsed: (actionUuid: string) =>
+      sql`UPDATE actions SET approval_code_used_at = now() WHERE action_uuid = ${actionUuid} AND approval_code_used_at IS NULL
+          RETURNING action_uuid`.pipe(Effect.map((rows) => rows.length > 0)),
+
+    /** pending_approval → approved; false when the action was no longer pending. */
+    approve: (actionUuid: string, by: string | null, via: string, at: string) =>
+      sql`UPDATE actions SET status = 'approved', approved_by = ${by}, approved_at = ${at}, approval_via = ${via}, updated_at = ${at}
+          WHERE action_uuid = ${actionUuid} AND status = 'pending_approval' RETURNING action_uuid`.pipe(Effect.map((rows) => rows.length > 0)),
+
+    finish: (actionUuid: string, u: TerminalUpdate) => {
+      const { signed_payload: _signed, ...receipt } = u.receipt
+      return sql`UPDATE actions SET status = ${u.status},
+            outcome = ${u.outcome ?? null}, outcome_hash = ${u.outcome_hash ?? null},
+            output_scan_flags = ${u.output_scan_flags ? jsonb(u.output_scan_flags) : null},
+            approved_by = COALESCE(${u.approved_by ?? null}, approved_by),
+            approved_at = COALESCE(${u.approved_at ?? null}, approved_at),
+            approval_via = COALESCE(${u.approval_via ?? null}, approval_via),
+            denial_reason = ${u.denial_reason ?? null},
+            receipt_uuid = ${u.receipt.receipt_uuid}, receipt_payload_hash = ${u.receipt.payload_hash},
+            receipt = ${jsonb(receipt)}, agent_sequence = ${u.agent_sequence}, updated_at = now()
+          WHERE action_uuid = ${actionUuid}`.pipe(Effect.asVoid)
+    },
+
+    list: (orgUuid: string, filter: { action_type?: string; agent_id?: string; status?: string }, page: number, perPage: number) =>
+      Effect.gen(function* () {
+        const where = sql.and([
+          sql`org_uuid = ${orgUuid}`,
+          ...(filter.action_type !== undefined ? [sql`action_type = ${filter.action_type}`] : []),
+          ...(filter.agent_id !== undefined ? [sql`agent_id = ${filter.agent_id}`] : []),
+          ...(filter.status !== undefined ? [sql`status = ${filter.status}`] : [])
+        ])
+        const rows = yield* sql`SELECT action_uuid, action_type, agent_id, status, legal_hold, created_at FROM actions
+                                WHERE ${where} ORDER BY created_at DESC, action_uuid DESC
+                                LIMIT ${perPage} OFFSET ${offset(page, perPage)}`
+        const totals = yield* sql`SELECT COUNT(*) AS n FROM actions WHERE ${where}`
+        return [
+          rows.map((row: any) => ({
+            action_uuid: row.action_uuid as string,
+            action_type: row.action_type as string,
+            agent_id: (row.agent_id ?? null) as string | null,
+            status: row.status as string,
+            legal_hold: Boolean(row.legal_hold),
+            created_at: isoRequired(row.created_at)
+          })),
+          count(totals[0]?.n)
+        ] as const
+      }),
+
+    pending: (orgUuid: string, limit: number) =>
+      sql`SELECT action_uuid, org_uuid, action_type, agent_id, created_at FROM actions
+          WHERE org_uuid = ${orgUuid} AND status = 'pending_approval' ORDER BY created_at DESC LIMIT ${limit}`.pipe(
+        Effect.map((rows) =>
+          rows.map((row: any) => ({
+            action_uuid: row.action_uuid as string,
+            org_uuid: row.org_uuid as string,
+            action_type: row.action_type as string,
+            agent_id: (row.agent_id ?? null) as string | null,
+            created_at: isoRequired(row.created_at)
+          }))
+        )
+      ),
+
+    /** Pending approvals past their deadline, oldest first. */
+    expired: (limit: number) =>
+      sql`SELECT org_uuid, action_uuid, agent_id FROM actions
+          WHERE status = 'pending_approval' AND approval_expires_at <= now()
+          ORDER BY approval_expires_at LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map((row: any) => ({ orgUuid: row.org_uuid as string, actionUuid: row.action_uuid as string, agentId: (row.agent_id ?? null) as string | null })))
+      ),
+
+    setHold: (orgUuid: string, actionUuid: string, hold: boolean) =>
+      sql`UPDATE actions SET legal_hold = ${hold}, updated_at = now() WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid}
+          RETURNING action_uuid`.pipe(Effect.map((rows) => rows.length > 0)),
+
+    cosignatures: (orgUuid: string, actionUuid: string) =>
+      sql`SELECT cosignature_uuid, action_uuid, cosigner_email, cosigned_at FROM action_cosignatures
+          WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid} ORDER BY cosigned_at, cosignature_uuid`.pipe(
+        Effect.map((rows) =>
+          rows.map((row: any) => ({
+            cosignature_uuid: row.cosignature_uuid as string,
+            action_uuid: row.action_uuid as string,
+            cosigner_email: row.cosigner_email as string,
+            cosigned_at: isoRequired(row.cosigned_at)
+          }))
+        )
+      ),
+
+    /** Undefined when this user already cosigned. */
+    cosign: (c: { cosignature_uuid: string; org_uuid: string; action_uuid: string; user_uuid: string; email: string }) =>
+      sql`INSERT INTO action_cosignatures (cosignature_uuid, org_uuid, action_uuid, user_uuid, cosigner_email)
+          VALUES (${c.cosignature_uuid}, ${c.org_uuid}, ${c.action_uuid}, ${c.user_uuid}, ${c.email})
+          ON CONFLICT (action_uuid, user_uuid) DO NOTHING
+          RETURNING cosignature_uuid, action_uuid, cosigner_email, cosigned_at`.pipe(
+        Effect.map((rows: ReadonlyArray<any>) =>
+          rows[0]
+            ? {
+                cosignature_uuid: rows[0].cosignature_uuid as string,
+                action_uuid: rows[0].action_uuid as string,
+                cosigner_email: rows[0].cosigner_email as string,
+                cosigned_at: isoRequired(rows[0].cosigned_at)
+              }
+            : undefined
+        )
+      ),
+
+    defaultApprovers: (orgUuid: string) =>
+      sql`SELECT default_approvers FROM organizations WHERE org_uuid = ${orgUuid}`.pipe(
+        Effect.map((rows: ReadonlyArray<any>) => jsonValue<ReadonlyArray<string>>(rows[0]?.default_approvers, []))
+      ),
+
+    audit: (entry: { orgUuid: string; actor: string; event: string; target: string; details?: Record<string, unknown>; requestId: string | null }) =>
+      sql`INSERT INTO audit_log (org_uuid, actor, event, target, details, request_id)
+          VALUES (${entry.orgUuid}, ${entry.actor}, ${entry.event}, ${entry.target}, ${jsonb(entry.details ?? {})}, ${entry.requestId})`.pipe(
+        Effect.asVoid
+      ),
+
+    // Idempotency: the row is claimed first (autocommit) so concurrent twins see it.
+    claimIdempotency: (orgUuid: string, key: string, requestHash: string) =>
+      sql`INSERT INTO idempotency_keys (org_uuid, idempotency_key, request_hash) VALUES (${orgUuid}, ${key}, ${requestHash})
+          ON CONFLICT (org_uuid, idempotency_key) DO NOTHING RETURNING idempotency_key`.pipe(Effect.map((rows) => rows.length > 0)),
+
+    idempotencyRecord: (orgUuid: string, key: string) =>
+      sql`SELECT request_hash, status_code, response, created_at FROM idempotency_keys
+          WHERE org_uuid = ${orgUuid} AND idempotency_key = ${key}`.pipe(
+        Effect.map((rows: ReadonlyArray<any>): IdempotencyRecord | undefined =>
+          rows[0]
+            ? {
+                request_hash: rows[0].request_hash,
+                status_code: rows[0].status_code === null ? null : Number(rows[0].status_code),
+                response: jsonValue(rows[0].response, null),
+                created_at: isoRequired(rows[0].created_at)
+              }
+            : undefined
+        )
+      ),
+
+    /** Drops a record older than the retention window so the key can be claimed afresh. */
+    dropStaleIdempotency: (orgUuid: string, key: string, olderThan: string) =>
+      sql`DELETE FROM idempotency_keys WHERE org_uuid = ${orgUuid} AND idempotency_key = ${key} AND created_at < ${olderThan}`.pipe(Effect.asVoid),
+
+    completeIdempotency: (orgUuid: string, key: string, statusCode: number, response: Record<string, unknown>) =>
+      sql`UPDATE idempotency_keys SET status_code = ${statusCode}, response = ${jsonb(response)}, completed_at = now()
+          WHERE org_uuid = ${orgUuid} AND idempotency_key = ${key}`.pipe(Effect.asVoid),
+
+    releaseIdempotency: (orgUuid: string, key: string) =>
+      sql`DELETE FROM idempotency_keys WHERE org_uuid = ${orgUuid} AND idempotency_key = ${key} AND response IS NULL`.pipe(Effect.asVoid),
+
+    pruneIdempotency: (olderThan: string) => sql`DELETE FROM idempotency_keys WHERE created_at < ${olderThan}`.pipe(Effect.asVoid),
+
+    // Chain head: insert-if-missing, then lock the row for the rest of the transaction.
+    lockChain: (orgUuid: string, agentId: string) =>
+      Effect.gen(function* () {
+        yield* sql`INSERT INTO agent_chains (org_uuid, agent_id) VALUES (${orgUuid}, ${agentId}) ON CONFLICT (org_uuid, agent_id) DO NOTHING`
+        const rows: ReadonlyArray<any> = yield* sql`SELECT last_sequence, last_payload_hash FROM agent_chains
+                                   WHERE org_uuid = ${orgUuid} AND agent_id = ${agentId} FOR UPDATE`
+        return { lastSequence: Number(rows[0]?.last_sequence ?? 0), lastPayloadHash: (rows[0]?.last_payload_hash ?? null) as string | null }
+      }),
+
+    advanceChain: (orgUuid: string, agentId: string, sequence: number, payloadHash: string) =>
+      sql`UPDATE agent_chains SET last_sequence = ${sequence}, last_payload_hash = ${payloadHash}, updated_at = now()
+          WHERE org_uuid = ${orgUuid} AND agent_id = ${agentId}`.pipe(Effect.asVoid),
+
+    parentPayloadHash: (orgUuid: string, parentUuid: string | null) =>
+      parentUuid === null
+        ? Effect.succeed(null)
+        : sql`SELECT receipt_payload_hash FROM actions WHERE org_uuid = ${orgUuid} AND action_uuid = ${parentUuid}`.pipe(
+            Effect.map((rows: ReadonlyArray<any>) => (rows[0]?.receipt_payload_hash ?? null) as string | null)
+          ),
+
+    /** Walks parent links upward from an action, stopping at `limit` links or a cycle. */
+    chain: (orgUuid: string, actionUuid: string, limit: number) =>
+      sql`WITH RECURSIVE walk AS (
+            SELECT action_uuid, action_type, agent_id, action_details_hash, status, parent_action_uuid, created_at, 1 AS depth
+            FROM actions WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid}
+            UNION ALL
+            SELECT a.action_uuid, a.action_type, a.agent_id, a.action_details_hash, a.status, a.parent_action_uuid, a.created_at, w.depth + 1
+            FROM actions a JOIN walk w ON a.action_uuid = w.parent_action_uuid
+            WHERE a.org_uuid = ${orgUuid} AND w.depth < ${limit}
+          )
+          SELECT * FROM walk ORDER BY depth`.pipe(
+        Effect.map((rows) =>
+          rows.map((row: any) => ({
+            action_uuid: row.action_uuid as string,
+            action_type: row.action_type as string,
+            agent_id: (row.agent_id ?? null) as string | null,
+            action_details_hash: row.action_details_hash as string,
+            status: row.status as string,
+            parent_action_uuid: (row.parent_action_uuid ?? null) as string | null,
+            created_at: isoRequired(row.created_at)
+          }))
+        )
+      )
+  }
+})
+
+export type ActionsStore = Effect.Success<typeof makeActionsStore>

@@ -1,0 +1,215 @@
+/**
+ * Approval notification channels: the per-organization settings (chat webhook
+ * URLs sealed at rest) and the announcement of `action.approval_requested`
+ * through every enabled channel in parallel. Each channel's result is written
+ * to `channel_deliveries`; one failing never stops the others.
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { SqlClient } from "effect/sql"
+import nodemailer from "nodemailer"
+import { type Unprocessable, validationError } from "../../protocol/errors.js"
+import type { NotificationChannelsInput } from "../../protocol/notification-channels.js"
+import { Config } from "../config.js"
+import { jsonb } from "../platform/db/index.js"
+import { type OutboundPolicy, outbound, outboundPolicyFromEnv } from "../platform/outbound/index.js"
+import { Secrets } from "../platform/secrets.js"
+import { jsonValue } from "../platform/sql.js"
+import { webhookUrlProblem } from "../webhooks/url.js"
+import { type ApprovalRequest, emailMessage, maskUrl, slackMessage, teamsMessage } from "./messages.js"
+
+export type ChannelName = "email" | "slack" | "teams"
+type Input = typeof NotificationChannelsInput.Type
+
+export interface ChannelsView {
+  readonly email: { readonly enabled: boolean; readonly recipients: ReadonlyArray<string> }
+  readonly slack: { readonly enabled: boolean; readonly webhook_url: string | null }
+  readonly teams: { readonly enabled: boolean; readonly webhook_url: string | null }
+}
+
+interface ChannelsRow {
+  readonly email_enabled: boolean
+  readonly email_recipients: unknown
+  readonly slack_enabled: boolean
+  readonly slack_url_sealed: string | null
+  readonly teams_enabled: boolean
+  readonly teams_url_sealed: string | null
+}
+
+const CHAT_TIMEOUT_MS = 10_000
+const SMTP_TIMEOUT_MS = 15_000
+
+
+export const policyOfConfig = (config: { readonly outboundAllowPrivate: string | undefined; readonly outboundAllowHttp: boolean }): OutboundPolicy =>
+  outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: config.outboundAllowPrivate, OUTBOUND_ALLOW_HTTP: String(config.outboundAllowHttp) })
+
+const aadOf = (orgUuid: string, channel: "slack" | "teams") => `notification-channel:${orgUuid}:${channel}`
+
+export class ApprovalChannels extends Context.Service<
+  ApprovalChannels,
+  {
+    readonly get: (orgUuid: string) => Effect.Effect<ChannelsView>
+    readonly put: (orgUuid: string, input: Input) => Effect.Effect<ChannelsView, Unprocessable>
+    /** Sends to every enabled channel in parallel and records each result; never fails. */
+    readonly notifyApproval: (request: ApprovalRequest) => Effect.Effect<ReadonlyArray<{ channel: ChannelName; status: string; detail: string | null }>>
+  }
+>()("gateway/ApprovalChannels") {
+  static readonly layer = Layer.effect(ApprovalChannels)(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const config = yield* Config
+      const { envelope } = yield* Secrets
+      const policy = policyOfConfig(config)
+      const mailer = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : undefined
+      const sender = config.smtpFrom || `approvals@${hostOf(config.baseUrl)}`
+
+      const load = (orgUuid: string) =>
+        Effect.map(
+          sql<ChannelsRow>`SELECT email_enabled, email_recipients, slack_enabled, slack_url_sealed, teams_enabled, teams_url_sealed
+                           FROM notification_channels WHERE org_uuid = ${orgUuid}`,
+          (rows) => rows[0]
+        )
+
+      const chatUrl = (orgUuid: string, channel: "slack" | "teams", sealed: string | null) =>
+        sealed === null ? null : envelope.openText(sealed, aadOf(orgUuid, channel))
+
+      const view = (orgUuid: string, row: ChannelsRow | undefined): ChannelsView => ({
+        email: { enabled: row?.email_enabled ?? false, recipients: jsonValue<Array<string>>(row?.email_recipients, []) },
+        slack: { enabled: row?.slack_enabled ?? false, webhook_url: mapNull(chatUrl(orgUuid, "slack", row?.slack_url_sealed ?? null), maskUrl) },
+        teams: { enabled: row?.teams_enabled ?? false, webhook_url: mapNull(chatUrl(orgUuid, "teams", row?.teams_url_sealed ?? null), maskUrl) }
+      })
+
+      const get = (orgUuid: string) => Effect.orDie(Effect.map(load(orgUuid), (row) => view(orgUuid, row)))
+
+      const put = (orgUuid: string, input: Input) =>
+        Effect.gen(function* () {
+          const issues: Array<{ path: string; message: string }> = []
+          const problems: Partial<Record<"slack" | "teams", string>> = {}
+          for (const channel of ["slack", "teams"] as const) {
+            const given = input[channel]?.webhook_url
+            if (typeof given !== "string") continue
+            const problem = yield* Effect.promise(() => webhookUrlProblem(given, policy))
+            if (problem !== undefined) {
+              problems[channel] = problem
+              issues.push({ path: `${channel}.webhook_url`, message: problem })
+            }
+          }
+          const sealedUrl = (channel: "slack" | "teams", current: string | null): string | null => {
+            const given = input[channel]?.webhook_url
+            if (given === undefined || problems[channel] !== undefined) return current
+            return given === null ? null : envelope.seal(given, aadOf(orgUuid, channel))
+          }
+          const row = yield* Effect.orDie(load(orgUuid))
+          const slackUrl = sealedUrl("slack", row?.slack_url_sealed ?? null)
+          const teamsUrl = sealedUrl("teams", row?.teams_url_sealed ?? null)
+          const slackEnabled = input.slack?.enabled ?? row?.slack_enabled ?? false
+          const teamsEnabled = input.teams?.enabled ?? row?.teams_enabled ?? false
+          if (slackEnabled && slackUrl === null) issues.push({ path: "slack.webhook_url", message: "required when slack is enabled" })
+          if (teamsEnabled && teamsUrl === null) issues.push({ path: "teams.webhook_url", message: "required when teams is enabled" })
+          if (issues.length > 0) return yield* Effect.fail(validationError(issues))
+          const emailEnabled = input.email?.enabled ?? row?.email_enabled ?? false
+          const recipients = input.email?.recipients ?? jsonValue<Array<string>>(row?.email_recipients, [])
+          yield* sql`
+            INSERT INTO notification_channels
+              (org_uuid, email_enabled, email_recipients, slack_enabled, slack_url_sealed, teams_enabled, teams_url_sealed, updated_at)
+            VALUES (${orgUuid}, ${emailEnabled}, ${jsonb(recipients)}, ${slackEnabled}, ${slackUrl}, ${teamsEnabled}, ${teamsUrl}, now())
+            ON CONFLICT (org_uuid) DO UPDATE SET
+              email_enabled = EXCLUDED.email_enabled, email_recipients = EXCLUDED.email_recipients,
+              slack_enabled = EXCLUDED.slack_enabled, slack_url_sealed = EXCLUDED.slack_url_sealed,
+              teams_enabled = EXCLUDED.teams_enabled, teams_url_sealed = EXCLUDED.teams_url_sealed, updated_at = now()`.pipe(Effect.orDie)
+          return yield* get(orgUuid)
+        })
+
+      /** Explicit recipients, else the organization's default approvers, else its admins and owners. */
+      const recipientsOf = (orgUuid: string, configured: ReadonlyArray<string>) =>
+        Effect.gen(function* () {
+          if (configured.length > 0) return configured
+          const org = yield* sql<{ default_approvers: unknown }>`SELECT default_approvers FROM organizations WHERE org_uuid = ${orgUuid}`
+          const defaults = jsonValue<Array<string>>(org[0]?.default_approvers, [])
+          if (defaults.length > 0) return defaults
+          const admins = yield* sql<{ email: string }>`
+            SELECT email FROM users WHERE org_uuid = ${orgUuid} AND role IN ('owner', 'admin') AND deactivated_at IS NULL ORDER BY created_at`
+          return admins.map((row) => row.email)
+        })
+
+      const sendEmail = (request: ApprovalRequest, configured: ReadonlyArray<string>) =>
+        Effect.gen(function* () {
+          if (mailer === undefined) return { status: "skipped", detail: "SMTP_URL is not set" }
+          const to = yield* recipientsOf(request.orgUuid, configured)
+          if (to.length === 0) return { status: "skipped", detail: "no recipients" }
+          const message = emailMessage(request)
+          yield* Effect.tryPromise({
+            try: () => mailer.sendMail({ from: sender, to: [...to], subject: message.subject, text: message.text }),
+            catch: (error) => new Error(`SMTP: ${(error as Error).message}`)
+          }).pipe(Effect.timeout(SMTP_TIMEOUT_MS))
+          return { status: "sent", detail: `${to.length} recipient(s)` }
+        })
+
+      const sendChat = (url: string, body: unknown) =>
+        Effect.gen(function* () {
+          const response = yield* outbound(url, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(body),
+            policy,
+            timeoutMs: CHAT_TIMEOUT_MS
+          })
+          if (response.status < 200 || response.status >= 300) return yield* Effect.fail(new Error(`HTTP ${response.status}`))
+          return { status: "sent", detail: `HTTP ${response.status}` }
+        })
+
+      const record = (request: ApprovalRequest, channel: ChannelName, status: string, detail: string | null) =>
+        sql`INSERT INTO channel_deliveries (org_uuid, event_id, channel, status, detail)
+            VALUES (${request.orgUuid}, ${request.eventId}, ${channel}, ${status}, ${detail})`.pipe(Effect.ignore)
+
+      const notifyApproval = (request: ApprovalRequest) =>
+        Effect.gen(function* () {
+          const row = yield* load(request.orgUuid).pipe(Effect.orElseSucceed(() => undefined))
+          if (row === undefined) return []
+          const jobs: Array<readonly [ChannelName, Effect.Effect<{ status: string; detail: string | null }, unknown>]> = []
+          if (row.email_enabled) jobs.push(["email", sendEmail(request, jsonValue<Array<string>>(row.email_recipients, []))])
+          for (const channel of ["slack", "teams"] as const) {
+            const enabled = channel === "slack" ? row.slack_enabled : row.teams_enabled
+            const sealed = channel === "slack" ? row.slack_url_sealed : row.teams_url_sealed
+            if (!enabled || sealed === null) continue
+            if (!(channel === "slack" ? config.features.slackIntegration : config.features.teamsIntegration)) {
+              jobs.push([channel, Effect.succeed({ status: "skipped", detail: `${channel}_integration is turned off` })])
+              continue
+            }
+            const message = channel === "slack" ? slackMessage(request) : teamsMessage(request)
+            jobs.push([channel, Effect.suspend(() => sendChat(envelope.openText(sealed, aadOf(request.orgUuid, channel)), message))])
+          }
+          return yield* Effect.forEach(
+            jobs,
+            ([channel, job]) =>
+              job.pipe(
+                Effect.catchCause((cause) => Effect.succeed({ status: "failed", detail: describeCause(cause) })),
+                Effect.tap((result) => record(request, channel, result.status, result.detail)),
+                Effect.map((result) => ({ channel, ...result }))
+              ),
+            { concurrency: "unbounded" }
+          )
+        }).pipe(Effect.orElseSucceed(() => []))
+
+      return ApprovalChannels.of({ get, put, notifyApproval })
+    })
+  )
+}
+
+const hostOf = (url: string): string => {
+  try {
+    return new URL(url).hostname || "localhost"
+  } catch {
+    return "localhost"
+  }
+}
+
+const mapNull = <A, B>(value: A | null, f: (a: A) => B): B | null => (value === null ? null : f(value))
+
+const describeCause = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause)
+  const text = error instanceof Error ? error.message : String(error)
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text
+}

@@ -1,0 +1,69 @@
+/**
+ * What needs a human in the caller's organization, with read state per
+ * dashboard user. API-key callers have no read state: everything is unread
+ * and marking does nothing.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { Principal } from "../../protocol/auth.js"
+import { NOTIFICATIONS_PER_TYPE, type NotificationItem } from "../../protocol/notifications.js"
+import { ApprovalsPort, type PendingApproval } from "../actions/ports.js"
+import { makeNotificationsStore } from "./store.js"
+
+export const approvalNotification = (pending: PendingApproval, read: boolean): NotificationItem => ({
+  id: pending.action_uuid,
+  type: "action_approval",
+  notification_key: `action:${pending.action_uuid}`,
+  title: `Approval needed: ${pending.action_type}`,
+  description: pending.agent_id ? `Agent ${pending.agent_id} requests ${pending.action_type}` : `An agent requests ${pending.action_type}`,
+  href: `/actions/${pending.action_uuid}`,
+  created_at: pending.created_at,
+  read
+})
+
+/** Newest first; items without a time go last. */
+const newestFirst = (a: NotificationItem, b: NotificationItem) => (b.created_at ?? "").localeCompare(a.created_at ?? "")
+
+export class Notifications extends Context.Service<
+  Notifications,
+  {
+    readonly pending: (principal: Principal) => Effect.Effect<{ items: Array<NotificationItem>; total: number; unread_count: number }>
+    readonly markRead: (principal: Principal, keys: ReadonlyArray<string>) => Effect.Effect<{ marked: number }>
+    readonly markAllRead: (principal: Principal) => Effect.Effect<{ marked: number }>
+  }
+>()("gateway/Notifications") {
+  static readonly layer = Layer.effect(Notifications)(
+    Effect.gen(function* () {
+      const store = yield* makeNotificationsStore
+      const approvals = yield* ApprovalsPort
+
+      const pendingKeys = (orgUuid: string) =>
+        Effect.map(approvals.pending(orgUuid, NOTIFICATIONS_PER_TYPE), (rows) => rows.map((row) => `action:${row.action_uuid}`))
+
+      return Notifications.of({
+        pending: (principal) =>
+          Effect.gen(function* () {
+            const rows = yield* approvals.pending(principal.orgUuid, NOTIFICATIONS_PER_TYPE)
+            const keys = rows.map((row) => `action:${row.action_uuid}`)
+            const read = principal.kind === "jwt" ? yield* Effect.orDie(store.readKeys(principal.userUuid, keys)) : new Set<string>()
+            const items = rows.map((row) => approvalNotification(row, read.has(`action:${row.action_uuid}`))).sort(newestFirst)
+            return { items, total: items.length, unread_count: items.filter((item) => !item.read).length }
+          }),
+        // Only keys of items the organization currently has pending count, so foreign or made-up keys mark nothing.
+        markRead: (principal, keys) =>
+          Effect.gen(function* () {
+            if (principal.kind !== "jwt") return { marked: 0 }
+            const known = new Set(yield* pendingKeys(principal.orgUuid))
+            const wanted = keys.filter((key) => known.has(key))
+            return { marked: yield* Effect.orDie(store.markRead(principal.userUuid, wanted)) }
+          }),
+        markAllRead: (principal) =>
+          Effect.gen(function* () {
+            if (principal.kind !== "jwt") return { marked: 0 }
+            return { marked: yield* Effect.orDie(store.markRead(principal.userUuid, yield* pendingKeys(principal.orgUuid))) }
+          })
+      })
+    })
+  )
+}

@@ -1,0 +1,291 @@
+/**
+ * Policies: validation, CRUD and lifecycle, dry-run, and the PolicyDecisions
+ * port the actions flow calls (evaluated from the org's cached snapshot).
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { Principal } from "../../protocol/auth.js"
+import { pagination } from "../../protocol/common.js"
+import { badRequest, conflict, notFound, validationError } from "../../protocol/errors.js"
+import { isKnownModel } from "../../protocol/models.js"
+import type { CreatePolicyRequest, DryRunRequest, PolicyView, UpdatePolicyRequest } from "../../protocol/policies.js"
+import { newId } from "../platform/ids.js"
+import { compileConditions } from "./conditions.js"
+import { compileScanConfig } from "./content-scan.js"
+import { combineDecisions, dryRun } from "./evaluate.js"
+import { PolicyDecisions } from "./ports.js"
+import { PolicySnapshots, toEvaluable } from "./snapshot.js"
+import { makePoliciesStore, type PolicyFields, type PolicyRow, type StoredScope } from "./store.js"
+import { POLICY_MODES, type PolicyMode } from "./types.js"
+
+export interface AuditContext {
+  readonly requestId: string | null
+}
+
+type Draft = {
+  readonly name: string
+  readonly description?: string | null | undefined
+  readonly mode: string
+  readonly decision: PolicyFields["decision"]
+  readonly priority?: number | undefined
+  readonly conditions?: unknown
+  readonly ai_prompt?: string | null | undefined
+  readonly ai_models?: ReadonlyArray<string> | null | undefined
+  readonly scan_config?: unknown
+  readonly scope?: { readonly agent_ids?: ReadonlyArray<string> | null; readonly action_types?: ReadonlyArray<string> | null } | null | undefined
+}
+
+const normalizeScope = (scope: Draft["scope"]): StoredScope => ({
+  agent_ids: [...new Set(scope?.agent_ids ?? [])],
+  action_types: [...new Set(scope?.action_types ?? [])]
+})
+
+/** The spec's 400 codes first, then shapes (422); returns the fields to store. */
+export const validatePolicy = (draft: Draft) => {
+  if (!POLICY_MODES.includes(draft.mode as PolicyMode)) {
+    return Effect.fail(badRequest("INVALID_MODE", `mode must be one of ${POLICY_MODES.join(", ")}`, { mode: draft.mode }))
+  }
+  const mode = draft.mode as PolicyMode
+  let conditions: unknown = draft.conditions ?? null
+  let scanConfig: unknown = null
+  let aiPrompt: string | null = null
+  let aiModels: ReadonlyArray<string> | null = null
+  if (mode === "rules" || draft.conditions !== undefined) {
+    const compiled = compileConditions(draft.conditions, { required: mode === "rules" })
+    if (!compiled.ok) {
+      if (compiled.code === "CONDITIONS_REQUIRED") return Effect.fail(badRequest("CONDITIONS_REQUIRED", compiled.message))
+      if (compiled.code === "INVALID_REGEX") {
+        return Effect.fail(badRequest("INVALID_REGEX", compiled.message, { issues: compiled.issues }))
+      }
+      return Effect.fail(validationError(compiled.issues))
+    }
+    // Stored as given (detail output returns `conditions` as it was sent).
+    conditions = draft.conditions ?? null
+  }
+  if (mode === "content_scan") {
+    const compiled = compileScanConfig(draft.scan_config)
+    if (!compiled.ok) {
+      if (compiled.code === "INVALID_REGEX") {
+        return Effect.fail(badRequest("INVALID_REGEX", compiled.message, { issues: compiled.issues }))
+      }
+      return Effect.fail(validationError(compiled.issues))
+    }
+    scanConfig = draft.scan_config ?? null
+  }
+  if (mode === "ai" || mode === "consensus") {
+    const prompt = draft.ai_prompt?.trim() ?? ""
+    if (prompt === "") return Effect.fail(badRequest("POLICY_TEXT_REQUIRED", `${mode} policies need ai_prompt (policy text)`))
+    const models = draft.ai_models ?? []
+    const needed = mode === "ai" ? 1 : 2
+    if (models.length < needed) {
+      return Effect.fail(
+        badRequest("MODELS_REQUIRED", mode === "ai" ? "ai policies need one model in ai_models" : "consensus policies need at least 2 models in ai_models")
+      )
+    }
+    const unknown = models.filter((model) => !isKnownModel(model))
+    if (unknown.length > 0) return Effect.fail(badRequest("INVALID_MODEL", `unsupported model id: ${unknown.join(", ")}`, { models: unknown }))
+    aiPrompt = draft.ai_prompt ?? null
+    aiModels = models
+  }
+  const fields: PolicyFields = {
+    name: draft.name,
+    description: draft.description ?? null,
+    mode,
+    decision: draft.decision,
+    priority: draft.priority ?? 0,
+    conditions,
+    ai_prompt: aiPrompt,
+    ai_models: aiModels,
+    scan_config: scanConfig,
+    scope: normalizeScope(draft.scope)
+  }
+  return Effect.succeed(fields)
+}
+
+export const policyView = (row: PolicyRow, pending?: { readonly n: number; readonly at: string }): PolicyView => ({
+  id: row.id,
+  policy_uuid: row.id,
+  name: row.name,
+  description: row.description,
+  mode: row.mode,
+  decision: row.decision,
+  priority: row.priority,
+  conditions: row.conditions,
+  ai_prompt: row.ai_prompt,
+  policy_text: row.ai_prompt,
+  ai_models: row.ai_models === null ? null : [...row.ai_models],
+  models: row.ai_models === null ? null : [...row.ai_models],
+  scan_config: row.scan_config,
+  scope: { agent_ids: [...row.scope.agent_ids], action_types: [...row.scope.action_types] },
+  status: row.status,
+  active: row.status === "active",
+  evaluation_count: row.evaluation_count + (pending?.n ?? 0),
+  last_evaluated_at:
+    pending && (row.last_evaluated_at === null || pending.at > row.last_evaluated_at) ? pending.at : row.last_evaluated_at,
+  activated_at: row.activated_at,
+  deactivated_at: row.deactivated_at,
+  created_at: row.created_at,
+  updated_at: row.updated_at
+})
+
+const policyNotFound = (id: string) => notFound(`Policy ${id} not found`, "POLICY_NOT_FOUND", { policy_uuid: id })
+
+const actorOf = (principal: Principal) => principal.userUuid ?? principal.keyId ?? "unknown"
+
+export const makePolicies = Effect.gen(function* () {
+  const store = yield* makePoliciesStore
+  const snapshots = yield* PolicySnapshots
+
+  const load = (orgUuid: string, id: string) =>
+    Effect.flatMap(Effect.orDie(store.find(orgUuid, id)), (row) => (row ? Effect.succeed(row) : Effect.fail(policyNotFound(id))))
+
+  const audit = (principal: Principal, event: string, id: string, context: AuditContext, details?: Record<string, unknown>) =>
+    store
+      .audit({ orgUuid: principal.orgUuid, actor: actorOf(principal), event, target: id, details, requestId: context.requestId })
+      .pipe(Effect.orDie)
+
+  return {
+    create: (principal: Principal, input: CreatePolicyRequest, context: AuditContext) =>
+      Effect.gen(function* () {
+        const fields = yield* validatePolicy({
+          ...input,
+          ai_prompt: input.ai_prompt ?? input.policy_text,
+          ai_models: input.ai_models ?? input.models
+        })
+        const status = input.activate === true ? "active" : "draft"
+        const row = yield* Effect.orDie(store.insert(newId("pol"), principal.orgUuid, fields, status))
+        yield* audit(principal, "policy.created", row.id, context, { status })
+        if (status === "active") yield* snapshots.invalidate(principal.orgUuid)
+        return policyView(row)
+      }),
+
+    list: (principal: Principal, query: { page?: number; per_page?: number; mode?: string; status?: string }) =>
+      Effect.gen(function* () {
+        const page = query.page ?? 1
+        const perPage = query.per_page ?? 20
+        const { rows, total } = yield* Effect.orDie(store.list(principal.orgUuid, { mode: query.mode, status: query.status }, page, perPage))
+        const items = rows.map((row) => ({
+          id: row.id,
+          name: row.name,
+          mode: row.mode,
+          decision: row.decision,
+          priority: row.priority,
+          status: row.status,
+          active: row.status === "active",
+          created_at: row.created_at
+        }))
+        return { policies: items, data: items, pagination: pagination(page, perPage, total) }
+      }),
+
+    get: (principal: Principal, id: string) =>
+      Effect.map(load(principal.orgUuid, id), (row) => policyView(row, snapshots.pending(row.id))),
+
+    update: (principal: Principal, id: string, patch: UpdatePolicyRequest, context: AuditContext) =>
+      Effect.gen(function* () {
+        const current = yield* load(principal.orgUuid, id)
+        if (patch.mode !== undefined && patch.mode !== current.mode) {
+          return yield* Effect.fail(badRequest("INVALID_MODE", "a policy's mode cannot be changed; create a new policy", { mode: patch.mode }))
+        }
+        const fields = yield* validatePolicy({
+          name: patch.name ?? current.name,
+          description: patch.description !== undefined ? patch.description : current.description,
+          mode: current.mode,
+          decision: patch.decision ?? current.decision,
+          priority: patch.priority ?? current.priority,
+          conditions: patch.conditions !== undefined ? patch.conditions : (current.conditions ?? undefined),
+          ai_prompt: patch.ai_prompt ?? patch.policy_text ?? current.ai_prompt,
+          ai_models: patch.ai_models ?? patch.models ?? current.ai_models,
+          scan_config: patch.scan_config !== undefined ? patch.scan_config : (current.scan_config ?? undefined),
+          scope:
+            patch.scope !== undefined
+              ? { agent_ids: patch.scope?.agent_ids ?? current.scope.agent_ids, action_types: patch.scope?.action_types ?? current.scope.action_types }
+              : current.scope
+        })
+        const row = yield* Effect.orDie(store.update(principal.orgUuid, id, fields))
+        if (row === undefined) return yield* Effect.fail(policyNotFound(id))
+        yield* audit(principal, "policy.updated", id, context, { fields: Object.keys(patch) })
+        // Active policies change immediately: every process drops its snapshot.
+        if (row.status === "active") yield* snapshots.invalidate(principal.orgUuid)
+        return policyView(row, snapshots.pending(row.id))
+      }),
+
+    remove: (principal: Principal, id: string, context: AuditContext) =>
+      Effect.gen(function* () {
+        const current = yield* load(principal.orgUuid, id)
+        if (current.status === "active") {
+          return yield* Effect.fail(conflict("POLICY_ACTIVE", "Deactivate the policy before deleting it", { policy_uuid: id }))
+        }
+        const deleted = yield* Effect.orDie(store.removeInactive(principal.orgUuid, id))
+        if (!deleted) return yield* Effect.fail(conflict("POLICY_ACTIVE", "Deactivate the policy before deleting it", { policy_uuid: id }))
+        yield* audit(principal, "policy.deleted", id, context)
+        return { id, deleted: true }
+      }),
+
+    activate: (principal: Principal, id: string, context: AuditContext) =>
+      Effect.gen(function* () {
+        yield* load(principal.orgUuid, id)
+        const row = yield* Effect.orDie(store.transition(principal.orgUuid, id, ["draft", "inactive"], "active"))
+        if (row === undefined) return yield* Effect.fail(conflict("ALREADY_ACTIVE", "The policy is already active", { policy_uuid: id }))
+        yield* audit(principal, "policy.activated", id, context)
+        yield* snapshots.invalidate(principal.orgUuid)
+        return { id, status: row.status, activated_at: row.activated_at ?? row.updated_at }
+      }),
+
+    deactivate: (principal: Principal, id: string, context: AuditContext) =>
+      Effect.gen(function* () {
+        yield* load(principal.orgUuid, id)
+        const row = yield* Effect.orDie(store.transition(principal.orgUuid, id, ["active"], "inactive"))
+        if (row === undefined) return yield* Effect.fail(conflict("NOT_ACTIVE", "The policy is not active", { policy_uuid: id }))
+        yield* audit(principal, "policy.deactivated", id, context)
+        yield* snapshots.invalidate(principal.orgUuid)
+        return { id, status: row.status, deactivated_at: row.deactivated_at ?? row.updated_at }
+      }),
+
+    /** Evaluates one policy, whatever its status; records nothing. */
+    dryRun: (principal: Principal, id: string, input: DryRunRequest) =>
+      Effect.gen(function* () {
+        const row = yield* load(principal.orgUuid, id)
+        const result = dryRun(toEvaluable(row), {
+          action_type: input.action_type,
+          details: input.details,
+          agent_id: input.agent_id ?? null,
+          model_id: input.model_id ?? null,
+          agent_version: input.agent_version ?? null,
+          model_version: input.model_version ?? null,
+          endpoint_url: input.endpoint_url ?? null,
+          instruction_hash: input.instruction_hash ?? null,
+          context: input.context ?? null
+        })
+        return { policy_uuid: row.id, policy_name: row.name, ...result, dry_run: true }
+      })
+  }
+})
+
+export class Policies extends Context.Service<Policies, Effect.Success<typeof makePolicies>>()("gateway/Policies") {
+  static readonly layer = Layer.effect(Policies, makePolicies)
+}
+
+/** The PolicyDecisions port: the org's snapshot through combineDecisions; counts are batched. */
+export const PolicyDecisionsLive = Layer.effect(
+  PolicyDecisions,
+  Effect.gen(function* () {
+    const snapshots = yield* PolicySnapshots
+    return {
+      evaluate: (orgUuid, subject) =>
+        Effect.map(snapshots.get(orgUuid), (snapshot) => {
+          const combined = combineDecisions(snapshot.policies, subject)
+          snapshots.recordEvaluations(combined.evaluated)
+          return {
+            decision: combined.decision,
+            policy_uuid: combined.policy_uuid,
+            reasoning: combined.reasoning,
+            warnings: combined.warnings
+          }
+        })
+    }
+  })
+)
+
+/** Snapshots, the CRUD service and the decisions port; needs SqlClient and Fanout. */
+export const policiesLayer = Layer.mergeAll(Policies.layer, PolicyDecisionsLive).pipe(Layer.provideMerge(PolicySnapshots.layer))

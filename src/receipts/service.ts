@@ -1,0 +1,344 @@
+/**
+ * Receipts: minting (the `ReceiptMinter` port actions call inside their
+ * transaction), verification, published keys and key rotation.
+ *
+ * The hot path is synchronous: the signer and the internal timestamp authority
+ * live in memory; only the INSERT (and an external TSA, when TSA_URL is set)
+ * waits. A rotation elsewhere is announced on the Fanout topic "signing-keys";
+ * the next mint then re-reads the active key.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { SqlClient } from "effect/sql"
+import { conflict, notFound } from "../../protocol/errors.js"
+import { Config } from "../config.js"
+import { jsonb } from "../platform/db/index.js"
+import { newId } from "../platform/ids.js"
+import { logLine } from "../platform/log.js"
+import { outboundPolicyFromEnv, outboundRequest } from "../platform/outbound/index.js"
+import { Fanout } from "../platform/redis/index.js"
+import { Secrets } from "../platform/secrets.js"
+import { jwkOf, loadActiveSigner, loadTimestampAuthorityIdentity, rawPublicKeyOf, rotateSigningKey } from "./keys.js"
+import { type MintedReceipt, type ReceiptContent, ReceiptMinter } from "./ports.js"
+import { canonicalJsonBytes, type ReceiptSigner, sha256Digest, sha256Tagged, signPayload, verifySignature } from "./signing.js"
+import * as store from "./store.js"
+import { requestTimestamp } from "./tsa/client.js"
+import { parseTimestampToken, verifyTimestampToken } from "./tsa/parse.js"
+
+export const RECEIPT_VERSION = "1.1"
+export const SIGNING_KEYS_TOPIC = "signing-keys"
+
+/** The payload field order of CONTRACT.md; JCS sorts keys anyway, this only fixes the set. */
+export const buildReceiptPayload = (
+  content: ReceiptContent,
+  receiptUuid: string,
+  createdAt: string,
+  version = RECEIPT_VERSION
+): Record<string, unknown> => ({
+  receipt_version: version,
+  receipt_uuid: receiptUuid,
+  receipt_status: content.receipt_status,
+  action_uuid: content.action_uuid,
+  org_uuid: content.org_uuid,
+  agent_id: content.agent_id ?? null,
+  agent_version: content.agent_version ?? null,
+  action_type: content.action_type,
+  action_details_hash: content.action_details_hash,
+  instruction_hash: content.instruction_hash ?? null,
+  model_id: content.model_id ?? null,
+  model_version: content.model_version ?? null,
+  outcome: content.outcome ?? null,
+  outcome_hash: content.outcome_hash ?? null,
+  output_scan_flags: content.output_scan_flags ?? null,
+  policy_uuid: content.policy_uuid ?? null,
+  approval: content.approval ?? null,
+  parent_payload_hash: content.parent_payload_hash ?? null,
+  agent_sequence: content.agent_sequence,
+  previous_payload_hash: content.previous_payload_hash ?? null,
+  created_at: createdAt
+})
+
+/** `host` or `host%3Aport` of BASE_URL, as did:web writes it. */
+export const platformDid = (baseUrl: string): string => {
+  const url = new URL(baseUrl)
+  return `did:web:${url.hostname}${url.port === "" ? "" : `%3A${url.port}`}`
+}
+
+const parsePayload = (text: string): Record<string, unknown> => {
+  const value: unknown = JSON.parse(text)
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new TypeError("signed payload is not an object")
+  return value as Record<string, unknown>
+}
+
+export const makeReceipts = Effect.gen(function* () {
+  const config = yield* Config
+  const { envelope } = yield* Secrets
+  const fanout = yield* Fanout
+  const sql = yield* SqlClient.SqlClient
+
+  let signer: ReceiptSigner = yield* Effect.orDie(loadActiveSigner(envelope))
+  let signerStale = false
+  const authority = yield* Effect.orDie(loadTimestampAuthorityIdentity(envelope))
+  const tsaCertificateDer = authority.certificateDer
+  const outboundPolicy = outboundPolicyFromEnv({
+    OUTBOUND_ALLOW_PRIVATE: config.outboundAllowPrivate,
+    OUTBOUND_ALLOW_HTTP: config.outboundAllowHttp ? "true" : undefined
+  })
+
+  yield* fanout.subscribe(
+    (_topic, message) => {
+      if (message !== signer.publicKeyId) signerStale = true
+    },
+    { topicPrefix: SIGNING_KEYS_TOPIC }
+  )
+
+  const currentSigner = Effect.suspend(() => {
+    if (!signerStale) return Effect.succeed(signer)
+    signerStale = false
+    return loadActiveSigner(envelope).pipe(
+      Effect.tap((loaded) => Effect.sync(() => (signer = loaded))),
+      Effect.orDie
+    )
+  })
+
+  const externalTimestamp = (tsaUrl: string, digest: Uint8Array) =>
+    Effect.tryPromise({
+      try: () =>
+        requestTimestamp(tsaUrl, digest, async (url, body, headers) => {
+          const response = await outboundRequest(url, { method: "POST", body, headers, policy: outboundPolicy })
+          return { status: response.status, body: new Uint8Array(response.body) }
+        }),
+      catch: (cause) => cause
+    })
+
+  /** A token over the digest; null (with a warning) when the TSA fails: a receipt never waits on it. */
+  const timestamp = (digest: Uint8Array): Effect.Effect<string | null> => {
+    if (config.tsaUrl === undefined) {
+      try {
+        return Effect.succeed(Buffer.from(authority.stampSync(digest)).toString("base64"))
+      } catch (cause) {
+        logLine("warn", "internal timestamp authority failed; receipt stored without a token", { error: String(cause) })
+        return Effect.succeed(null)
+      }
+    }
+    const tsaUrl = config.tsaUrl
+    return externalTimestamp(tsaUrl, digest).pipe(
+      Effect.map((token) => Buffer.from(token).toString("base64")),
+      Effect.catch((cause) =>
+        Effect.sync(() => {
+          logLine("warn", "timestamp authority failed; receipt stored without a token", {
+            tsa_url: tsaUrl,
+            error: cause instanceof Error ? cause.message : String(cause)
+          })
+          return null
+        })
+      )
+    )
+  }
+
+  const verifyUrlOf = (actionUuid: string) => `${config.baseUrl}/api/v1/verify/action/${encodeURIComponent(actionUuid)}`
+
+  const mint = (content: ReceiptContent): Effect.Effect<MintedReceipt, never, SqlClient.SqlClient> =>
+    Effect.gen(function* () {
+      const activeSigner = yield* currentSigner
+      const receiptUuid = newId("rct")
+      const createdAt = new Date().toISOString()
+      const signed = signPayload(activeSigner, buildReceiptPayload(content, receiptUuid, createdAt))
+      const timestampToken = yield* timestamp(sha256Digest(signed.bytes))
+      const signedPayload = signed.bytes.toString("utf8")
+      yield* Effect.orDie(
+        store.insertReceipt({
+          receipt_uuid: receiptUuid,
+          action_uuid: content.action_uuid,
+          org_uuid: content.org_uuid,
+          agent_id: content.agent_id,
+          agent_sequence: content.agent_sequence,
+          receipt_status: content.receipt_status,
+          receipt_version: RECEIPT_VERSION,
+          signed_payload: signedPayload,
+          payload_hash: signed.payload_hash,
+          signature: signed.signature,
+          public_key_id: signed.public_key_id,
+          timestamp_token: timestampToken,
+          created_at: createdAt
+        })
+      )
+      return {
+        receipt_uuid: receiptUuid,
+        payload_hash: signed.payload_hash,
+        signature: signed.signature,
+        public_key_id: signed.public_key_id,
+        timestamp_token: timestampToken,
+        receipt_version: RECEIPT_VERSION,
+        verify_url: verifyUrlOf(content.action_uuid),
+        created_at: createdAt,
+        signed_payload: signedPayload
+      }
+    })
+
+  const timestampChecks = (token: string | null, bytes: Buffer | undefined) => {
+    if (token === null) return { timestamp_imprint: null, timestamp_signature: null }
+    const der = new Uint8Array(Buffer.from(token, "base64"))
+    let imprint = false
+    try {
+      imprint = bytes !== undefined && Buffer.from(parseTimestampToken(der).imprint).equals(sha256Digest(bytes))
+    } catch {
+      imprint = false
+    }
+    // With an external TSA the trust anchor is the certificate the token carries.
+    const trusted = verifyTimestampToken(der, config.tsaUrl === undefined ? { certificateDer: tsaCertificateDer } : {})
+    return { timestamp_imprint: imprint, timestamp_signature: trusted.valid }
+  }
+
+  const chainCheck = (receipt: store.ReceiptRow, payload: Record<string, unknown> | undefined) =>
+    Effect.gen(function* () {
+      const previousHash = payload?.previous_payload_hash ?? null
+      if (receipt.agent_sequence <= 1) return receipt.agent_sequence === 1 && previousHash === null
+      const previous = yield* store.receiptInChain(receipt.org_uuid, receipt.agent_id, receipt.agent_sequence - 1)
+      return previous !== undefined && previous.payload_hash === previousHash
+    })
+
+  const verifyRow = (receipt: store.ReceiptRow) =>
+    Effect.gen(function* () {
+      const key = yield* store.signingKeyById(receipt.public_key_id)
+      let payload: Record<string, unknown> | undefined
+      let bytes: Buffer | undefined
+      try {
+        payload = parsePayload(receipt.signed_payload)
+        bytes = canonicalJsonBytes(payload)
+      } catch {
+        payload = undefined
+      }
+      const payloadHashOk = bytes !== undefined && sha256Tagged(bytes) === receipt.payload_hash
+      const signatureOk = bytes !== undefined && key !== undefined && verifySignature(rawPublicKeyOf(key), bytes, receipt.signature)
+      const checks = {
+        payload_hash: payloadHashOk,
+        signature: signatureOk,
+        ...timestampChecks(receipt.timestamp_token, bytes),
+        chain: yield* chainCheck(receipt, payload)
+      }
+      const valid = Object.values(checks).every((passed) => passed === true || passed === null)
+      return {
+        valid,
+        receipt_uuid: receipt.receipt_uuid,
+        action_uuid: receipt.action_uuid,
+        payload_hash: receipt.payload_hash,
+        signature: receipt.signature,
+        public_key_id: receipt.public_key_id,
+        public_key: key === undefined ? null : jwkOf(key),
+        algorithm: "Ed25519" as const,
+        signed_payload: payload ?? {},
+        timestamp_token: receipt.timestamp_token,
+        checks,
+        verified_at: new Date().toISOString()
+      }
+    }).pipe(Effect.orDie)
+
+  const notFoundReceipt = notFound("No receipt found")
+
+  return {
+    mint,
+
+    verifyAction: (actionUuid: string) =>
+      Effect.gen(function* () {
+        const receipt = yield* Effect.orDie(store.latestReceiptOfAction(actionUuid))
+        if (receipt === undefined) return yield* Effect.fail(notFound("No receipt for this action"))
+        return yield* verifyRow(receipt)
+      }),
+
+    verifyReceipt: (receiptUuid: string) =>
+      Effect.gen(function* () {
+        const receipt = yield* Effect.orDie(store.receiptByUuid(receiptUuid))
+        if (receipt === undefined) return yield* Effect.fail(notFoundReceipt)
+        return yield* verifyRow(receipt)
+      }),
+
+    /** A receipt of `orgUuid` as stored; another organization's id is 404. */
+    receiptOf: (orgUuid: string, receiptUuid: string) =>
+      Effect.gen(function* () {
+        const receipt = yield* Effect.orDie(store.receiptByUuid(receiptUuid))
+        if (receipt === undefined || receipt.org_uuid !== orgUuid) return yield* Effect.fail(notFoundReceipt)
+        return {
+          receipt_uuid: receipt.receipt_uuid,
+          action_uuid: receipt.action_uuid,
+          org_uuid: receipt.org_uuid,
+          agent_id: receipt.agent_id,
+          agent_sequence: receipt.agent_sequence,
+          receipt_status: receipt.receipt_status,
+          receipt_version: receipt.receipt_version,
+          payload_hash: receipt.payload_hash,
+          signature: receipt.signature,
+          public_key_id: receipt.public_key_id,
+          timestamp_token: receipt.timestamp_token,
+          verify_url: verifyUrlOf(receipt.action_uuid),
+          created_at: receipt.created_at,
+          signed_payload: parsePayload(receipt.signed_payload)
+        }
+      }),
+
+    jwks: Effect.gen(function* () {
+      const keys = yield* Effect.orDie(store.allSigningKeys)
+      return { keys: keys.map(jwkOf) }
+    }),
+
+    didDocument: Effect.gen(function* () {
+      const keys = yield* Effect.orDie(store.allSigningKeys)
+      const did = platformDid(config.baseUrl)
+      const methods = keys.map((key) => ({
+        id: `${did}#${key.public_key_id}`,
+        type: "JsonWebKey2020" as const,
+        controller: did,
+        publicKeyJwk: jwkOf(key)
+      }))
+      return {
+        "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/suites/jws-2020/v1"],
+        id: did,
+        verificationMethod: methods,
+        assertionMethod: methods.map((method) => method.id)
+      }
+    }),
+
+    tsaCertificatePem: authority.certificatePem,
+    tsaCertificateDer,
+
+    rotate: (audit: { requestId: string | null }) =>
+      Effect.gen(function* () {
+        const rotated = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            const result = yield* rotateSigningKey(envelope)
+            if (result === undefined) return undefined
+            yield* sql`INSERT INTO audit_log (org_uuid, actor, event, target, details, request_id)
+              VALUES (NULL, 'platform-admin', 'signing_key.rotated', ${result.publicKeyId},
+                ${jsonb({ previous_public_key_id: result.previousPublicKeyId })}, ${audit.requestId})`
+            return result
+          })
+        ).pipe(Effect.orDie)
+        if (rotated === undefined) return yield* Effect.fail(conflict("ROTATION_IN_PROGRESS", "Another rotation finished first; retry"))
+        // This process switches at once; the others re-read on the announcement.
+        signer = yield* Effect.orDie(loadActiveSigner(envelope))
+        signerStale = false
+        yield* fanout.publish(SIGNING_KEYS_TOPIC, rotated.publicKeyId)
+        return {
+          public_key_id: rotated.publicKeyId,
+          previous_public_key_id: rotated.previousPublicKeyId,
+          rotated_at: new Date().toISOString()
+        }
+      })
+  }
+})
+
+export class Receipts extends Context.Service<Receipts, Effect.Success<typeof makeReceipts>>()("gateway/Receipts") {
+  static readonly layer = Layer.effect(Receipts)(makeReceipts)
+}
+
+/** The port actions use, backed by the same in-memory signer. */
+export const ReceiptMinterLive = Layer.effect(ReceiptMinter)(
+  Effect.gen(function* () {
+    const receipts = yield* Receipts
+    return { mint: receipts.mint }
+  })
+)
+
+/** Receipts and the ReceiptMinter port: add to servicesLayer. */
+export const receiptsLayer = ReceiptMinterLive.pipe(Layer.provideMerge(Receipts.layer))

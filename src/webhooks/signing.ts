@@ -1,0 +1,31 @@
+/**
+ * Webhook secrets and signatures (CONTRACT.md "Webhooks"): Standard Webhooks
+ * (`v1,` base64 HMAC-SHA256 keyed with the bytes after `whsec_`, over
+ * "{id}.{timestamp}.{body}") and the simpler `X-Signature: sha256=<hex>` keyed
+ * with the whole `whsec_…` string.
+ */
+import { createHmac, randomBytes } from "node:crypto"
+
+const SECRET_PREFIX = "whsec_"
+
+/** `whsec_` + base64 of 32 random bytes. */
+export const newWebhookSecret = (): string => SECRET_PREFIX + randomBytes(32).toString("base64")
+
+export const secretKeyBytes = (secret: string): Buffer =>
+  Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, "base64")
+
+export const standardSignature = (secret: string, id: string, timestampSeconds: number, body: string): string =>
+  `v1,${createHmac("sha256", secretKeyBytes(secret)).update(`${id}.${timestampSeconds}.${body}`).digest("base64")}`
+
+export const simpleSignature = (secret: string, body: string): string =>
+  `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`
+
+/** Every header of one delivery attempt. */
+export const signedHeaders = (secret: string, deliveryId: string, timestampSeconds: number, body: string): Record<string, string> => ({
+  "content-type": "application/json",
+  "user-agent": "accountability-gateway-webhooks/1",
+  "webhook-id": deliveryId,
+  "webhook-timestamp": String(timestampSeconds),
+  "webhook-signature": standardSignature(secret, deliveryId, timestampSeconds, body),
+  "x-signature": simpleSignature(secret, body)
+})

@@ -1,0 +1,69 @@
+/**
+ * The approval page in a real browser: the form is reachable through its
+ * accessible names, the deny reason is typed into the labelled textarea, and
+ * the submission lands on the result page. Skips (with a printed line) where
+ * /usr/bin/chromium is not installed.
+ */
+import { existsSync } from "node:fs"
+import { type Browser, chromium } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { observeApprovalRequests } from "../src/actions/approvals.js"
+import { call, type Org, registerOrg } from "./support/client.js"
+import { startServer, type TestServer } from "./support/server.js"
+
+const CHROMIUM = "/usr/bin/chromium"
+const available = existsSync(CHROMIUM)
+if (!available) console.log(`${CHROMIUM} not found: skipping the approval page browser test`)
+
+describe.skipIf(!available)("approval page in Chromium", () => {
+  let server: TestServer
+  let org: Org
+  let browser: Browser
+  const codes = new Map<string, string>()
+  let stopObserving: () => void = () => {}
+
+  beforeAll(async () => {
+    stopObserving = observeApprovalRequests((request) => codes.set(request.action_uuid, request.approval_code))
+    server = await startServer()
+    org = await registerOrg(server.url, "Browser")
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu"] })
+  }, 60_000)
+
+  afterAll(async () => {
+    stopObserving()
+    await browser?.close()
+    await server?.stop()
+  })
+
+  const pendingCode = async (actionType: string) => {
+    const reply = await call(server.url, "POST", "/api/v1/actions", {
+      token: org.key,
+      body: { action_type: actionType, details: "details", require_approval: true }
+    })
+    expect(reply.status).toBe(201)
+    return { actionUuid: reply.body.action_uuid as string, code: codes.get(reply.body.action_uuid)! }
+  }
+
+  it("denies with a typed reason through the labelled controls", async () => {
+    const { actionUuid, code } = await pendingCode("files.delete")
+    const page = await browser.newPage()
+    await page.goto(`${server.url}/approve/${code}`)
+    expect(await page.getAttribute("html", "lang")).toBe("en")
+    await page.getByLabel("Reason for denying (optional)").fill("not expected")
+    await page.getByRole("button", { name: "Deny" }).click()
+    await expect(page.getByRole("heading", { name: "Action denied" }).isVisible()).resolves.toBe(true)
+    const action = await call(server.url, "GET", `/api/v1/actions/${actionUuid}`, { token: org.key })
+    expect(action.body.status).toBe("denied_by_human")
+    await page.close()
+  })
+
+  it("approves with the Approve button", async () => {
+    const { actionUuid, code } = await pendingCode("email.send")
+    const page = await browser.newPage()
+    await page.goto(`${server.url}/approve/${code}`)
+    await page.getByRole("button", { name: "Approve" }).click()
+    await expect(page.getByRole("heading", { name: "Action approved" }).isVisible()).resolves.toBe(true)
+    expect((await call(server.url, "GET", `/api/v1/actions/${actionUuid}`, { token: org.key })).body.status).toBe("approved")
+    await page.close()
+  })
+})

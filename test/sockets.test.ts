@@ -1,0 +1,378 @@
+/**
+ * `GET /api/v1/ws` end to end over real sockets (the `ws` client against the
+ * uWS server): authentication, subscriptions, organization isolation,
+ * cross-process fan-out, a 1,000-socket broadcast, slow consumers and the
+ * connection cap.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import WebSocket from "ws"
+import { apiRoutes, servicesLayer } from "../src/app.js"
+import { type AppConfig, loadConfig } from "../src/config.js"
+import { Events } from "../src/events/service.js"
+import { uwsServerLayer } from "../src/gateway/server.js"
+import { MEMORY_DATA_DIR } from "../src/platform/db/index.js"
+import { setLogLevel } from "../src/platform/log.js"
+import { channelOfTopic, eventFrame, SocketsLive } from "../src/sockets/server.js"
+import { call, type Org, registerOrg } from "./support/client.js"
+import { freshDatabaseUrl } from "./support/database.js"
+import { freePort } from "./support/server.js"
+
+interface SocketServer {
+  readonly url: string
+  readonly wsUrl: string
+  readonly announce: (orgUuid: string, channel: string, frame: Record<string, unknown>) => Promise<void>
+  readonly stop: () => Promise<void>
+}
+
+/** The app's own layers, composed so the test keeps a handle on `Events` to announce through. */
+const startSocketServer = async (env: Record<string, string | undefined> = {}): Promise<SocketServer> => {
+  setLogLevel((process.env.TEST_LOG_LEVEL as any) ?? "silent")
+  const port = await freePort()
+  const config: AppConfig = loadConfig({
+    ...process.env,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATA_DIR: MEMORY_DATA_DIR,
+    MASTER_KEY: "0000000000000000000000000000000000000000000000000000000000000001",
+    RATE_LIMIT_PER_MINUTE: "1000000",
+    ADMIN_KEY: "test-admin-key",
+    ...env
+  })
+  const layer = Layer.mergeAll(HttpRouter.serve(apiRoutes, { disableLogger: true }), SocketsLive).pipe(
+    Layer.provide(
+      uwsServerLayer({
+        host: config.host,
+        port: config.port,
+        maxJsonBodyBytes: config.maxJsonBodyBytes,
+        maxMultipartBodyBytes: config.maxMultipartBodyBytes,
+        bodyTimeoutMs: config.bodyTimeoutMs,
+        maxConnections: config.maxConnections,
+        shutdownGraceMs: config.shutdownGraceMs
+      })
+    ),
+    Layer.provideMerge(servicesLayer(config)),
+    Layer.provide(NodeHttpServer.layerHttpServices)
+  )
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  const events = Context.get(context, Events)
+  return {
+    url: `http://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${port}/api/v1/ws`,
+    announce: (orgUuid, channel, frame) => Effect.runPromise(events.announce(orgUuid, channel, frame)),
+    stop: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+/** A client socket that records every frame and its close code. */
+class Client {
+  readonly frames: Array<any> = []
+  closeCode: number | undefined
+  readonly opened: Promise<void>
+  readonly closed: Promise<number>
+  private waiters: Array<() => void> = []
+
+  constructor(
+    readonly socket: WebSocket,
+    collect = true
+  ) {
+    this.opened = new Promise((resolve, reject) => {
+      socket.once("open", () => resolve())
+      socket.once("unexpected-response", (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)))
+      socket.once("error", reject)
+    })
+    this.closed = new Promise((resolve) =>
+      socket.once("close", (code) => {
+        this.closeCode = code
+        resolve(code)
+        this.wake()
+      })
+    )
+    socket.on("message", (data) => {
+      if (collect) this.frames.push(JSON.parse(String(data)))
+      else this.frames.push(null)
+      this.wake()
+    })
+  }
+
+  private wake() {
+    const waiters = this.waiters
+    this.waiters = []
+    for (const waiter of waiters) waiter()
+  }
+
+  send(frame: unknown) {
+    this.socket.send(typeof frame === "string" ? frame : JSON.stringify(frame))
+  }
+
+  /** Resolves with the first frame matching `predicate` (already received or arriving within `ms`). */
+  async next(predicate: (frame: any) => boolean, ms = 2_000): Promise<any> {
+    const deadline = Date.now() + ms
+    for (;;) {
+      const found = this.frames.find(predicate)
+      if (found !== undefined) return found
+      if (this.closeCode !== undefined) throw new Error(`socket closed (${this.closeCode}) before the frame arrived`)
+      const left = deadline - Date.now()
+      if (left <= 0) throw new Error("timed out waiting for a frame")
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left)
+        this.waiters.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
+  }
+
+  close() {
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.terminate()
+  }
+}
+
+const connect = (url: string, token?: string, collect = true) =>
+  new Client(new WebSocket(url, token ? { headers: { authorization: `Bearer ${token}` } } : {}), collect)
+
+const connected = async (url: string, token?: string) => {
+  const client = connect(url, token)
+  await client.opened
+  return client
+}
+
+const subscribed = async (client: Client, channel: string) => {
+  client.send({ type: "subscribe", channel })
+  await client.next((frame) => frame.type === "subscribed" && frame.channel === channel)
+}
+
+describe("frame helpers", () => {
+  it("takes the channel out of an organization topic", () => {
+    expect(channelOfTopic("org:abc:notifications")).toBe("notifications")
+    expect(channelOfTopic("org:abc:case:cas_1")).toBe("case:cas_1")
+    expect(channelOfTopic("org:abc:")).toBeUndefined()
+    expect(channelOfTopic("access-invalidate")).toBeUndefined()
+  })
+
+  it("wraps announced JSON in an event frame", () => {
+    expect(JSON.parse(eventFrame("actions", JSON.stringify({ a: [1, "x\""] })))).toEqual({ type: "event", channel: "actions", data: { a: [1, "x\""] } })
+  })
+})
+
+describe("WebSocket /api/v1/ws", () => {
+  let server: SocketServer
+  let orgA: Org
+  let orgB: Org
+  const clients: Array<Client> = []
+  const track = (client: Client) => {
+    clients.push(client)
+    return client
+  }
+
+  beforeAll(async () => {
+    server = await startSocketServer()
+    orgA = await registerOrg(server.url, "Org A")
+    orgB = await registerOrg(server.url, "Org B")
+  })
+
+  afterAll(async () => {
+    for (const client of clients) client.close()
+    await server?.stop()
+  })
+
+  it("closes an unauthenticated socket with an UNAUTHORIZED frame and code 4401", async () => {
+    const client = track(await connected(server.wsUrl))
+    client.send({ type: "subscribe", channel: "notifications" })
+    const error = await client.next((frame) => frame.type === "error")
+    expect(error.code).toBe("UNAUTHORIZED")
+    expect(typeof error.message).toBe("string")
+    expect(await client.closed).toBe(4401)
+  })
+
+  it("rejects a bad bearer token on the upgrade the same way", async () => {
+    const client = track(connect(server.wsUrl, "svc_live_not_a_real_key_000000000000"))
+    await client.opened
+    expect((await client.next((frame) => frame.type === "error")).code).toBe("UNAUTHORIZED")
+    expect(await client.closed).toBe(4401)
+  })
+
+  it("rejects a bad token in the auth frame", async () => {
+    const client = track(await connected(server.wsUrl))
+    client.send({ type: "auth", token: "not-a-jwt" })
+    expect((await client.next((frame) => frame.type === "error")).code).toBe("UNAUTHORIZED")
+    expect(await client.closed).toBe(4401)
+  })
+
+  it("closes a socket that sends no credentials within 5 seconds", async () => {
+    const client = track(await connected(server.wsUrl))
+    const started = Date.now()
+    expect(await client.closed).toBe(4401)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4_000)
+    expect(client.frames[0]).toMatchObject({ type: "error", code: "UNAUTHORIZED" })
+  }, 10_000)
+
+  it("authenticates by header (API key) and subscribes", async () => {
+    const client = track(await connected(server.wsUrl, orgA.key))
+    await subscribed(client, "notifications")
+    client.send({ type: "ping" })
+    await client.next((frame) => frame.type === "pong")
+  })
+
+  it("authenticates by a first auth frame (JWT) and subscribes", async () => {
+    const client = track(await connected(server.wsUrl))
+    client.send({ type: "auth", token: orgA.token })
+    await subscribed(client, "case:cas_123")
+  })
+
+  it("answers malformed frames and unknown channels with an error frame, keeping the socket", async () => {
+    const client = track(await connected(server.wsUrl, orgA.key))
+    client.send("not json")
+    expect((await client.next((frame) => frame.type === "error")).code).toBe("INVALID_FRAME")
+    client.send({ type: "subscribe", channel: "everything" })
+    await client.next((frame) => frame.type === "error" && client.frames.filter((f) => f.type === "error").length === 2)
+    await subscribed(client, "actions")
+    expect(client.closeCode).toBeUndefined()
+  })
+
+  it("delivers an announced event to its organization only, within a second", async () => {
+    const a = track(await connected(server.wsUrl, orgA.key))
+    const b = track(await connected(server.wsUrl, orgB.key))
+    await subscribed(a, "notifications")
+    await subscribed(b, "notifications")
+    const started = Date.now()
+    await server.announce(orgA.orgUuid, "notifications", { event: "action.pending_approval", action_uuid: "act_1" })
+    const event = await a.next((frame) => frame.type === "event", 1_000)
+    expect(Date.now() - started).toBeLessThan(1_000)
+    expect(event).toEqual({ type: "event", channel: "notifications", data: { event: "action.pending_approval", action_uuid: "act_1" } })
+    // Org B is subscribed to the same channel name; give a stray delivery time to arrive.
+    await server.announce(orgB.orgUuid, "notifications", { marker: true })
+    await b.next((frame) => frame.type === "event")
+    expect(b.frames.filter((frame) => frame.type === "event")).toEqual([{ type: "event", channel: "notifications", data: { marker: true } }])
+  })
+
+  it("pushes a real pending approval to the organization's notifications channel only", async () => {
+    const a = track(await connected(server.wsUrl, orgA.key))
+    const b = track(await connected(server.wsUrl, orgB.key))
+    await subscribed(a, "notifications")
+    await subscribed(b, "notifications")
+    const reply = await call(server.url, "POST", "/api/v1/actions", {
+      token: orgA.key,
+      body: { action_type: "payments.send", details: "pay", require_approval: true }
+    })
+    expect(reply.status).toBe(201)
+    const event = await a.next((frame) => frame.type === "event" && JSON.stringify(frame.data).includes(reply.body.action_uuid), 1_000)
+    expect(event.channel).toBe("notifications")
+    // A marker for org B, announced afterwards, proves B's queue was flushed without A's event in it.
+    await server.announce(orgB.orgUuid, "notifications", { marker: "after" })
+    await b.next((frame) => frame.type === "event" && frame.data.marker === "after")
+    expect(b.frames.some((frame) => frame.type === "event" && JSON.stringify(frame.data).includes(reply.body.action_uuid))).toBe(false)
+  })
+
+  it("stops delivering after unsubscribe", async () => {
+    const client = track(await connected(server.wsUrl, orgA.key))
+    await subscribed(client, "actions")
+    await subscribed(client, "case:cas_9")
+    client.send({ type: "unsubscribe", channel: "actions" })
+    // Frames are handled in order: once the pong is back, the unsubscribe has been applied.
+    client.send({ type: "ping" })
+    await client.next((frame) => frame.type === "pong")
+    await server.announce(orgA.orgUuid, "actions", { n: 1 })
+    await server.announce(orgA.orgUuid, "case:cas_9", { n: 2 })
+    await client.next((frame) => frame.type === "event" && frame.channel === "case:cas_9")
+    expect(client.frames.some((frame) => frame.type === "event" && frame.channel === "actions")).toBe(false)
+  })
+
+  it("broadcasts one event to 1,000 concurrent sockets", async () => {
+    const many: Array<Client> = []
+    for (let batch = 0; batch < 10; batch++) {
+      const opened = await Promise.all(Array.from({ length: 100 }, () => connected(server.wsUrl, orgB.key)))
+      many.push(...opened)
+    }
+    for (const client of many) track(client)
+    await Promise.all(many.map((client) => subscribed(client, "actions")))
+    await server.announce(orgB.orgUuid, "actions", { broadcast: 1 })
+    const events = await Promise.all(many.map((client) => client.next((frame) => frame.type === "event", 5_000)))
+    expect(events).toHaveLength(1_000)
+    expect(events.every((event) => event.data.broadcast === 1)).toBe(true)
+    for (const client of many) client.close()
+  }, 60_000)
+
+  it("closes a consumer that stops reading instead of buffering without bound", async () => {
+    const slow = track(connect(server.wsUrl, orgA.key, false))
+    const fast = track(connect(server.wsUrl, orgA.key, false))
+    await Promise.all([slow.opened, fast.opened])
+    for (const client of [slow, fast]) {
+      client.send({ type: "subscribe", channel: "case:cas_slow" })
+    }
+    await Promise.all([slow, fast].map((client) => client.next(() => true)))
+    // Stop reading: the kernel buffers fill, then uWS's per-socket buffer passes its limit.
+    ;(slow.socket as any)._socket.pause()
+    const blob = "x".repeat(256 * 1024)
+    const sent = 200
+    // Paced by the reader that keeps up, so only the stalled one falls behind.
+    for (let i = 0; i < sent; i++) {
+      await server.announce(orgA.orgUuid, "case:cas_slow", { i, blob })
+      await fast.next(() => fast.frames.length === i + 2, 5_000)
+    }
+    ;(slow.socket as any)._socket.resume()
+    await slow.closed
+    expect(slow.frames.length - 1).toBeLessThan(sent)
+    expect(fast.closeCode).toBeUndefined()
+  }, 60_000)
+
+  it("refuses upgrades beyond the connection cap with 503", async () => {
+    const capped = await startSocketServer({ MAX_CONNECTIONS: "3" })
+    try {
+      const org = await registerOrg(capped.url, "Capped")
+      const held = await Promise.all([connected(capped.wsUrl, org.key), connected(capped.wsUrl, org.key), connected(capped.wsUrl, org.key)])
+      const refused = connect(capped.wsUrl, org.key)
+      await expect(refused.opened).rejects.toThrow(/503/)
+      for (const client of held) client.close()
+    } finally {
+      await capped.stop()
+    }
+  })
+})
+
+describe("cross-process fan-out", () => {
+  it("a client on one server receives an announce made on another", async () => {
+    const redisUrl = process.env.REDIS_URL
+    if (!redisUrl || !process.env.DATABASE_URL) {
+      console.log("REDIS_URL or DATABASE_URL unset: running the in-process fan-out variant (one server, in-memory Fanout)")
+      const single = await startSocketServer({ REDIS_URL: "" })
+      try {
+        const org = await registerOrg(single.url, "Solo")
+        const client = await connected(single.wsUrl, org.key)
+        await subscribed(client, "notifications")
+        await single.announce(org.orgUuid, "notifications", { solo: true })
+        expect((await client.next((frame) => frame.type === "event", 1_000)).data).toEqual({ solo: true })
+        client.close()
+      } finally {
+        await single.stop()
+      }
+      return
+    }
+    const database = await freshDatabaseUrl()
+    const shared = { DATABASE_URL: database!.url, REDIS_URL: redisUrl }
+    const first = await startSocketServer(shared)
+    const second = await startSocketServer(shared)
+    try {
+      const org = await registerOrg(first.url, "Shared")
+      const client = await connected(second.wsUrl, org.key)
+      await subscribed(client, "notifications")
+      const started = Date.now()
+      await first.announce(org.orgUuid, "notifications", { across: true })
+      expect((await client.next((frame) => frame.type === "event", 1_000)).data).toEqual({ across: true })
+      expect(Date.now() - started).toBeLessThan(1_000)
+      client.close()
+    } finally {
+      await second.stop()
+      await first.stop()
+      await database!.drop()
+    }
+  }, 30_000)
+})

@@ -1,0 +1,137 @@
+/**
+ * Tenant isolation, generated from the route table: every authenticated route
+ * that takes an id is called by a second organization — with its owner's JWT
+ * (which passes every role and scope check, so only the tenancy check can
+ * answer) and with its API key — on an object of the first organization. The
+ * answer must be 404, never 403 or a success. A new route with an id and no
+ * fixture here fails the test.
+ */
+import { HttpApi } from "effect/http-api"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { GatewayApi } from "../protocol/api.js"
+import { addMember, call, type Org, registerOrg } from "./support/client.js"
+import { startServer, type TestServer } from "./support/server.js"
+
+interface Route {
+  readonly method: string
+  readonly path: string
+}
+
+const authenticatedRoutesWithIds: Route[] = []
+HttpApi.reflect(GatewayApi, {
+  onGroup() {},
+  onEndpoint({ endpoint, middleware }) {
+    const authenticated = [...middleware].some((m: any) => m.key === "gateway/Authenticated")
+    if (authenticated && endpoint.path.includes(":")) authenticatedRoutesWithIds.push({ method: endpoint.method, path: endpoint.path })
+  }
+})
+
+let server: TestServer
+let a: Org
+let b: Org
+const ids: Record<string, string> = {}
+
+beforeAll(async () => {
+  server = await startServer({ OUTBOUND_ALLOW_PRIVATE: "", OUTBOUND_ALLOW_HTTP: "false" })
+  a = await registerOrg(server.url, "Tenant A")
+  b = await registerOrg(server.url, "Tenant B")
+  const admin = await addMember(server.url, a, "admin")
+  ids.user_uuid = admin.userUuid
+  ids.key_id = (await call(server.url, "POST", "/api/v1/api-keys", { token: a.key, body: { name: "victim" } })).body.id
+
+  const pending = await call(server.url, "POST", "/api/v1/actions", {
+    token: a.key,
+    body: { action_type: "transfer", details: "pay 10 EUR", agent_id: "agent-a", require_approval: true }
+  })
+  expect(pending.status).toBe(201)
+  ids.action_uuid = pending.body.action_uuid
+
+  const done = await call(server.url, "POST", "/api/v1/actions", { token: a.key, body: { action_type: "lookup", details: "read a record", agent_id: "agent-a" } })
+  const notarized = await call(server.url, "POST", `/api/v1/actions/${done.body.action_uuid}/notarize`, { token: a.key, body: { outcome: "completed" } })
+  expect(notarized.status).toBe(200)
+  ids.receipt_uuid = notarized.body.receipt_uuid
+
+  const policy = await call(server.url, "POST", "/api/v1/policies", {
+    token: a.key,
+    body: { name: "block big", mode: "rules", decision: "deny", conditions: [{ field: "action_type", op: "eq", value: "nuke" }] }
+  })
+  expect(policy.status).toBe(201)
+  ids.policy_uuid = policy.body.id
+
+  const entry = await call(server.url, "POST", "/api/v1/endpoint-whitelist", { token: a.token, body: { url_pattern: "https://api.example.com/*", name: "example" } })
+  expect(entry.status).toBeLessThan(300)
+  ids.whitelist_id = entry.body.id
+  await call(server.url, "PUT", "/api/v1/endpoint-whitelist/settings", { token: a.token, body: { mode: "strict" } })
+  const blocked = await call(server.url, "POST", "/api/v1/actions", {
+    token: a.key,
+    body: { action_type: "call", details: "call an API", endpoint_url: "https://elsewhere.example.org/v1/x" }
+  })
+  expect(blocked.status).toBe(403)
+  ids.approval_id = blocked.body.details.approval_id
+
+  const webhook = await call(server.url, "POST", "/api/v1/webhooks", { token: a.key, body: { url: "https://hooks.example.com/gateway" } })
+  expect(webhook.status).toBe(201)
+  ids.webhook_id = webhook.body.id
+})
+
+afterAll(async () => {
+  await server?.stop()
+})
+
+/** Which fixture id each path parameter takes, and a body that passes validation. */
+const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
+  const { path } = route
+  if (path.includes(":user_uuid")) return { id: ids.user_uuid!, body: { role: "member" } }
+  if (path.includes(":key_id")) return { id: ids.key_id! }
+  if (path.includes(":receipt_uuid")) return { id: ids.receipt_uuid! }
+  if (path.includes(":action_uuid")) {
+    if (path.endsWith("/notarize")) return { id: ids.action_uuid!, body: { outcome: "completed" } }
+    if (path.endsWith("/dashboard-deny")) return { id: ids.action_uuid!, body: { reason: "no" } }
+    return { id: ids.action_uuid!, body: route.method === "POST" ? {} : undefined }
+  }
+  if (path.includes(":policy_uuid")) {
+    if (path.endsWith("/dry-run")) return { id: ids.policy_uuid!, body: { action_type: "nuke", details: "x" } }
+    if (route.method === "PATCH" || route.method === "PUT") return { id: ids.policy_uuid!, body: { name: "renamed" } }
+    return { id: ids.policy_uuid! }
+  }
+  if (path.startsWith("/api/v1/endpoint-whitelist/:id")) return { id: ids.whitelist_id! }
+  if (path.startsWith("/api/v1/endpoint-approvals/:id")) return { id: ids.approval_id!, body: { add_pattern: true } }
+  if (path.includes(":webhook_id")) return { id: ids.webhook_id! }
+  return undefined
+}
+
+const concrete = (path: string, id: string) => path.replace(/:[a-z_]+/, encodeURIComponent(id))
+
+describe("tenant isolation", () => {
+  it("has a fixture for every authenticated route with an id", () => {
+    expect(authenticatedRoutesWithIds.length).toBeGreaterThan(20)
+    const missing = authenticatedRoutesWithIds.filter((route) => fixture(route) === undefined).map((r) => `${r.method} ${r.path}`)
+    expect(missing).toEqual([])
+  })
+
+  it("answers 404 to another organization's JWT and key on every such route", async () => {
+    const leaks: string[] = []
+    for (const route of authenticatedRoutesWithIds) {
+      const target = fixture(route)!
+      const path = concrete(route.path, target.id)
+      const withJwt = await call(server.url, route.method, path, { token: b.token, body: target.body })
+      if (withJwt.status !== 404) leaks.push(`${route.method} ${route.path} (JWT) → ${withJwt.status} ${withJwt.text.slice(0, 120)}`)
+      const withKey = await call(server.url, route.method, path, { token: b.key, body: target.body })
+      const jwtOnly = withKey.status === 401 && withKey.body?.code === "UNAUTHORIZED"
+      if (withKey.status !== 404 && !jwtOnly) leaks.push(`${route.method} ${route.path} (key) → ${withKey.status} ${withKey.text.slice(0, 120)}`)
+    }
+    expect(leaks).toEqual([])
+  })
+
+  it("left the first organization's objects untouched", async () => {
+    const action = await call(server.url, "GET", `/api/v1/actions/${ids.action_uuid}`, { token: a.key })
+    expect(action.body.status).toBe("pending_approval")
+    expect(action.body.legal_hold).toBe(false)
+    const policy = await call(server.url, "GET", `/api/v1/policies/${ids.policy_uuid}`, { token: a.key })
+    expect(policy.body.name).toBe("block big")
+    const keys = await call(server.url, "GET", "/api/v1/api-keys", { token: a.key })
+    expect(keys.body.data.find((k: any) => k.id === ids.key_id).revoked_at).toBeNull()
+    const hooks = await call(server.url, "GET", "/api/v1/webhooks", { token: a.key })
+    expect(hooks.body.map((h: any) => h.id)).toContain(ids.webhook_id)
+  })
+})
