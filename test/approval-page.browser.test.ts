@@ -2,10 +2,13 @@
  * The approval page in a real browser: the form is reachable through its
  * accessible names, the deny reason is typed into the labelled textarea, and
  * the submission lands on the result page. Skips (with a printed line) where
- * /usr/bin/chromium is not installed.
+ * /usr/bin/chromium is not installed. With APPROVAL_SCREENSHOT=<file.png> set,
+ * the review page is also saved as a screenshot there.
  */
-import { existsSync } from "node:fs"
-import { type Browser, chromium } from "playwright-core"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type BrowserContext, chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { observeApprovalRequests } from "../src/actions/approvals.js"
 import { call, type Org, registerOrg } from "./support/client.js"
@@ -18,7 +21,9 @@ if (!available) console.log(`${CHROMIUM} not found: skipping the approval page b
 describe.skipIf(!available)("approval page in Chromium", () => {
   let server: TestServer
   let org: Org
-  let browser: Browser
+  let browser: BrowserContext
+  // A fresh profile per run: no state leaks between runs, nothing written to $HOME.
+  const profile = mkdtempSync(join(tmpdir(), "approval-chromium-"))
   const codes = new Map<string, string>()
   let stopObserving: () => void = () => {}
 
@@ -26,13 +31,27 @@ describe.skipIf(!available)("approval page in Chromium", () => {
     stopObserving = observeApprovalRequests((request) => codes.set(request.action_uuid, request.approval_code))
     server = await startServer()
     org = await registerOrg(server.url, "Browser")
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu"] })
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync"
+      ]
+    })
   }, 60_000)
 
   afterAll(async () => {
     stopObserving()
     await browser?.close()
     await server?.stop()
+    rmSync(profile, { recursive: true, force: true })
   })
 
   const pendingCode = async (actionType: string) => {
@@ -61,6 +80,9 @@ describe.skipIf(!available)("approval page in Chromium", () => {
     const { actionUuid, code } = await pendingCode("email.send")
     const page = await browser.newPage()
     await page.goto(`${server.url}/approve/${code}`)
+    await expect(page.getByRole("heading", { level: 1, name: "Approval requested: email.send" }).isVisible()).resolves.toBe(true)
+    const screenshot = await page.screenshot({ fullPage: true, ...(process.env.APPROVAL_SCREENSHOT ? { path: process.env.APPROVAL_SCREENSHOT } : {}) })
+    expect(screenshot.byteLength).toBeGreaterThan(1_000)
     await page.getByRole("button", { name: "Approve" }).click()
     await expect(page.getByRole("heading", { name: "Action approved" }).isVisible()).resolves.toBe(true)
     expect((await call(server.url, "GET", `/api/v1/actions/${actionUuid}`, { token: org.key })).body.status).toBe("approved")

@@ -1,8 +1,9 @@
 /**
  * `GET /api/v1/ws` end to end over real sockets (the `ws` client against the
  * uWS server): authentication, subscriptions, organization isolation,
- * cross-process fan-out, a 1,000-socket broadcast, slow consumers and the
- * connection cap.
+ * cross-process fan-out (two servers in one process, and a real second
+ * gateway process sharing Postgres and Redis), a 1,000-socket broadcast, slow
+ * consumers and the connection cap.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import * as Context from "effect/Context"
@@ -22,7 +23,8 @@ import { setLogLevel } from "../src/platform/log.js"
 import { channelOfTopic, eventFrame, SocketsLive } from "../src/sockets/server.js"
 import { call, type Org, registerOrg } from "./support/client.js"
 import { freshDatabaseUrl } from "./support/database.js"
-import { freePort } from "./support/server.js"
+import { spawnServer } from "./support/process.js"
+import { freePort, startServer } from "./support/server.js"
 
 interface SocketServer {
   readonly url: string
@@ -375,4 +377,60 @@ describe("cross-process fan-out", () => {
       await database!.drop()
     }
   }, 30_000)
+
+  it("a socket on one gateway process receives the push of a pending authorize made on another process", async () => {
+    const redisUrl = process.env.REDIS_URL
+    if (!redisUrl || !process.env.DATABASE_URL) {
+      console.log("REDIS_URL or DATABASE_URL unset: skipping the two-process push test (it needs a shared Postgres and Redis)")
+      return
+    }
+    const database = await freshDatabaseUrl()
+    // Same database, Redis, master key and key prefix: the two processes are one deployment.
+    const shared = {
+      DATABASE_URL: database!.url,
+      REDIS_URL: redisUrl,
+      MASTER_KEY: "0000000000000000000000000000000000000000000000000000000000000007",
+      REDIS_KEY_PREFIX: `xproc-${process.pid}-${Date.now().toString(36)}:`,
+      RATE_LIMIT_PER_MINUTE: "100000",
+      DATA_DIR: MEMORY_DATA_DIR
+    }
+    // The in-process server migrates the fresh database first, so the child never races it.
+    const local = await startServer(shared)
+    const other = await spawnServer(shared)
+    const wsUrl = `${local.url.replace(/^http/, "ws")}/api/v1/ws`
+    const clients: Array<Client> = []
+    try {
+      const org = await registerOrg(other.url, "Two processes")
+      const stranger = await registerOrg(other.url, "Stranger")
+      const watcher = await connected(wsUrl, org.key)
+      const outsider = await connected(wsUrl, stranger.key)
+      clients.push(watcher, outsider)
+      await subscribed(watcher, "notifications")
+      await subscribed(outsider, "notifications")
+      const started = Date.now()
+      const reply = await call(other.url, "POST", "/api/v1/actions", {
+        token: org.key,
+        body: { action_type: "payments.send", details: "pay the invoice", require_approval: true }
+      })
+      expect(reply.status).toBe(201)
+      expect(reply.body.status).toBe("pending_approval")
+      const actionUuid: string = reply.body.action_uuid
+      const push = await watcher.next((frame) => frame.type === "event" && JSON.stringify(frame.data).includes(actionUuid), 1_000)
+      expect(Date.now() - started).toBeLessThan(1_000)
+      expect(push.channel).toBe("notifications")
+      // The other organization's authorize, made afterwards on the same process, marks the outsider's queue as flushed.
+      const marker = await call(other.url, "POST", "/api/v1/actions", {
+        token: stranger.key,
+        body: { action_type: "files.delete", details: "marker", require_approval: true }
+      })
+      expect(marker.status).toBe(201)
+      await outsider.next((frame) => frame.type === "event" && JSON.stringify(frame.data).includes(marker.body.action_uuid), 2_000)
+      expect(outsider.frames.some((frame) => JSON.stringify(frame).includes(actionUuid))).toBe(false)
+    } finally {
+      for (const client of clients) client.close()
+      await other.stop()
+      await local.stop()
+      await database!.drop()
+    }
+  }, 90_000)
 })

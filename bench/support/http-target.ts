@@ -11,6 +11,8 @@ import { loadUws } from "../../src/gateway/uws.js"
 import { setLogLevel } from "../../src/platform/log.js"
 
 const [mode, portText] = process.argv.slice(2)
+// Exit normally on SIGINT so `--cpu-prof` can write its profile.
+process.on("SIGINT", () => process.exit(0))
 const port = Number(portText)
 
 if (mode === "raw") {

@@ -19,7 +19,7 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4;padding:.75re
 code{overflow-wrap:anywhere}
 form{margin-top:1.5rem}
 label{display:block;font-weight:600;margin-bottom:.25rem}
-textarea{width:100%;min-height:5rem;font:inherit}
+textarea{box-sizing:border-box;width:100%;min-height:5rem;font:inherit}
 button{font:inherit;padding:.5rem 1.25rem;margin-right:.5rem;border-radius:4px;border:1px solid #555;cursor:pointer}
 button:focus,textarea:focus{outline:3px solid #1d4ed8;outline-offset:2px}
 .approve{background:#166534;color:#fff;border-color:#166534}

@@ -1,0 +1,103 @@
+/**
+ * The server side of `bench/live.ts`, each in its own process so the clients
+ * do not share its event loop (and so its RSS is its own):
+ * - `uws <port>`: raw uWS pub/sub; every WebSocket on /ws subscribes to one
+ *   topic and `GET /publish?n=<round>` publishes `{"n":<round>}` to it.
+ * - `app <port>`: the whole gateway, allowed to post webhooks to 127.0.0.0/8
+ *   over plain HTTP; on the embedded stores, or on BENCH_DATABASE_URL /
+ *   BENCH_REDIS_URL when set.
+ * - `receiver <port>`: a node:http server answering 200 to everything and
+ *   counting requests; on the IPC message `{ expect: n }` it resets its count
+ *   and sends `{ received: n }` once n requests have arrived.
+ */
+import { createServer } from "node:http"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { appLayer } from "../../src/app.js"
+import { loadConfig } from "../../src/config.js"
+import { loadUws } from "../../src/gateway/uws.js"
+import { setLogLevel } from "../../src/platform/log.js"
+
+const [mode, portText] = process.argv.slice(2)
+const port = Number(portText)
+const ready = () => process.send?.("ready")
+
+const rawPubSub = () => {
+  const app = loadUws().App()
+  app.ws("/ws", {
+    idleTimeout: 0,
+    open: (ws) => {
+      ws.subscribe("bench")
+    }
+  })
+  app.get("/publish", (res, req) => {
+    const round = Number(new URLSearchParams(req.getQuery() ?? "").get("n") ?? 0)
+    app.publish("bench", JSON.stringify({ n: round }), false)
+    res.cork(() => {
+      res.writeHeader("content-type", "application/json").end('{"published":true}')
+    })
+  })
+  app.listen("127.0.0.1", port, (socket) => {
+    if (!socket) process.exit(1)
+    ready()
+  })
+}
+
+const gateway = () => {
+  setLogLevel("silent")
+  const config = loadConfig({
+    ...process.env,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    BASE_URL: `http://127.0.0.1:${port}`,
+    DATA_DIR: "memory://",
+    // Embedded PGlite and in-process stand-ins unless the bench hands over a database and Redis.
+    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? "",
+    REDIS_URL: process.env.BENCH_REDIS_URL ?? "",
+    REDIS_KEY_PREFIX: `bench-live-${process.pid}:`,
+    MASTER_KEY: "3333333333333333333333333333333333333333333333333333333333333333",
+    RATE_LIMIT_PER_MINUTE: "100000000",
+    PUBLIC_RATE_LIMIT_PER_MINUTE: "100000000",
+    OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8",
+    OUTBOUND_ALLOW_HTTP: "true",
+    LOG_LEVEL: "silent"
+  })
+  Effect.runFork(Layer.launch(appLayer(config)))
+  const wait = async () => {
+    for (;;) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return ready()
+      } catch {}
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  void wait()
+}
+
+const receiver = () => {
+  let received = 0
+  let expected = Number.POSITIVE_INFINITY
+  const server = createServer((req, res) => {
+    req.on("data", () => {})
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}')
+      received++
+      if (received === expected) process.send?.({ received })
+    })
+  })
+  server.keepAliveTimeout = 30_000
+  process.on("message", (message: { expect?: number }) => {
+    if (typeof message?.expect !== "number") return
+    received = 0
+    expected = message.expect
+  })
+  server.listen(port, "127.0.0.1", ready)
+}
+
+if (mode === "uws") rawPubSub()
+else if (mode === "app") gateway()
+else if (mode === "receiver") receiver()
+else {
+  console.error(`unknown mode ${mode}`)
+  process.exit(2)
+}

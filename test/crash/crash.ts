@@ -1,0 +1,338 @@
+/**
+ * Crash test: authorize+notarize under load while the server is SIGKILLed
+ * several times and restarted on the same storage (same MASTER_KEY). At the
+ * end every acknowledged receipt must still be served byte for byte (same
+ * payload hash, signature and canonical signed payload) and every agent's
+ * chain must run 1..n with each receipt linking to the one before, checked
+ * with the portable verifier.
+ *
+ * Storage: a fresh Postgres database when DATABASE_URL is set, otherwise
+ * embedded PGlite on disk in a temporary DATA_DIR. PGlite writes its files
+ * through the OS page cache, which a SIGKILL of the process does not lose,
+ * so the same checks apply to it (it does not claim to survive power loss;
+ * this test does not simulate that).
+ *
+ * Run it alone: `npx tsx test/crash/crash.ts` (CRASH_KILLS, CRASH_CLIENTS,
+ * CRASH_AGENTS, CRASH_LIFE_MS tune it); `test/crash.test.ts` runs it small.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { canonicalJson, type Ed25519Jwk, payloadHash, verifyReceipt } from "../../protocol/verifier/index.js"
+import { type FreshDatabase, freshDatabaseUrl } from "../support/database.js"
+import { type ServerProcess, spawnServer } from "../support/process.js"
+
+export interface CrashOptions {
+  /** How many times the server is SIGKILLed (default 5). */
+  readonly kills?: number
+  /** Concurrent clients each looping authorize → notarize (default 16). */
+  readonly clients?: number
+  /** Agents the clients pick from at random (default 10). */
+  readonly agents?: number
+  /** The server lives a random time in [minLifeMs, maxLifeMs] after it answers (default 800..2500). */
+  readonly minLifeMs?: number
+  readonly maxLifeMs?: number
+  /** Each life lasts at least until this many receipts were acknowledged in it (default 3), so a slow machine still kills under load. */
+  readonly minAcksPerLife?: number
+  /** Load after the last restart, before checking (default 1000 ms). */
+  readonly finalLoadMs?: number
+  /** Progress lines (default: none). */
+  readonly log?: (line: string) => void
+}
+
+export interface CrashReport {
+  readonly backend: "postgres" | "pglite"
+  readonly kills: number
+  /** Notarize calls answered 200 (the receipts that must survive). */
+  readonly acknowledged: number
+  /** Acknowledged receipts whose verify document was also read before a kill. */
+  readonly documentsRecorded: number
+  /** Notarize or authorize calls that got no answer (cut by a kill). */
+  readonly interrupted: number
+  /** Receipts found walking every agent's chain (acknowledged or not). */
+  readonly chainedReceipts: number
+  readonly chains: Readonly<Record<string, number>>
+  /** Empty when every check passed. */
+  readonly problems: ReadonlyArray<string>
+  readonly seconds: number
+}
+
+const REQUEST_TIMEOUT_MS = 20_000
+
+const MASTER_KEY = "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00"
+
+interface Acknowledged {
+  readonly agentId: string
+  readonly actionUuid: string
+  readonly receiptUuid: string
+  readonly payloadHash: string
+  readonly signature: string
+  /** The verify document read right after the answer, when the server lived that long. */
+  document?: VerifyDocument
+}
+
+interface VerifyDocument {
+  readonly receipt_uuid: string
+  readonly action_uuid: string
+  readonly payload_hash: string
+  readonly signature: string
+  readonly public_key_id: string
+  readonly public_key: Ed25519Jwk | null
+  readonly signed_payload: Record<string, unknown>
+  readonly timestamp_token: string | null
+  readonly valid: boolean
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const randomBetween = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1))
+
+/** A network failure (server killed mid-request) as opposed to an answer. */
+class NoAnswer extends Error {}
+
+const request = async (base: string, method: string, path: string, token?: string, body?: unknown) => {
+  const headers: Record<string, string> = {}
+  if (token) headers.authorization = `Bearer ${token}`
+  if (body !== undefined) headers["content-type"] = "application/json"
+  let response: Response
+  let text: string
+  try {
+    response = await fetch(base + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      // A live server answers in milliseconds; a request the kill cut off must not hang the run.
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
+    })
+    text = await response.text()
+  } catch (cause) {
+    throw new NoAnswer(String(cause))
+  }
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, text }
+}
+
+/** Runs `work` over `items` with at most `limit` in flight. */
+const forEachLimited = async <A>(items: ReadonlyArray<A>, limit: number, work: (item: A) => Promise<void>) => {
+  let next = 0
+  const lane = async () => {
+    while (next < items.length) await work(items[next++]!)
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane))
+}
+
+export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashReport> => {
+  const kills = options.kills ?? 5
+  const clients = options.clients ?? 16
+  const agentCount = options.agents ?? 10
+  const minLife = options.minLifeMs ?? 800
+  const maxLife = options.maxLifeMs ?? 2500
+  const log = options.log ?? (() => {})
+  const started = performance.now()
+
+  const database: FreshDatabase | undefined = await freshDatabaseUrl()
+  const dataDir = mkdtempSync(join(tmpdir(), "crash-test-"))
+  const env: Record<string, string> = {
+    DATABASE_URL: database?.url ?? "",
+    DATA_DIR: dataDir,
+    REDIS_URL: "",
+    MASTER_KEY,
+    ADMIN_KEY: "crash-admin-key",
+    RATE_LIMIT_PER_MINUTE: "100000000",
+    PUBLIC_RATE_LIMIT_PER_MINUTE: "100000000",
+    LOG_LEVEL: "error"
+  }
+
+  let server: ServerProcess | undefined
+  /** Resolves with the base URL of the live server; replaced while one restarts. */
+  let live: Promise<string>
+  const problems: Array<string> = []
+  const acknowledged: Array<Acknowledged> = []
+  let interrupted = 0
+
+  const boot = async () => {
+    server = await spawnServer(env)
+    return server.url
+  }
+
+  try {
+    live = boot()
+    let base = await live
+    const registered = await request(base, "POST", "/api/v1/auth/register", undefined, {
+      email: "crash@example.test",
+      password: "crash test password",
+      org_name: "Crash"
+    })
+    if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${registered.text}`)
+    const key: string = registered.body.api_key.key
+    log(`server up (${database ? "postgres" : "pglite"}), org registered`)
+
+    let stopping = false
+    let counter = 0
+    const client = async () => {
+      while (!stopping) {
+        const at = await live
+        const agentId = `agent-${randomBetween(1, agentCount)}`
+        try {
+          const created = await request(at, "POST", "/api/v1/actions", key, {
+            action_type: "crash.step",
+            details: `step ${++counter} at ${Date.now()}`,
+            agent_id: agentId
+          })
+          if (created.status !== 201) {
+            problems.push(`authorize answered ${created.status}: ${created.text}`)
+            continue
+          }
+          const done = await request(at, "POST", `/api/v1/actions/${created.body.action_uuid}/notarize`, key, { outcome: "completed" })
+          if (done.status !== 200) {
+            problems.push(`notarize answered ${done.status}: ${done.text}`)
+            continue
+          }
+          const ack: Acknowledged = {
+            agentId,
+            actionUuid: created.body.action_uuid,
+            receiptUuid: done.body.receipt_uuid,
+            payloadHash: done.body.payload_hash,
+            signature: done.body.signature
+          }
+          acknowledged.push(ack)
+          const verify = await request(at, "GET", `/api/v1/verify/${ack.receiptUuid}`)
+          if (verify.status === 200) ack.document = verify.body
+          else problems.push(`verify right after notarize answered ${verify.status}: ${verify.text}`)
+        } catch (error) {
+          if (!(error instanceof NoAnswer)) throw error
+          interrupted++
+          // The server is gone: wait for the restart (the killer swaps `live`).
+          await sleep(20)
+        }
+      }
+    }
+    const running = Promise.all(Array.from({ length: clients }, client))
+
+    const minAcks = options.minAcksPerLife ?? 3
+    for (let kill = 1; kill <= kills; kill++) {
+      const before = acknowledged.length
+      for (const giveUp = Date.now() + 60_000; acknowledged.length < before + minAcks && Date.now() < giveUp; ) await sleep(20)
+      await sleep(randomBetween(minLife, maxLife))
+      const victim = server!
+      if (!victim.running()) {
+        // It died without our signal: that is a failure in itself, and there is no exit left to wait for.
+        problems.push(`server stopped on its own before kill ${kill}:\n${victim.output().slice(-4000)}`)
+        live = boot()
+        await live
+        continue
+      }
+      let restarted!: (url: string) => void
+      live = new Promise((resolve) => (restarted = resolve))
+      await victim.kill()
+      log(`kill ${kill}: SIGKILL after ${acknowledged.length} acknowledged receipts`)
+      restarted(await boot())
+    }
+    await sleep(options.finalLoadMs ?? 1000)
+    stopping = true
+    await running
+    base = await live
+    log(`load stopped: ${acknowledged.length} acknowledged, ${interrupted} interrupted; checking`)
+
+    // 1. Every acknowledged receipt, byte for byte.
+    await forEachLimited(acknowledged, 16, async (ack) => {
+      const reply = await request(base, "GET", `/api/v1/verify/${ack.receiptUuid}`)
+      if (reply.status !== 200) return void problems.push(`acknowledged ${ack.receiptUuid} answers ${reply.status}`)
+      const doc: VerifyDocument = reply.body
+      if (doc.payload_hash !== ack.payloadHash) problems.push(`${ack.receiptUuid}: payload_hash ${doc.payload_hash} != acknowledged ${ack.payloadHash}`)
+      if (doc.signature !== ack.signature) problems.push(`${ack.receiptUuid}: signature differs from the acknowledged one`)
+      if (payloadHash(doc.signed_payload) !== ack.payloadHash) problems.push(`${ack.receiptUuid}: signed payload does not hash to the acknowledged payload_hash`)
+      if (doc.action_uuid !== ack.actionUuid) problems.push(`${ack.receiptUuid}: action ${doc.action_uuid} != ${ack.actionUuid}`)
+      if (!doc.valid) problems.push(`${ack.receiptUuid}: server says invalid`)
+      if (ack.document) {
+        const before = ack.document
+        if (canonicalJson(before.signed_payload) !== canonicalJson(doc.signed_payload)) problems.push(`${ack.receiptUuid}: signed payload changed across restarts`)
+        if (before.public_key_id !== doc.public_key_id || before.timestamp_token !== doc.timestamp_token) {
+          problems.push(`${ack.receiptUuid}: key id or timestamp token changed across restarts`)
+        }
+      }
+    })
+
+    // 2. Every agent's chain: sequence 1..n, each link to the previous payload hash, all signatures valid.
+    const chains: Record<string, number> = {}
+    let chainedReceipts = 0
+    const ackedByAgent = new Map<string, Set<string>>()
+    for (const ack of acknowledged) {
+      const set = ackedByAgent.get(ack.agentId) ?? new Set<string>()
+      set.add(ack.receiptUuid)
+      ackedByAgent.set(ack.agentId, set)
+    }
+    for (let agent = 1; agent <= agentCount; agent++) {
+      const agentId = `agent-${agent}`
+      const actionUuids: Array<string> = []
+      for (let page = 1; ; page++) {
+        const listed = await request(base, "GET", `/api/v1/actions?agent_id=${agentId}&status=notarized&per_page=100&page=${page}`, key)
+        if (listed.status !== 200) throw new Error(`listing ${agentId} answered ${listed.status}: ${listed.text}`)
+        for (const item of listed.body.data) actionUuids.push(item.action_uuid)
+        if (!listed.body.pagination.has_more) break
+      }
+      const receipts: Array<VerifyDocument> = []
+      await forEachLimited(actionUuids, 16, async (actionUuid) => {
+        const reply = await request(base, "GET", `/api/v1/verify/action/${actionUuid}`)
+        if (reply.status !== 200) problems.push(`notarized action ${actionUuid} has no receipt (${reply.status})`)
+        else receipts.push(reply.body)
+      })
+      receipts.sort((a, b) => Number(a.signed_payload.agent_sequence) - Number(b.signed_payload.agent_sequence))
+      receipts.forEach((receipt, index) => {
+        const previous = index === 0 ? null : receipts[index - 1]!
+        const sequence = receipt.signed_payload.agent_sequence
+        if (sequence !== index + 1) problems.push(`${agentId}: receipt ${index + 1} has agent_sequence ${String(sequence)}`)
+        if (index === 0 && receipt.signed_payload.previous_payload_hash !== null) problems.push(`${agentId}: first receipt links to something`)
+        const check = verifyReceipt({
+          signed_payload: receipt.signed_payload,
+          payload_hash: receipt.payload_hash,
+          signature: receipt.signature,
+          public_key: receipt.public_key!,
+          previous: previous && { payload_hash: previous.payload_hash, signed_payload: previous.signed_payload }
+        })
+        if (!check.valid) problems.push(`${agentId} #${String(sequence)}: ${check.errors.join("; ")}`)
+      })
+      const inChain = new Set(receipts.map((receipt) => receipt.receipt_uuid))
+      for (const receiptUuid of ackedByAgent.get(agentId) ?? []) {
+        if (!inChain.has(receiptUuid)) problems.push(`${agentId}: acknowledged ${receiptUuid} is missing from the chain`)
+      }
+      chains[agentId] = receipts.length
+      chainedReceipts += receipts.length
+    }
+
+    return {
+      backend: database ? "postgres" : "pglite",
+      kills,
+      acknowledged: acknowledged.length,
+      documentsRecorded: acknowledged.filter((ack) => ack.document !== undefined).length,
+      interrupted,
+      chainedReceipts,
+      chains,
+      problems,
+      seconds: Math.round((performance.now() - started) / 100) / 10
+    }
+  } finally {
+    if (server && problems.length > 0) log(`last server output:\n${server.output().slice(-4000)}`)
+    await server?.stop()
+    await database?.drop()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+const runDirectly = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href
+if (runDirectly) {
+  const number = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback)
+  const report = await runCrashTest({
+    kills: number("CRASH_KILLS", 5),
+    clients: number("CRASH_CLIENTS", 16),
+    agents: number("CRASH_AGENTS", 10),
+    minLifeMs: number("CRASH_MIN_LIFE_MS", 800),
+    maxLifeMs: number("CRASH_LIFE_MS", 2500),
+    log: (line) => console.error(line)
+  })
+  console.log(
+    `${report.backend}: ${report.kills} SIGKILLs, ${report.acknowledged} acknowledged receipts (${report.documentsRecorded} with their verify document), ` +
+      `${report.interrupted} calls cut off, ${report.chainedReceipts} receipts in ${Object.keys(report.chains).length} chains, ${report.seconds} s`
+  )
+  for (const problem of report.problems.slice(0, 50)) console.log(`PROBLEM ${problem}`)
+  console.log(report.problems.length === 0 ? "OK: every acknowledged receipt survived and every chain verifies" : `FAILED: ${report.problems.length} problems`)
+  process.exit(report.problems.length === 0 ? 0 : 1)
+}
