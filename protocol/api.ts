@@ -9,6 +9,7 @@ import { AnalyticsGroup } from "./analytics.js"
 import { ErrorShape } from "./auth.js"
 import { NotificationChannelsGroup } from "./notification-channels.js"
 import { NotificationsGroup } from "./notifications.js"
+import { completeOpenApi } from "./openapi.js"
 import { OutputPoliciesGroup } from "./output-policies.js"
 import { PoliciesGroup } from "./policies.js"
 import { ReceiptsAdminGroup, ReceiptsGroup, ReceiptsPublicGroup } from "./receipts.js"
@@ -26,7 +27,8 @@ export class GatewayApi extends HttpApi.make("gateway")
       title: "Agent Accountability Gateway",
       version: "1.1.0",
       description:
-        "Agents authorize intents, notarize outcomes and receive Ed25519-signed receipts verifiable offline. Every JSON object response carries `request_id`; errors carry `code` and `message`."
+        "Agents authorize intents, notarize outcomes and receive Ed25519-signed receipts verifiable offline. Every JSON object response carries `request_id`; errors carry `code` and `message`.",
+      transform: completeOpenApi
     })
   )
 {}

@@ -6,6 +6,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import * as HttpRouter from "effect/http/HttpRouter"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import * as Layer from "effect/Layer"
+import { actorsLayer } from "../actors/runner.js"
 import { GatewayApi } from "../protocol/api.js"
 import {
   AdminKeyLive,
@@ -54,6 +55,7 @@ export const servicesLayer = (config: AppConfig) => {
   return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer).pipe(
     (services) => Layer.provideMerge(Actions.live, services),
     (services) => Layer.provideMerge(Notifications.layer, services),
+    Layer.provideMerge(actorsLayer(config)),
     Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer)),
     Layer.provideMerge(Secrets.layer),
     Layer.provideMerge(infrastructure)

@@ -27,7 +27,10 @@ export interface AppConfig {
   readonly bodyTimeoutMs: number
   readonly maxConnections: number
   readonly shutdownGraceMs: number
-  readonly approvalTtlHours: number
+  /** Lifetime of pending approvals and approval codes (APPROVAL_TTL_HOURS, or APPROVAL_TTL_MS for tests). */
+  readonly approvalTtlMs: number
+  /** How often pending approvals are checked for expiry. */
+  readonly approvalSweepMs: number
   readonly tsaUrl: string | undefined
   readonly smtpUrl: string | undefined
   /** Sender of approval e-mails (default `approvals@<host of BASE_URL>`). */
@@ -40,6 +43,13 @@ export interface AppConfig {
   }
   readonly logLevel: "debug" | "info" | "warn" | "error" | "silent"
   readonly ci: boolean
+  /** Where the actors run: one in-memory runner, or SQL-backed sharding over the shared Postgres. */
+  readonly clusterMode: "memory" | "sql"
+  /** This runner's address for its peers (CLUSTER_MODE=sql). */
+  readonly runnerHost: string
+  readonly runnerPort: number
+  /** Agent/org actors resident at once (idle ones are passivated). */
+  readonly maxResidentEntities: number
 }
 
 export class Config extends Context.Service<Config, AppConfig>()("gateway/Config") {}
@@ -63,6 +73,9 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
   const mode = env.DEPLOYMENT_MODE || "selfhosted"
   if (mode !== "selfhosted" && mode !== "cloud") throw new Error(`DEPLOYMENT_MODE must be selfhosted or cloud, got "${mode}"`)
   const level = (env.LOG_LEVEL || "info") as AppConfig["logLevel"]
+  const clusterMode = env.CLUSTER_MODE || "memory"
+  if (clusterMode !== "memory" && clusterMode !== "sql") throw new Error(`CLUSTER_MODE must be memory or sql, got "${clusterMode}"`)
+  if (clusterMode === "sql" && !env.DATABASE_URL) throw new Error("CLUSTER_MODE=sql needs DATABASE_URL (the runners share Postgres)")
   const baseUrl = (env.BASE_URL || `http://${host}:${port}`).replace(/\/+$/, "")
   if (!/^https?:\/\/[^/]/.test(baseUrl)) throw new Error(`BASE_URL must be an absolute http(s) URL, got "${env.BASE_URL}"`)
   return {
@@ -85,7 +98,10 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     bodyTimeoutMs: int(env.BODY_TIMEOUT_MS, 30_000, "BODY_TIMEOUT_MS", 100),
     maxConnections: int(env.MAX_CONNECTIONS, 0, "MAX_CONNECTIONS"),
     shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 10_000, "SHUTDOWN_GRACE_MS"),
-    approvalTtlHours: int(env.APPROVAL_TTL_HOURS, 72, "APPROVAL_TTL_HOURS", 1),
+    approvalTtlMs: env.APPROVAL_TTL_MS
+      ? int(env.APPROVAL_TTL_MS, 0, "APPROVAL_TTL_MS", 1)
+      : int(env.APPROVAL_TTL_HOURS, 72, "APPROVAL_TTL_HOURS", 1) * 3_600_000,
+    approvalSweepMs: int(env.APPROVAL_SWEEP_MS, 30_000, "APPROVAL_SWEEP_MS", 10),
     tsaUrl: env.TSA_URL || undefined,
     smtpUrl: env.SMTP_URL || undefined,
     smtpFrom: env.SMTP_FROM || undefined,
@@ -95,7 +111,11 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       teamsIntegration: featureOn(env.ENABLE_TEAMS_INTEGRATION)
     },
     logLevel: ["debug", "info", "warn", "error", "silent"].includes(level) ? level : "info",
-    ci: bool(env.CI)
+    ci: bool(env.CI),
+    clusterMode,
+    runnerHost: env.RUNNER_HOST || host,
+    runnerPort: int(env.RUNNER_PORT, 34431, "RUNNER_PORT", 1),
+    maxResidentEntities: int(env.MAX_RESIDENT_ENTITIES, 100_000, "MAX_RESIDENT_ENTITIES", 1)
   }
 }
 

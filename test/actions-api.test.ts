@@ -17,8 +17,7 @@ const approvals = new Map<string, ApprovalRequest>()
 const stopObserving = observeApprovalRequests((request) => approvals.set(request.action_uuid, request))
 
 beforeAll(async () => {
-  // vitest sets BASE_URL="/" (Vite's variable); blank it so links use the server's own address.
-  server = await startServer({ BASE_URL: "" })
+  server = await startServer()
   base = server.url
   org = await registerOrg(base, "Actions Org")
   other = await registerOrg(base, "Other Org")

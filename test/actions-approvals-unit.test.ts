@@ -1,5 +1,4 @@
-/** Approval credentials, approver rules, idempotency digests and the per-agent lanes, without a server. */
-import * as Effect from "effect/Effect"
+/** Approval credentials, approver rules, idempotency digests and chain links, without a server. */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import {
@@ -10,7 +9,7 @@ import {
   normalizeApprovalCode,
   signApprovalToken
 } from "../src/actions/approvals.js"
-import { chainAgentId, DEFAULT_AGENT_ID, laneKey, makeLanes, nextLink } from "../src/actions/chain.js"
+import { chainAgentId, DEFAULT_AGENT_ID, nextLink } from "../src/actions/chain.js"
 import { requestDigest } from "../src/actions/idempotency.js"
 
 const key = new Uint8Array(32).fill(7)
@@ -74,34 +73,10 @@ describe("idempotency digests", () => {
   })
 })
 
-describe("per-agent lanes and chain links", () => {
-  it("run one effect at a time per key, in arrival order, and forget idle keys", async () => {
-    const lanes = makeLanes()
-    const log: Array<string> = []
-    let inFlight = 0
-    let maxInFlight = 0
-    const step = (key: string, i: number) =>
-      lanes.run(
-        key,
-        Effect.gen(function* () {
-          inFlight++
-          maxInFlight = Math.max(maxInFlight, inFlight)
-          yield* Effect.sleep(1)
-          log.push(`${key}${i}`)
-          inFlight--
-        })
-      )
-    await Effect.runPromise(Effect.all([...Array.from({ length: 20 }, (_, i) => step("a", i))], { concurrency: "unbounded" }))
-    expect(maxInFlight).toBe(1)
-    expect(log).toEqual(Array.from({ length: 20 }, (_, i) => `a${i}`))
-    expect(lanes.size()).toBe(0)
-  })
-
+describe("per-agent chain links", () => {
   it("number links from 1 with a null first previous hash, and give agentless actions one default chain", () => {
     expect(nextLink({ lastSequence: 0, lastPayloadHash: null })).toEqual({ agent_sequence: 1, previous_payload_hash: null })
     expect(nextLink({ lastSequence: 4, lastPayloadHash: "sha256:aa" })).toEqual({ agent_sequence: 5, previous_payload_hash: "sha256:aa" })
     expect(chainAgentId(null)).toBe(DEFAULT_AGENT_ID)
-    expect(laneKey("org1", null)).not.toBe(laneKey("org2", null))
-    expect(laneKey("org1", "a")).not.toBe(laneKey("org1", "b"))
   })
 })

@@ -13,7 +13,7 @@ let base: string
 let org: Org
 
 beforeAll(async () => {
-  server = await startServer({ BASE_URL: "" })
+  server = await startServer()
   base = server.url
   org = await registerOrg(base, "Chain Org")
 }, 60_000)

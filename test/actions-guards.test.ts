@@ -12,7 +12,7 @@ let base: string
 let org: Org
 
 beforeAll(async () => {
-  server = await startServer({ BASE_URL: "" })
+  server = await startServer()
   base = server.url
   org = await registerOrg(base, "Guards Org")
 }, 60_000)

@@ -21,10 +21,8 @@ const approvals = new Map<string, ApprovalRequest>()
 const stopObserving = observeApprovalRequests((request) => approvals.set(request.action_uuid, request))
 
 beforeAll(async () => {
-  // Read when the actions layer is built: short approval lifetime and a fast sweep.
-  process.env.APPROVAL_TTL_MS = String(TTL_MS)
-  process.env.ACTIONS_SWEEP_MS = "100"
-  server = await startServer({ BASE_URL: "" })
+  // A short approval lifetime and a fast expiry sweep.
+  server = await startServer({ APPROVAL_TTL_MS: String(TTL_MS), APPROVAL_SWEEP_MS: "100" })
   base = server.url
   org = await registerOrg(base, "States Org")
   const policy = await call(base, "POST", "/api/v1/policies", {
@@ -36,8 +34,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   stopObserving()
-  delete process.env.APPROVAL_TTL_MS
-  delete process.env.ACTIONS_SWEEP_MS
   await server?.stop()
 })
 

@@ -45,7 +45,7 @@ const mondayUtc = () => {
 }
 
 beforeAll(async () => {
-  server = await startServer({ BASE_URL: "" })
+  server = await startServer()
   base = server.url
   org = await registerOrg(base, "Analytics Org")
   other = await registerOrg(base, "Other Org")

@@ -77,7 +77,12 @@ describe("transport", () => {
     const spec = await call(server.url, "GET", "/api/v1/openapi.json")
     expect(spec.status).toBe(200)
     expect(spec.body.openapi).toMatch(/^3\.1/)
-    expect(Object.keys(spec.body.paths)).toContain("/api/v1/api-keys")
+    const paths = Object.keys(spec.body.paths)
+    for (const path of ["/api/v1/api-keys", "/api/v1/actions", "/api/v1/ws", "/approve/{code}", "/api/v1/.well-known/jwks.json"]) {
+      expect(paths).toContain(path)
+    }
+    const created = spec.body.paths["/api/v1/actions"].post.responses["201"].content["application/json"].schema
+    expect(created.properties.request_id).toBeDefined()
     const docs = await fetch(`${server.url}/docs`)
     expect(docs.status).toBe(200)
     expect(await docs.text()).toContain("<html")

@@ -25,7 +25,7 @@ const DEFAULTS = {
 }
 
 beforeAll(async () => {
-  server = await startServer({ BASE_URL: "" })
+  server = await startServer()
   base = server.url
   org = await registerOrg(base, "Output Org")
   member = await addMember(base, org, "member")

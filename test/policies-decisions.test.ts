@@ -6,6 +6,8 @@
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { orgActorsLayer } from "../actors/org.js"
+import { memoryRunner } from "../actors/runner.js"
 import type { Principal } from "../protocol/auth.js"
 import { databaseLayer, MEMORY_DATA_DIR } from "../src/platform/db/index.js"
 import { platformMemoryLayer } from "../src/platform/redis/index.js"
@@ -20,7 +22,9 @@ let runtime: ManagedRuntime.ManagedRuntime<Policies | PolicyDecisions | PolicySn
 beforeAll(async () => {
   fresh = await freshDatabaseUrl()
   const infrastructure = Layer.mergeAll(databaseLayer({ url: fresh?.url, dataDir: MEMORY_DATA_DIR }), platformMemoryLayer())
-  runtime = ManagedRuntime.make(policiesLayer.pipe(Layer.provideMerge(infrastructure)))
+  runtime = ManagedRuntime.make(policiesLayer.pipe(Layer.provideMerge(orgActorsLayer().pipe(Layer.provide(memoryRunner({ maxResidentEntities: 10_000, entityMaxIdleMs: 60_000 })))),
+    Layer.provideMerge(infrastructure)
+  ))
   await runtime.runPromise(Effect.void)
 }, 60_000)
 

@@ -26,7 +26,7 @@ let tlsPort: number
 let certFingerprint: string
 
 beforeAll(async () => {
-  server = await startServer({ BASE_URL: "", OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8" })
+  server = await startServer({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8" })
   base = server.url
   org = await registerOrg(base, "Whitelist Org")
   other = await registerOrg(base, "Other Org")

@@ -12,6 +12,8 @@ import { join } from "node:path"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { orgActorsLayer } from "../actors/org.js"
+import { memoryRunner } from "../actors/runner.js"
 import type { Principal } from "../protocol/auth.js"
 import { databaseLayer, MEMORY_DATA_DIR } from "../src/platform/db/index.js"
 import { certificateFingerprint } from "../src/platform/outbound/index.js"
@@ -58,7 +60,9 @@ let certFingerprint: string
 beforeAll(async () => {
   fresh = await freshDatabaseUrl()
   const infrastructure = Layer.mergeAll(databaseLayer({ url: fresh?.url, dataDir: MEMORY_DATA_DIR }), platformMemoryLayer())
-  runtime = ManagedRuntime.make(whitelistLayer.pipe(Layer.provideMerge(infrastructure)))
+  runtime = ManagedRuntime.make(whitelistLayer.pipe(Layer.provideMerge(orgActorsLayer().pipe(Layer.provide(memoryRunner({ maxResidentEntities: 10_000, entityMaxIdleMs: 60_000 })))),
+    Layer.provideMerge(infrastructure)
+  ))
   await runtime.runPromise(Effect.void)
 
   dir = mkdtempSync(join(tmpdir(), "whitelist-tls-"))

@@ -5,8 +5,10 @@
  *
  * Every terminal transition (notarized, failed, denied_by_policy,
  * denied_by_human) mints its receipt inside the transaction that changes the
- * status, under the (org, agent) chain lock (see chain.ts); events are recorded
- * in that same transaction and announced to live channels after commit.
+ * status; the transition runs in the agent's AgentActor (actors/agent.ts, one
+ * message at a time per agent) and takes the (org, agent) chain row lock (see
+ * transitions.ts); events are recorded in that same transaction and announced
+ * to live channels after commit.
  */
 import { createHash } from "node:crypto"
 import * as Context from "effect/Context"
@@ -14,45 +16,26 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import { SqlClient } from "effect/sql"
+import { AgentMailbox, type TransitionResult } from "../../actors/agent.js"
 import type { ActionStatus, AuthorizeRequest } from "../../protocol/actions.js"
 import type { Principal } from "../../protocol/auth.js"
 import { pagination } from "../../protocol/common.js"
 import { badRequest, conflict, forbidden, gone, notFound, unprocessable } from "../../protocol/errors.js"
 import { Config } from "../config.js"
-import { type DomainEvent, Events } from "../events/service.js"
+import { type DomainEvent, Events, stampEvents } from "../events/service.js"
 import { newId, newUuid } from "../platform/ids.js"
 import { logLine } from "../platform/log.js"
 import { Secrets } from "../platform/secrets.js"
 import { EndpointGuard, OutputFiltering, PolicyDecisions } from "../policies/ports.js"
-import { type MintedReceipt, type ReceiptApproval, type ReceiptContent, ReceiptMinter, type ReceiptStatus } from "../receipts/ports.js"
+import type { MintedReceipt } from "../receipts/ports.js"
 import { filterOutput } from "../scan/output-filter.js"
 import { approvalCodeHash, checkApprovalToken, mayApprove, newApprovalCode, notifyApprovalObservers, signApprovalToken, type TokenDecision } from "./approvals.js"
-import { chainAgentId, laneKey, makeLanes, nextLink } from "./chain.js"
 import { IDEMPOTENCY_RETENTION_MS, requestDigest, type StoredAnswer } from "./idempotency.js"
 import { ApprovalsPort } from "./ports.js"
-import { type ActionRow, makeActionsStore, type TerminalUpdate } from "./store.js"
+import { type ActionRow, makeActionsStore } from "./store.js"
+import { deniedByPolicyBody, pastDeadline } from "./transitions.js"
 
 export const sha256Text = (text: string): string => `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`
-
-export interface ActionsOptions {
-  /** How often pending approvals are checked for expiry (default 30 s). */
-  readonly sweepIntervalMs?: number
-  /** Overrides Config.approvalTtlHours (tests). */
-  readonly approvalTtlMs?: number
-}
-
-const envInt = (name: string): number | undefined => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return undefined
-  const value = Number(raw)
-  return Number.isFinite(value) && value > 0 ? value : undefined
-}
-
-/** `ACTIONS_SWEEP_MS` and `APPROVAL_TTL_MS` tune expiry without touching the shared Config. */
-export const optionsFromEnv = (): ActionsOptions => ({
-  sweepIntervalMs: envInt("ACTIONS_SWEEP_MS"),
-  approvalTtlMs: envInt("APPROVAL_TTL_MS")
-})
 
 type Decision = "approve" | "deny"
 type Via = "code" | "token" | "dashboard"
@@ -65,24 +48,17 @@ interface Resolution {
 
 const isTerminal = (status: string) => status === "notarized" || status === "failed" || status === "denied_by_policy" || status === "denied_by_human"
 
-/** Marker failure: the row changed under us (e.g. expiry raced a human); nothing to do. */
-class Skip {
-  readonly _tag = "Skip"
-}
-
-export const makeActions = (options: ActionsOptions = {}) =>
-  Effect.gen(function* () {
+export const makeActions = Effect.gen(function* () {
     const config = yield* Config
     const secrets = yield* Secrets
     const events = yield* Events
     const policies = yield* PolicyDecisions
     const guard = yield* EndpointGuard
     const outputFiltering = yield* OutputFiltering
-    const minter = yield* ReceiptMinter
+    const mailbox = yield* AgentMailbox
     const store = yield* makeActionsStore
     const sql = store.sql
-    const lanes = makeLanes()
-    const ttlMs = options.approvalTtlMs ?? config.approvalTtlHours * 3600 * 1000
+    const ttlMs = config.approvalTtlMs
 
     /** SQL failures are defects (500 with a request_id); the SqlClient in scope is ours (events and minting use it). */
     const die = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -128,83 +104,14 @@ export const makeActions = (options: ActionsOptions = {}) =>
         created_at: row.created_at
       })
 
-    /**
-     * One terminal transition: lock the action and the chain head, let `plan`
-     * check the state and describe the change, mint, write, record events.
-     * Runs in the (org, agent) lane and one transaction.
-     */
-    const terminal = <E>(
-      orgUuid: string,
-      agentId: string | null,
-      actionUuid: string,
-      plan: (row: ActionRow) => Effect.Effect<
-        {
-          readonly update: Omit<TerminalUpdate, "receipt" | "agent_sequence">
-          readonly receipt: Pick<ReceiptContent, "receipt_status" | "outcome" | "outcome_hash" | "output_scan_flags" | "approval">
-          readonly events: (row: ActionRow, receipt: MintedReceipt) => ReadonlyArray<DomainEvent>
-        },
-        E
-      >
-    ) =>
-      lanes.run(
-        laneKey(orgUuid, agentId),
-        sql.withTransaction(
-          Effect.gen(function* () {
-            const row = yield* store.byId(orgUuid, actionUuid, true)
-            if (row === undefined) return yield* Effect.fail(notFound("Action not found"))
-            const planned = yield* plan(row)
-            const receipt = yield* mintFor(row, planned.receipt)
-            yield* store.finish(row.action_uuid, { ...planned.update, receipt: receipt.minted, agent_sequence: receipt.sequence })
-            yield* record(planned.events(row, receipt.minted))
-            return { row, receipt: receipt.minted }
-          })
-        )
-      )
+    /** Sends one terminal transition to the agent's actor; answers after its transaction committed. */
+    const transition = (orgUuid: string, agentId: string | null, request: Parameters<typeof mailbox.transition>[2]) =>
+      mailbox.transition(orgUuid, agentId, request)
 
-    /** Mints the receipt of `row` at the head of its agent chain; call inside the transaction. */
-    const mintFor = (
-      row: Pick<ActionRow, "org_uuid" | "action_uuid" | "agent_id" | "agent_version" | "action_type" | "action_details_hash" | "instruction_hash" | "model_id" | "model_version" | "policy_uuid" | "parent_action_uuid">,
-      part: Pick<ReceiptContent, "receipt_status" | "outcome" | "outcome_hash" | "output_scan_flags" | "approval">
-    ) =>
-      Effect.gen(function* () {
-        const agent = chainAgentId(row.agent_id)
-        const head = yield* store.lockChain(row.org_uuid, agent)
-        const link = nextLink(head)
-        const parentPayloadHash = yield* store.parentPayloadHash(row.org_uuid, row.parent_action_uuid)
-        const minted = yield* minter.mint({
-          receipt_status: part.receipt_status,
-          action_uuid: row.action_uuid,
-          org_uuid: row.org_uuid,
-          agent_id: row.agent_id,
-          agent_version: row.agent_version,
-          action_type: row.action_type,
-          action_details_hash: row.action_details_hash,
-          instruction_hash: row.instruction_hash,
-          model_id: row.model_id,
-          model_version: row.model_version,
-          outcome: part.outcome,
-          outcome_hash: part.outcome_hash,
-          output_scan_flags: part.output_scan_flags,
-          policy_uuid: row.policy_uuid,
-          approval: part.approval,
-          parent_payload_hash: parentPayloadHash,
-          agent_sequence: link.agent_sequence,
-          previous_payload_hash: link.previous_payload_hash
-        })
-        yield* store.advanceChain(row.org_uuid, agent, link.agent_sequence, minted.payload_hash)
-        return { minted, sequence: link.agent_sequence }
-      })
-
-    const approvalOf = (row: ActionRow): ReceiptApproval | null =>
-      row.approved_at === null
-        ? null
-        : {
-            decision: "approved",
-            by: row.approved_by,
-            at: row.approved_at,
-            via: (row.approval_via ?? "dashboard") as ReceiptApproval["via"],
-            reason: null
-          }
+    const receiptOf = (result: TransitionResult) => {
+      if (result._tag !== "Done") return Effect.die(new Error("a receipt-minting transition was skipped"))
+      return Effect.succeed(result)
+    }
 
     // ---------------------------------------------------------------- authorize
 
@@ -345,44 +252,14 @@ export const makeActions = (options: ActionsOptions = {}) =>
         } as const
 
         if (status === "denied_by_policy") {
-          const denied = yield* die(
-            lanes.run(
-              laneKey(orgUuid, agentId),
-              sql.withTransaction(
-                Effect.gen(function* () {
-                  yield* store.insert(row)
-                  const receipt = yield* mintFor(row, { receipt_status: "denied", outcome: null, outcome_hash: null, output_scan_flags: null, approval: null })
-                  yield* store.finish(actionUuid, {
-                    status: "denied_by_policy",
-                    denial_reason: verdict.reasoning,
-                    receipt: receipt.minted,
-                    agent_sequence: receipt.sequence
-                  })
-                  const body = {
-                    code: "POLICY_DENIED",
-                    message: `Denied by policy: ${verdict.reasoning}`,
-                    details: { action_uuid: actionUuid, policy_uuid: verdict.policy_uuid, receipt_uuid: receipt.minted.receipt_uuid }
-                  }
-                  yield* record([
-                    {
-                      orgUuid,
-                      type: "action.denied_by_policy",
-                      data: {
-                        action_uuid: actionUuid,
-                        action_type: row.action_type,
-                        agent_id: agentId,
-                        policy_uuid: verdict.policy_uuid,
-                        receipt_uuid: receipt.minted.receipt_uuid,
-                        reason: verdict.reasoning
-                      }
-                    }
-                  ])
-                  if (idempotencyKey !== null) yield* store.completeIdempotency(orgUuid, idempotencyKey, 403, body)
-                  return body
-                })
-              )
-            )
-          )
+          const result = yield* transition(orgUuid, agentId, {
+            _tag: "DenyByPolicy",
+            row: row as unknown as Record<string, unknown>,
+            reasoning: verdict.reasoning,
+            policy_uuid: verdict.policy_uuid,
+            idempotency_key: idempotencyKey
+          }).pipe(Effect.flatMap(receiptOf))
+          const denied = deniedByPolicyBody(actionUuid, verdict.policy_uuid, verdict.reasoning, result.receipt.receipt_uuid)
           yield* announceStatus(row, "denied_by_policy", { receipt_uuid: denied.details.receipt_uuid })
           return yield* Effect.fail(forbidden(denied.message, denied.code, denied.details))
         }
@@ -406,18 +283,17 @@ export const makeActions = (options: ActionsOptions = {}) =>
                 deny_url: `${config.baseUrl}/api/v1/actions/${actionUuid}/deny?token=${signApprovalToken(secrets.tokenKey, actionUuid, "deny", expiresAt)}`
               }
             : null
+        const outbox = stampEvents(
+          approvalData !== null
+            ? [{ orgUuid, type: "action.approval_requested", data: approvalData }]
+            : [{ orgUuid, type: "action.authorized", data: { action_uuid: actionUuid, action_type: row.action_type, agent_id: agentId, policy_uuid: verdict.policy_uuid } }]
+        )
+        // Action and outbox event are one atomic statement; only an idempotency key needs a transaction around it.
+        const write = store.insertWithEvents(row, outbox)
         yield* die(
-          sql.withTransaction(
-            Effect.gen(function* () {
-              yield* store.insert(row)
-              yield* record(
-                approvalData !== null
-                  ? [{ orgUuid, type: "action.approval_requested", data: approvalData }]
-                  : [{ orgUuid, type: "action.authorized", data: { action_uuid: actionUuid, action_type: row.action_type, agent_id: agentId, policy_uuid: verdict.policy_uuid } }]
-              )
-              if (idempotencyKey !== null) yield* store.completeIdempotency(orgUuid, idempotencyKey, 201, answer)
-            })
-          )
+          idempotencyKey === null
+            ? write
+            : sql.withTransaction(Effect.andThen(write, store.completeIdempotency(orgUuid, idempotencyKey, 201, answer)))
         )
         yield* announceStatus(row, status)
         if (pending) yield* announceNotification(row, "pending", status)
@@ -463,24 +339,14 @@ export const makeActions = (options: ActionsOptions = {}) =>
         if (filtered.flags.length > 0) warnings.push(`output scan flagged ${filtered.flags.map((flag) => flag.entity_type).join(", ")}`)
       }
       const status = outcome === "completed" ? "notarized" : "failed"
-      const done = yield* die(
-        terminal(orgUuid, current.agent_id, actionUuid, (row) =>
-          row.status !== "authorized" && row.status !== "approved"
-            ? Effect.fail(conflict("INVALID_ACTION_STATE", `Action is ${row.status}; only authorized or approved actions can be notarized`, { status: row.status }))
-            : Effect.succeed({
-                update: { status, outcome, outcome_hash: outcomeHash, output_scan_flags: flags },
-                receipt: { receipt_status: status as ReceiptStatus, outcome, outcome_hash: outcomeHash, output_scan_flags: flags, approval: approvalOf(row) },
-                events: (r: ActionRow, receipt: MintedReceipt) => [
-                  {
-                    orgUuid,
-                    type: status === "notarized" ? ("action.notarized" as const) : ("action.failed" as const),
-                    data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, outcome, receipt_uuid: receipt.receipt_uuid, payload_hash: receipt.payload_hash }
-                  }
-                ]
-              })
-        )
-      )
-      yield* announceStatus(done.row, status, { receipt_uuid: done.receipt.receipt_uuid })
+      const done = yield* transition(orgUuid, current.agent_id, {
+        _tag: "Notarize",
+        action_uuid: actionUuid,
+        outcome,
+        outcome_hash: outcomeHash,
+        output_scan_flags: flags
+      }).pipe(Effect.flatMap(receiptOf))
+      yield* announceStatus(done.action, status, { receipt_uuid: done.receipt.receipt_uuid })
       return {
         action_uuid: actionUuid,
         status: status as "notarized" | "failed",
@@ -496,37 +362,13 @@ export const makeActions = (options: ActionsOptions = {}) =>
 
     // ---------------------------------------------------------------- human decisions
 
-    const pastDeadline = (row: ActionRow) =>
-      row.status === "pending_approval" && row.approval_expires_at !== null && Date.parse(row.approval_expires_at) <= Date.now()
-
     /** Expires one pending approval if it is (still) past its deadline; the row it left, or undefined when nothing changed. */
     const expireOne = (item: { readonly orgUuid: string; readonly agentId: string | null; readonly actionUuid: string }) => {
       const at = new Date().toISOString()
-      const transition = terminal(item.orgUuid, item.agentId, item.actionUuid, (row) =>
-        !pastDeadline(row)
-          ? Effect.fail(new Skip())
-          : Effect.succeed({
-              update: { status: "denied_by_human" as const, approval_via: "expiry", denial_reason: "expired" },
-              receipt: {
-                receipt_status: "denied_by_human" as const,
-                outcome: null,
-                outcome_hash: null,
-                output_scan_flags: null,
-                approval: { decision: "denied" as const, by: null, at, via: "expiry" as const, reason: "expired" }
-              },
-              events: (r: ActionRow, receipt: MintedReceipt) => [
-                {
-                  orgUuid: r.org_uuid,
-                  type: "action.expired" as const,
-                  data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, reason: "expired", receipt_uuid: receipt.receipt_uuid }
-                }
-              ]
-            })
-      )
-      return die(transition).pipe(
-        Effect.map((done): ActionRow | undefined => done.row),
-        // Skip: someone resolved it first; any other failure here is a defect of the sweep.
-        Effect.catch((error: unknown) => (error instanceof Skip ? Effect.succeed(undefined) : Effect.die(error))),
+      return transition(item.orgUuid, item.agentId, { _tag: "Expire", action_uuid: item.actionUuid, at }).pipe(
+        Effect.map((result) => (result._tag === "Done" ? result.action : undefined)),
+        // Skipped: someone resolved it first; any other failure here is a defect of the sweep.
+        Effect.orDie,
         Effect.tap((row) =>
           row === undefined
             ? Effect.void
@@ -576,31 +418,7 @@ export const makeActions = (options: ActionsOptions = {}) =>
           yield* announceNotification(row, "resolved", "approved")
           return { status: "approved", action_uuid: row.action_uuid, approver_email: by } satisfies Resolution
         }
-        yield* die(
-          terminal(row.org_uuid, row.agent_id, row.action_uuid, (locked) =>
-            Effect.gen(function* () {
-              if (locked.status !== "pending_approval" || pastDeadline(locked)) return yield* Effect.fail(consumeCode || via === "token" ? gone("CODE_EXPIRED", "This approval is no longer valid") : resolved(pastDeadline(locked) ? "denied_by_human" : locked.status))
-              yield* useCode
-              return {
-                update: { status: "denied_by_human" as const, approved_by: by, approved_at: at, approval_via: via, denial_reason: reason },
-                receipt: {
-                  receipt_status: "denied_by_human" as const,
-                  outcome: null,
-                  outcome_hash: null,
-                  output_scan_flags: null,
-                  approval: { decision: "denied" as const, by, at, via, reason }
-                },
-                events: (r: ActionRow, receipt: MintedReceipt) => [
-                  {
-                    orgUuid: r.org_uuid,
-                    type: "action.denied" as const,
-                    data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, denied_by: by, via, reason, receipt_uuid: receipt.receipt_uuid }
-                  }
-                ]
-              }
-            })
-          )
-        )
+        yield* transition(row.org_uuid, row.agent_id, { _tag: "Deny", action_uuid: row.action_uuid, by, at, via, reason, consume_code: consumeCode })
         yield* announceStatus(row, "denied_by_human", { denied_by: by })
         yield* announceNotification(row, "resolved", "denied_by_human")
         return { status: "denied_by_human", action_uuid: row.action_uuid, approver_email: by } satisfies Resolution
@@ -809,24 +627,22 @@ export const makeActions = (options: ActionsOptions = {}) =>
     }
   })
 
-export class Actions extends Context.Service<Actions, Effect.Success<ReturnType<typeof makeActions>>>()("gateway/Actions") {
+export class Actions extends Context.Service<Actions, Effect.Success<typeof makeActions>>()("gateway/Actions") {
   /** The service, plus the background sweep that expires pending approvals (and prunes idempotency records). */
-  static readonly layerWith = (options: ActionsOptions) =>
-    Layer.effect(Actions)(
+  static readonly layer = Layer.effect(Actions)(
       Effect.gen(function* () {
-        const actions = yield* makeActions(options)
+        const actions = yield* makeActions
+        const { approvalSweepMs } = yield* Config
         const sweep = Effect.gen(function* () {
           yield* actions.expireDue()
           yield* actions.pruneIdempotency
         }).pipe(
           Effect.catchCause((cause) => Effect.sync(() => logLine("error", "action expiry sweep failed", { cause: String(cause) })))
         )
-        yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(options.sweepIntervalMs ?? 30_000)))
+        yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(approvalSweepMs)))
         return actions
       })
     )
-
-  static readonly layer = Layer.unwrap(Effect.sync(() => Actions.layerWith(optionsFromEnv())))
 
   /** Actions and the ApprovalsPort together, as app.ts wires them. */
   static get live() {

@@ -4,9 +4,11 @@
  */
 import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql"
+import { eventRowsJson, type RecordedEvent } from "../events/service.js"
 import { jsonb } from "../platform/db/index.js"
 import { count, iso, isoRequired, jsonValue, offset } from "../platform/sql.js"
 import type { MintedReceipt } from "../receipts/ports.js"
+import { DEFAULT_AGENT_ID } from "./chain.js"
 
 export interface ActionRow {
   readonly action_uuid: string
@@ -128,22 +130,33 @@ export interface IdempotencyRecord {
 export const makeActionsStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
+  const insertAction = (a: NewAction) =>
+    sql`INSERT INTO actions (action_uuid, org_uuid, agent_id, agent_version, action_type, action_details_hash,
+          instruction_hash, details_sealed, details_storage_key, model_id, model_version, parent_action_uuid,
+          endpoint_url, status, policy_uuid, require_approval, approvers, context, sdk, warnings,
+          approval_code_hash, approval_expires_at, created_at, updated_at)
+        VALUES (${a.action_uuid}, ${a.org_uuid}, ${a.agent_id}, ${a.agent_version}, ${a.action_type},
+          ${a.action_details_hash}, ${a.instruction_hash}, ${a.details_sealed}, ${a.details_storage_key},
+          ${a.model_id}, ${a.model_version}, ${a.parent_action_uuid}, ${a.endpoint_url}, ${a.status},
+          ${a.policy_uuid}, ${a.require_approval}, ${a.approvers === null ? null : jsonb(a.approvers)},
+          ${a.context === null ? null : jsonb(a.context)}, ${a.sdk === null ? null : jsonb(a.sdk)},
+          ${jsonb(a.warnings)}, ${a.approval_code_hash}, ${a.approval_expires_at}, ${a.created_at}, ${a.created_at})`
+
   return {
     sql,
 
-    insert: (a: NewAction) =>
-      sql`INSERT INTO actions (action_uuid, org_uuid, agent_id, agent_version, action_type, action_details_hash,
-            instruction_hash, details_sealed, details_storage_key, model_id, model_version, parent_action_uuid,
-            endpoint_url, status, policy_uuid, require_approval, approvers, context, sdk, warnings,
-            approval_code_hash, approval_expires_at, created_at, updated_at)
-          VALUES (${a.action_uuid}, ${a.org_uuid}, ${a.agent_id}, ${a.agent_version}, ${a.action_type},
-            ${a.action_details_hash}, ${a.instruction_hash}, ${a.details_sealed}, ${a.details_storage_key},
-            ${a.model_id}, ${a.model_version}, ${a.parent_action_uuid}, ${a.endpoint_url}, ${a.status},
-            ${a.policy_uuid}, ${a.require_approval}, ${a.approvers === null ? null : jsonb(a.approvers)},
-            ${a.context === null ? null : jsonb(a.context)}, ${a.sdk === null ? null : jsonb(a.sdk)},
-            ${jsonb(a.warnings)}, ${a.approval_code_hash}, ${a.approval_expires_at}, ${a.created_at}, ${a.created_at})`.pipe(
-        Effect.asVoid
-      ),
+    insert: (a: NewAction) => sql`${insertAction(a)}`.pipe(Effect.asVoid),
+
+    /**
+     * The action and its outbox events in ONE statement (a data-modifying CTE
+     * runs exactly once and the statement is atomic): no BEGIN/COMMIT round trips.
+     */
+    insertWithEvents: (a: NewAction, events: ReadonlyArray<RecordedEvent>) =>
+      sql`WITH inserted AS (${insertAction(a)} RETURNING action_uuid)
+          INSERT INTO events (event_id, org_uuid, type, data, created_at)
+          SELECT event_id, org_uuid, type, data, created_at
+          FROM jsonb_to_recordset(${eventRowsJson(events)})
+            AS r(event_id text, org_uuid text, type text, data jsonb, created_at timestamptz)`.pipe(Effect.asVoid),
 
     byId: (orgUuid: string, actionUuid: string, forUpdate = false) =>
       (forUpdate
@@ -166,20 +179,6 @@ export const makeActionsStore = Effect.gen(function* () {
     approve: (actionUuid: string, by: string | null, via: string, at: string) =>
       sql`UPDATE actions SET status = 'approved', approved_by = ${by}, approved_at = ${at}, approval_via = ${via}, updated_at = ${at}
           WHERE action_uuid = ${actionUuid} AND status = 'pending_approval' RETURNING action_uuid`.pipe(Effect.map((rows) => rows.length > 0)),
-
-    finish: (actionUuid: string, u: TerminalUpdate) => {
-      const { signed_payload: _signed, ...receipt } = u.receipt
-      return sql`UPDATE actions SET status = ${u.status},
-            outcome = ${u.outcome ?? null}, outcome_hash = ${u.outcome_hash ?? null},
-            output_scan_flags = ${u.output_scan_flags ? jsonb(u.output_scan_flags) : null},
-            approved_by = COALESCE(${u.approved_by ?? null}, approved_by),
-            approved_at = COALESCE(${u.approved_at ?? null}, approved_at),
-            approval_via = COALESCE(${u.approval_via ?? null}, approval_via),
-            denial_reason = ${u.denial_reason ?? null},
-            receipt_uuid = ${u.receipt.receipt_uuid}, receipt_payload_hash = ${u.receipt.payload_hash},
-            receipt = ${jsonb(receipt)}, agent_sequence = ${u.agent_sequence}, updated_at = now()
-          WHERE action_uuid = ${actionUuid}`.pipe(Effect.asVoid)
-    },
 
     list: (orgUuid: string, filter: { action_type?: string; agent_id?: string; status?: string }, page: number, perPage: number) =>
       Effect.gen(function* () {
@@ -307,18 +306,74 @@ export const makeActionsStore = Effect.gen(function* () {
 
     pruneIdempotency: (olderThan: string) => sql`DELETE FROM idempotency_keys WHERE created_at < ${olderThan}`.pipe(Effect.asVoid),
 
-    // Chain head: insert-if-missing, then lock the row for the rest of the transaction.
+    // Chain head: insert-if-missing and lock in one statement (an upsert that
+    // updates locks the row and RETURNING sees the latest committed head).
     lockChain: (orgUuid: string, agentId: string) =>
-      Effect.gen(function* () {
-        yield* sql`INSERT INTO agent_chains (org_uuid, agent_id) VALUES (${orgUuid}, ${agentId}) ON CONFLICT (org_uuid, agent_id) DO NOTHING`
-        const rows: ReadonlyArray<any> = yield* sql`SELECT last_sequence, last_payload_hash FROM agent_chains
-                                   WHERE org_uuid = ${orgUuid} AND agent_id = ${agentId} FOR UPDATE`
-        return { lastSequence: Number(rows[0]?.last_sequence ?? 0), lastPayloadHash: (rows[0]?.last_payload_hash ?? null) as string | null }
-      }),
+      Effect.map(
+        sql`INSERT INTO agent_chains (org_uuid, agent_id) VALUES (${orgUuid}, ${agentId})
+            ON CONFLICT (org_uuid, agent_id) DO UPDATE SET last_sequence = agent_chains.last_sequence
+            RETURNING last_sequence, last_payload_hash`,
+        (rows: ReadonlyArray<any>) => ({ lastSequence: Number(rows[0]?.last_sequence ?? 0), lastPayloadHash: (rows[0]?.last_payload_hash ?? null) as string | null })
+      ),
 
-    advanceChain: (orgUuid: string, agentId: string, sequence: number, payloadHash: string) =>
-      sql`UPDATE agent_chains SET last_sequence = ${sequence}, last_payload_hash = ${payloadHash}, updated_at = now()
-          WHERE org_uuid = ${orgUuid} AND agent_id = ${agentId}`.pipe(Effect.asVoid),
+    /**
+     * Locks an action row and then its agent's chain head (insert-if-missing)
+     * in one statement, in that order; undefined when the action is not there.
+     * Call inside the transaction of a terminal transition.
+     */
+    lockActionAndChain: (orgUuid: string, actionUuid: string) =>
+      Effect.map(
+        sql`WITH target AS (
+              SELECT * FROM actions WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid} FOR UPDATE
+            ), head AS (
+              INSERT INTO agent_chains (org_uuid, agent_id)
+              SELECT org_uuid, COALESCE(agent_id, ${DEFAULT_AGENT_ID}) FROM target
+              ON CONFLICT (org_uuid, agent_id) DO UPDATE SET last_sequence = agent_chains.last_sequence
+              RETURNING last_sequence, last_payload_hash
+            )
+            SELECT target.*, head.last_sequence AS chain_last_sequence, head.last_payload_hash AS chain_last_payload_hash
+            FROM target CROSS JOIN head`,
+        (rows: ReadonlyArray<any>) =>
+          rows[0] === undefined
+            ? undefined
+            : {
+                row: toAction(rows[0]),
+                head: { lastSequence: Number(rows[0].chain_last_sequence ?? 0), lastPayloadHash: (rows[0].chain_last_payload_hash ?? null) as string | null }
+              }
+      ),
+
+    /**
+     * The end of a terminal transition in ONE statement: the action's terminal
+     * state, the chain head advanced to its receipt, and the outbox events.
+     * Call inside the transaction that locked the chain.
+     */
+    finishAndAdvance: (
+      actionUuid: string,
+      u: TerminalUpdate,
+      chain: { readonly orgUuid: string; readonly agentId: string },
+      events: ReadonlyArray<RecordedEvent>
+    ) => {
+      const { signed_payload: _signed, ...receipt } = u.receipt
+      return sql`WITH advanced AS (
+            UPDATE agent_chains SET last_sequence = ${u.agent_sequence}, last_payload_hash = ${u.receipt.payload_hash}, updated_at = now()
+            WHERE org_uuid = ${chain.orgUuid} AND agent_id = ${chain.agentId} RETURNING 1
+          ), finished AS (
+            UPDATE actions SET status = ${u.status},
+              outcome = ${u.outcome ?? null}, outcome_hash = ${u.outcome_hash ?? null},
+              output_scan_flags = ${u.output_scan_flags ? jsonb(u.output_scan_flags) : null},
+              approved_by = COALESCE(${u.approved_by ?? null}, approved_by),
+              approved_at = COALESCE(${u.approved_at ?? null}, approved_at),
+              approval_via = COALESCE(${u.approval_via ?? null}, approval_via),
+              denial_reason = ${u.denial_reason ?? null},
+              receipt_uuid = ${u.receipt.receipt_uuid}, receipt_payload_hash = ${u.receipt.payload_hash},
+              receipt = ${jsonb(receipt)}, agent_sequence = ${u.agent_sequence}, updated_at = now()
+            WHERE action_uuid = ${actionUuid} RETURNING 1
+          )
+          INSERT INTO events (event_id, org_uuid, type, data, created_at)
+          SELECT event_id, org_uuid, type, data, created_at
+          FROM jsonb_to_recordset(${eventRowsJson(events)})
+            AS r(event_id text, org_uuid text, type text, data jsonb, created_at timestamptz)`.pipe(Effect.asVoid)
+    },
 
     parentPayloadHash: (orgUuid: string, parentUuid: string | null) =>
       parentUuid === null

@@ -24,6 +24,16 @@ export interface RecordedEvent extends DomainEvent {
   readonly timestamp: string
 }
 
+/** Stamps events with ids and one timestamp (pure), ready for `eventRowsJson`. */
+export const stampEvents = (events: ReadonlyArray<DomainEvent>): ReadonlyArray<RecordedEvent> => {
+  const timestamp = new Date().toISOString()
+  return events.map((event) => ({ ...event, eventId: newId("evt"), timestamp }))
+}
+
+/** The jsonb parameter for `INSERT INTO events ... FROM jsonb_to_recordset(...)` (stores that fold the outbox insert into their own statement use it). */
+export const eventRowsJson = (recorded: ReadonlyArray<RecordedEvent>) =>
+  jsonb(recorded.map((event) => ({ event_id: event.eventId, org_uuid: event.orgUuid, type: event.type, data: event.data, created_at: event.timestamp })))
+
 /** Live-channel topics, always prefixed by the organization so tenants never share one. */
 export const orgTopic = (orgUuid: string, channel: string) => `org:${orgUuid}:${channel}`
 
@@ -42,18 +52,10 @@ export class Events extends Context.Service<
           Effect.gen(function* () {
             if (events.length === 0) return []
             const sql = yield* SqlClient.SqlClient
-            const timestamp = new Date().toISOString()
-            const recorded = events.map((event) => ({ ...event, eventId: newId("evt"), timestamp }))
-            const rows = recorded.map((event) => ({
-              event_id: event.eventId,
-              org_uuid: event.orgUuid,
-              type: event.type,
-              data: event.data,
-              created_at: timestamp
-            }))
+            const recorded = stampEvents(events)
             yield* sql`INSERT INTO events (event_id, org_uuid, type, data, created_at)
                        SELECT event_id, org_uuid, type, data, created_at
-                       FROM jsonb_to_recordset(${jsonb(rows)})
+                       FROM jsonb_to_recordset(${eventRowsJson(recorded)})
                          AS r(event_id text, org_uuid text, type text, data jsonb, created_at timestamptz)`
             return recorded
           }),

@@ -102,14 +102,14 @@ export const makeWebhooks = Effect.gen(function* () {
 
   /**
    * Drains one batch of the outbox in one transaction: a delivery per
-   * subscribed active webhook, the events marked dispatched. Approval requests
+   * subscribed active webhook, the events marked dispatched as they are claimed. Approval requests
    * are then announced on the notification channels. Returns how many events.
    */
   const dispatchOnce = Effect.gen(function* () {
     const now = clock.now()
     const claimed = yield* sql.withTransaction(
       Effect.gen(function* () {
-        const events = yield* store.claimEvents(settings.batchSize)
+        const events = yield* store.claimEvents(settings.batchSize, now)
         if (events.length === 0) return events
         const webhooks = yield* store.activeWebhooksOf([...new Set(events.map((event) => event.orgUuid))])
         const deliveries: Array<NewDelivery> = []
@@ -128,10 +128,6 @@ export const makeWebhooks = Effect.gen(function* () {
           }
         }
         yield* store.insertDeliveries(deliveries, now)
-        yield* store.markDispatched(
-          events.map((event) => event.eventId),
-          now
-        )
         return events
       })
     )

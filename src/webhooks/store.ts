@@ -118,19 +118,26 @@ export const makeWebhooksStore = Effect.gen(function* () {
       return { data, total: count(total[0]?.n) }
     })
 
-  /** Locks a batch of undispatched events; call inside a transaction. */
-  const claimEvents = (limit: number) =>
+  /**
+   * Claims a batch of undispatched events and marks them dispatched in one
+   * statement; call inside the transaction that also writes their deliveries,
+   * so a rollback leaves them undispatched. Oldest first.
+   */
+  const claimEvents = (limit: number, now: number) =>
     Effect.map(
-      sql`SELECT event_id, org_uuid, type, data, created_at FROM events
-          WHERE dispatched_at IS NULL ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
+      sql`UPDATE events SET dispatched_at = ${at(now)}
+          WHERE id IN (SELECT id FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          RETURNING id, event_id, org_uuid, type, data, created_at`,
       (rows): Array<ClaimedEvent> =>
-        rows.map((row: any) => ({
-          eventId: row.event_id,
-          orgUuid: row.org_uuid,
-          type: row.type,
-          data: jsonValue<Record<string, unknown>>(row.data, {}),
-          createdAt: isoRequired(row.created_at)
-        }))
+        [...rows]
+          .sort((a: any, b: any) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0))
+          .map((row: any) => ({
+            eventId: row.event_id,
+            orgUuid: row.org_uuid,
+            type: row.type,
+            data: jsonValue<Record<string, unknown>>(row.data, {}),
+            createdAt: isoRequired(row.created_at)
+          }))
     )
 
   const activeWebhooksOf = (orgUuids: ReadonlyArray<string>) =>
@@ -149,11 +156,6 @@ export const makeWebhooksStore = Effect.gen(function* () {
             FROM jsonb_to_recordset(${jsonb(deliveries)})
               AS r(id text, webhook_id text, org_uuid text, event_id text, event text, payload jsonb)
             ON CONFLICT (webhook_id, event_id) DO NOTHING`.pipe(Effect.asVoid)
-
-  const markDispatched = (eventIds: ReadonlyArray<string>, now: number) =>
-    eventIds.length === 0
-      ? Effect.void
-      : sql`UPDATE events SET dispatched_at = ${at(now)} WHERE event_id IN ${sql.in(eventIds)}`.pipe(Effect.asVoid)
 
   /**
    * Takes a lease on due deliveries of active webhooks (committed at once, so
@@ -246,7 +248,6 @@ export const makeWebhooksStore = Effect.gen(function* () {
     claimEvents,
     activeWebhooksOf,
     insertDeliveries,
-    markDispatched,
     claimDue,
     recordAttempt,
     finishDelivery,

@@ -7,6 +7,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { OrgSnapshots } from "../../actors/org.js"
 import type { Principal } from "../../protocol/auth.js"
 import { conflict, notFound, validationError } from "../../protocol/errors.js"
 import { isAdmin } from "../access/guards.js"
@@ -29,6 +30,9 @@ const actorOf = (principal: Principal) => principal.userUuid ?? principal.keyId 
 
 export const makeWhitelist = Effect.gen(function* () {
   const store = yield* makeWhitelistStore
+  const orgs = yield* OrgSnapshots
+  /** After a committed change: the org's actor reloads its entries and mode. */
+  const changed = (orgUuid: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.tap(effect, () => orgs.changed(orgUuid))
 
   const addEntry = (principal: Principal, input: { url_pattern: string; name: string; tls_fingerprint?: string | null | undefined }, status?: string) =>
     Effect.gen(function* () {
@@ -54,15 +58,16 @@ export const makeWhitelist = Effect.gen(function* () {
   return {
     list: (principal: Principal) =>
       Effect.map(Effect.orDie(store.entries(principal.orgUuid)), (entries) => ({ entries, data: entries })),
-    add: addEntry,
+    add: (principal: Principal, input: { url_pattern: string; name: string; tls_fingerprint?: string | null | undefined }) =>
+      addEntry(principal, input).pipe(changed(principal.orgUuid)),
     setEntryStatus: (principal: Principal, id: string, status: "approved" | "rejected") =>
       Effect.flatMap(Effect.orDie(store.setEntryStatus(principal.orgUuid, id, status)), (row) =>
         row ? Effect.succeed({ id: row.id, status: row.status }) : Effect.fail(entryNotFound(id))
-      ),
+      ).pipe(changed(principal.orgUuid)),
     remove: (principal: Principal, id: string) =>
       Effect.flatMap(Effect.orDie(store.deleteEntry(principal.orgUuid, id)), (deleted) =>
         deleted ? Effect.succeed({ id, deleted: true }) : Effect.fail(entryNotFound(id))
-      ),
+      ).pipe(changed(principal.orgUuid)),
     approvals: (principal: Principal) =>
       Effect.map(Effect.orDie(store.approvals(principal.orgUuid)), (approvals) => ({ approvals, data: approvals })),
     resolveApproval: (principal: Principal, id: string, status: "approved" | "rejected", addPattern: boolean) =>
@@ -87,11 +92,14 @@ export const makeWhitelist = Effect.gen(function* () {
             : null
           return { id, status: resolved.status, entry }
         })
-        return yield* store.sql.withTransaction(resolve).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
+        return yield* store.sql.withTransaction(resolve).pipe(
+          Effect.catchTag("SqlError", (error) => Effect.die(error)),
+          changed(principal.orgUuid)
+        )
       }),
     mode: (principal: Principal) => Effect.map(Effect.orDie(store.mode(principal.orgUuid)), (mode) => ({ mode })),
     setMode: (principal: Principal, mode: WhitelistMode) =>
-      Effect.as(Effect.orDie(store.setMode(principal.orgUuid, mode)), { mode })
+      Effect.as(Effect.orDie(store.setMode(principal.orgUuid, mode)), { mode }).pipe(changed(principal.orgUuid))
   }
 })
 
@@ -128,6 +136,7 @@ export const EndpointGuardLive = Layer.effect(
   EndpointGuard,
   Effect.gen(function* () {
     const store = yield* makeWhitelistStore
+    const orgs = yield* OrgSnapshots
     const fingerprintOf = yield* makeFingerprints
     return {
       check: (orgUuid, input) =>
@@ -138,11 +147,8 @@ export const EndpointGuardLive = Layer.effect(
           } catch {
             url = new URL("invalid://invalid")
           }
-          const entries = yield* store.approvedEntries(orgUuid)
-          const match = entries.find((entry) => {
-            const pattern = parsePattern(entry.url_pattern)
-            return pattern !== undefined && matchesPattern(pattern, url)
-          })
+          const { whitelist } = yield* orgs.get(orgUuid)
+          const match = whitelist.entries.find((entry) => entry.pattern !== undefined && matchesPattern(entry.pattern, url))
           if (match !== undefined) {
             if (match.tls_fingerprint === null) return { outcome: "allowed" } satisfies EndpointCheck
             const actual = yield* fingerprintOf(url)
@@ -157,8 +163,7 @@ export const EndpointGuardLive = Layer.effect(
               actual
             } satisfies EndpointCheck
           }
-          const mode = yield* store.mode(orgUuid)
-          if (mode === "permissive") {
+          if (whitelist.mode === "permissive") {
             return { outcome: "warn", warning: `Endpoint ${input.url} is not on the whitelist` } satisfies EndpointCheck
           }
           const approvalId = newId("epa")

@@ -1,0 +1,256 @@
+/**
+ * The terminal transitions of actions (the ones that mint a receipt), as the
+ * AgentActor runs them: one transaction that locks the action row and the
+ * `agent_chains` head, checks the state, mints the receipt at the head of the
+ * agent's chain, writes the action and records the events (outbox).
+ *
+ * Requests are data (see actors/agent.ts) so they can be handled by whichever
+ * process holds the agent's entity.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { AgentWork, type ChainHead, type TransitionError, type TransitionRequest, type TransitionResult } from "../../actors/agent.js"
+import { conflict, gone, notFound } from "../../protocol/errors.js"
+import { type DomainEvent, stampEvents } from "../events/service.js"
+import { type MintedReceipt, type ReceiptApproval, type ReceiptContent, ReceiptMinter, type ReceiptStatus } from "../receipts/ports.js"
+import { chainAgentId, nextLink } from "./chain.js"
+import { type ActionRow, makeActionsStore, type NewAction, type TerminalUpdate } from "./store.js"
+
+export const pastDeadline = (row: Pick<ActionRow, "status" | "approval_expires_at">) =>
+  row.status === "pending_approval" && row.approval_expires_at !== null && Date.parse(row.approval_expires_at) <= Date.now()
+
+const approvalOf = (row: ActionRow): ReceiptApproval | null =>
+  row.approved_at === null
+    ? null
+    : { decision: "approved", by: row.approved_by, at: row.approved_at, via: (row.approval_via ?? "dashboard") as ReceiptApproval["via"], reason: null }
+
+type ReceiptPart = Pick<ReceiptContent, "receipt_status" | "outcome" | "outcome_hash" | "output_scan_flags" | "approval">
+
+interface Plan {
+  readonly update: Omit<TerminalUpdate, "receipt" | "agent_sequence">
+  readonly receipt: ReceiptPart
+  readonly events: (row: ActionRow, receipt: MintedReceipt) => ReadonlyArray<DomainEvent>
+}
+
+/** Marker: the row changed under us (e.g. a human resolved it before expiry); nothing to do. */
+const SKIP = Symbol("skip")
+
+export const makeTransitions = Effect.gen(function* () {
+  const minter = yield* ReceiptMinter
+  const store = yield* makeActionsStore
+  const sql = store.sql
+
+  /** Mints the receipt of `row` at the head of its agent chain; call inside the transaction (the row lock is the cross-process safety net). */
+  const mintFor = (
+    row: Pick<ActionRow, "org_uuid" | "action_uuid" | "agent_id" | "agent_version" | "action_type" | "action_details_hash" | "instruction_hash" | "model_id" | "model_version" | "policy_uuid" | "parent_action_uuid">,
+    part: ReceiptPart,
+    lockedHead?: { readonly lastSequence: number; readonly lastPayloadHash: string | null }
+  ) =>
+    Effect.gen(function* () {
+      const agent = chainAgentId(row.agent_id)
+      const head = lockedHead ?? (yield* store.lockChain(row.org_uuid, agent))
+      const link = nextLink(head)
+      const parentPayloadHash = yield* store.parentPayloadHash(row.org_uuid, row.parent_action_uuid)
+      const minted = yield* minter.mint({
+        receipt_status: part.receipt_status,
+        action_uuid: row.action_uuid,
+        org_uuid: row.org_uuid,
+        agent_id: row.agent_id,
+        agent_version: row.agent_version,
+        action_type: row.action_type,
+        action_details_hash: row.action_details_hash,
+        instruction_hash: row.instruction_hash,
+        model_id: row.model_id,
+        model_version: row.model_version,
+        outcome: part.outcome,
+        outcome_hash: part.outcome_hash,
+        output_scan_flags: part.output_scan_flags,
+        policy_uuid: row.policy_uuid,
+        approval: part.approval,
+        parent_payload_hash: parentPayloadHash,
+        agent_sequence: link.agent_sequence,
+        previous_payload_hash: link.previous_payload_hash
+      })
+      // The head advances in the same statement that finishes the action (finishAndAdvance).
+      return { minted, sequence: link.agent_sequence, chain: { orgUuid: row.org_uuid, agentId: agent } }
+    })
+
+  const done = (row: Pick<ActionRow, "org_uuid" | "action_uuid" | "action_type" | "agent_id" | "created_at">, minted: MintedReceipt, sequence: number): TransitionResult => ({
+    _tag: "Done",
+    action: { org_uuid: row.org_uuid, action_uuid: row.action_uuid, action_type: row.action_type, agent_id: row.agent_id, created_at: row.created_at },
+    receipt: {
+      receipt_uuid: minted.receipt_uuid,
+      payload_hash: minted.payload_hash,
+      signature: minted.signature,
+      public_key_id: minted.public_key_id,
+      timestamp_token: minted.timestamp_token,
+      receipt_version: minted.receipt_version,
+      verify_url: minted.verify_url,
+      created_at: minted.created_at,
+      signed_payload: minted.signed_payload
+    },
+    agent_sequence: sequence
+  })
+
+  /** Lock the action, let `plan` check its state, mint, write, record events. */
+  const onExisting = <E>(orgUuid: string, actionUuid: string, plan: (row: ActionRow) => Effect.Effect<Plan, E>) =>
+    Effect.gen(function* () {
+      const locked = yield* store.lockActionAndChain(orgUuid, actionUuid)
+      if (locked === undefined) return yield* Effect.fail(notFound("Action not found"))
+      const row = locked.row
+      const planned = yield* plan(row)
+      const receipt = yield* mintFor(row, planned.receipt, locked.head)
+      yield* store.finishAndAdvance(
+        row.action_uuid,
+        { ...planned.update, receipt: receipt.minted, agent_sequence: receipt.sequence },
+        receipt.chain,
+        stampEvents(planned.events(row, receipt.minted))
+      )
+      return done(row, receipt.minted, receipt.sequence)
+    })
+
+  const plan = (orgUuid: string, request: TransitionRequest) => {
+    switch (request._tag) {
+      case "Notarize": {
+        const status = request.outcome === "completed" ? "notarized" : "failed"
+        return onExisting(orgUuid, request.action_uuid, (row) =>
+          row.status !== "authorized" && row.status !== "approved"
+            ? Effect.fail(conflict("INVALID_ACTION_STATE", `Action is ${row.status}; only authorized or approved actions can be notarized`, { status: row.status }))
+            : Effect.succeed<Plan>({
+                update: { status, outcome: request.outcome, outcome_hash: request.outcome_hash, output_scan_flags: request.output_scan_flags },
+                receipt: {
+                  receipt_status: status as ReceiptStatus,
+                  outcome: request.outcome,
+                  outcome_hash: request.outcome_hash,
+                  output_scan_flags: request.output_scan_flags,
+                  approval: approvalOf(row)
+                },
+                events: (r, receipt) => [
+                  {
+                    orgUuid,
+                    type: status === "notarized" ? "action.notarized" : "action.failed",
+                    data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, outcome: request.outcome, receipt_uuid: receipt.receipt_uuid, payload_hash: receipt.payload_hash }
+                  }
+                ]
+              })
+        )
+      }
+      case "Expire":
+        return onExisting(orgUuid, request.action_uuid, (row) =>
+          !pastDeadline(row)
+            ? Effect.fail(SKIP)
+            : Effect.succeed<Plan>({
+                update: { status: "denied_by_human", approval_via: "expiry", denial_reason: "expired" },
+                receipt: {
+                  receipt_status: "denied_by_human",
+                  outcome: null,
+                  outcome_hash: null,
+                  output_scan_flags: null,
+                  approval: { decision: "denied", by: null, at: request.at, via: "expiry", reason: "expired" }
+                },
+                events: (r, receipt) => [
+                  {
+                    orgUuid: r.org_uuid,
+                    type: "action.expired",
+                    data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, reason: "expired", receipt_uuid: receipt.receipt_uuid }
+                  }
+                ]
+              })
+        )
+      case "Deny": {
+        const { by, at, via, reason } = request
+        return onExisting(orgUuid, request.action_uuid, (locked) =>
+          Effect.gen(function* () {
+            if (locked.status !== "pending_approval" || pastDeadline(locked)) {
+              return yield* Effect.fail(
+                request.consume_code || via === "token"
+                  ? gone("CODE_EXPIRED", "This approval is no longer valid")
+                  : conflict("ALREADY_RESOLVED", `Action is ${pastDeadline(locked) ? "denied_by_human" : locked.status}, no longer pending approval`, {
+                      status: pastDeadline(locked) ? "denied_by_human" : locked.status
+                    })
+              )
+            }
+            if (request.consume_code && !(yield* store.markCodeUsed(locked.action_uuid))) {
+              return yield* Effect.fail(gone("CODE_EXPIRED", "This approval code was already used"))
+            }
+            return {
+              update: { status: "denied_by_human", approved_by: by, approved_at: at, approval_via: via, denial_reason: reason },
+              receipt: {
+                receipt_status: "denied_by_human",
+                outcome: null,
+                outcome_hash: null,
+                output_scan_flags: null,
+                approval: { decision: "denied", by, at, via, reason }
+              },
+              events: (r, receipt) => [
+                {
+                  orgUuid: r.org_uuid,
+                  type: "action.denied",
+                  data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, denied_by: by, via, reason, receipt_uuid: receipt.receipt_uuid }
+                }
+              ]
+            } satisfies Plan
+          })
+        )
+      }
+      case "DenyByPolicy": {
+        const row = request.row as unknown as NewAction
+        return Effect.gen(function* () {
+          yield* store.insert(row)
+          const receipt = yield* mintFor(row, { receipt_status: "denied", outcome: null, outcome_hash: null, output_scan_flags: null, approval: null })
+          yield* store.finishAndAdvance(
+            row.action_uuid,
+            { status: "denied_by_policy", denial_reason: request.reasoning, receipt: receipt.minted, agent_sequence: receipt.sequence },
+            receipt.chain,
+            stampEvents([
+              {
+                orgUuid,
+                type: "action.denied_by_policy",
+                data: {
+                  action_uuid: row.action_uuid,
+                  action_type: row.action_type,
+                  agent_id: row.agent_id,
+                  policy_uuid: request.policy_uuid,
+                  receipt_uuid: receipt.minted.receipt_uuid,
+                  reason: request.reasoning
+                }
+              }
+            ])
+          )
+          if (request.idempotency_key !== null) {
+            yield* store.completeIdempotency(orgUuid, request.idempotency_key, 403, deniedByPolicyBody(row.action_uuid, request.policy_uuid, request.reasoning, receipt.minted.receipt_uuid))
+          }
+          return done(row, receipt.minted, receipt.sequence)
+        })
+      }
+    }
+  }
+
+  const run = (orgUuid: string, request: TransitionRequest): Effect.Effect<TransitionResult, TransitionError> =>
+    sql.withTransaction(plan(orgUuid, request) as Effect.Effect<TransitionResult, TransitionError | typeof SKIP, never>).pipe(
+      Effect.catch((error: unknown) =>
+        error === SKIP ? Effect.succeed<TransitionResult>({ _tag: "Skipped" }) : typeof error === "object" && error !== null && (error as { _tag?: string })._tag === "SqlError" ? Effect.die(error) : Effect.fail(error as TransitionError)
+      )
+    )
+
+  const head = (orgUuid: string, agentId: string): Effect.Effect<ChainHead> =>
+    sql`SELECT last_sequence, last_payload_hash FROM agent_chains WHERE org_uuid = ${orgUuid} AND agent_id = ${agentId}`.pipe(
+      Effect.map((rows: ReadonlyArray<any>) => ({
+        agent_sequence: Number(rows[0]?.last_sequence ?? 0),
+        previous_payload_hash: (rows[0]?.last_payload_hash ?? null) as string | null
+      })),
+      Effect.orDie
+    )
+
+  return AgentWork.of({ run, head })
+})
+
+/** The 403 body of a policy denial (also stored as the idempotent answer). */
+export const deniedByPolicyBody = (actionUuid: string, policyUuid: string | null, reasoning: string, receiptUuid: string) => ({
+  code: "POLICY_DENIED",
+  message: `Denied by policy: ${reasoning}`,
+  details: { action_uuid: actionUuid, policy_uuid: policyUuid, receipt_uuid: receiptUuid }
+})
+
+/** AgentWork for the entity handler; needs SqlClient and ReceiptMinter. */
+export const agentWorkLayer = Layer.effect(AgentWork)(makeTransitions)
