@@ -24,6 +24,11 @@ describe("per-key rate limit", () => {
     for (let i = 0; i < 6; i++) {
       last = await call(server.url, "GET", "/api/v1/team/members", { token: org.key })
       statuses.push(last.status)
+      if (i === 0) {
+        // Admitted requests carry the state too.
+        expect(last.headers.get("ratelimit-policy")).toMatch(/q=5;w=60/)
+        expect(last.headers.get("ratelimit")).toMatch(/r=4/)
+      }
     }
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
     expect(last!.body.code).toBe("RATE_LIMIT_EXCEEDED")

@@ -14,7 +14,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import { AdminKey, Authenticated, CurrentClient, CurrentPrincipal, ErrorShape, OptionallyAuthenticated, PublicRoute } from "../../protocol/auth.js"
 import { unauthorized } from "../../protocol/errors.js"
 import { Config } from "../config.js"
-import { requestIdOf } from "../gateway/request.js"
+import { addResponseHeaders, requestIdOf } from "../gateway/request.js"
 import { type RateLimitResult, rateLimitHeaders } from "../platform/redis/index.js"
 import { Access } from "./service.js"
 
@@ -26,8 +26,6 @@ const tooMany = (result: RateLimitResult, policy: string, requestId: string) => 
   )
 }
 
-const withHeaders = (result: RateLimitResult, policy: string) => (response: HttpServerResponse.HttpServerResponse) =>
-  HttpServerResponse.setHeaders(response, rateLimitHeaders(result, policy))
 
 const clientIp = (request: HttpServerRequest) => Option.getOrElse(request.remoteAddress, () => "unknown")
 
@@ -39,8 +37,10 @@ export const AuthenticatedLive = Layer.effect(Authenticated)(
         Effect.gen(function* () {
           const principal = yield* access.authenticate(Redacted.value(credential))
           const limit = yield* access.rateLimitPrincipal(principal)
-          if (!limit.allowed) return tooMany(limit, "per-key", requestIdOf(yield* HttpServerRequest))
-          return yield* Effect.map(Effect.provideService(httpEffect, CurrentPrincipal, principal), withHeaders(limit, "per-key"))
+          const request = yield* HttpServerRequest
+          if (!limit.allowed) return tooMany(limit, "per-key", requestIdOf(request))
+          addResponseHeaders(request, rateLimitHeaders(limit, "per-key"))
+          return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)
         })
     })
   })
@@ -54,7 +54,8 @@ const publicMiddleware = Effect.gen(function* () {
       const ip = clientIp(request)
       const limit = yield* access.rateLimitClient(ip)
       if (!limit.allowed) return tooMany(limit, "per-ip", requestIdOf(request))
-      return yield* Effect.map(Effect.provideService(httpEffect, CurrentClient, { ip }), withHeaders(limit, "per-ip"))
+      addResponseHeaders(request, rateLimitHeaders(limit, "per-ip"))
+      return yield* Effect.provideService(httpEffect, CurrentClient, { ip })
     })
 })
 

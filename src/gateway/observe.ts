@@ -8,9 +8,21 @@ import { metrics } from "../platform/metrics.js"
 
 const idLike = /^(?:[a-z]{2,6}_[A-Za-z0-9]{6,}|[0-9a-f-]{16,}|\d+|[A-Z0-9]{10}|svc_live_.*|whsec_.*)$/
 
+const routes = new Map<string, string>()
+
+/** Memoized: the same paths recur; the cache is cleared when it grows past 10,000 paths. */
 export const normalizeRoute = (url: string): string => {
   const q = url.indexOf("?")
   const path = q === -1 ? url : url.slice(0, q)
+  const known = routes.get(path)
+  if (known !== undefined) return known
+  if (routes.size >= 10_000) routes.clear()
+  const route = normalizePath(path)
+  routes.set(path, route)
+  return route
+}
+
+const normalizePath = (path: string): string => {
   const parts = path.split("/")
   for (let i = 0; i < parts.length; i++) {
     if (parts[i] && idLike.test(parts[i]!)) parts[i] = ":id"

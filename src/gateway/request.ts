@@ -30,6 +30,8 @@ export interface RequestSource {
   readonly headers: Record<string, string>
   readonly remoteAddress: string | undefined
   body: Uint8Array
+  /** Headers the transport adds to whatever response is written (rate-limit state, set by middleware). */
+  responseHeaders?: Record<string, string>
 }
 
 export class UwsRequest extends Inspectable.Class implements Request.HttpServerRequest {
@@ -158,6 +160,15 @@ export class UwsRequest extends Inspectable.Class implements Request.HttpServerR
 }
 
 export const emptyBody = empty
+
+/**
+ * Adds headers to this request's eventual response, success or error, without
+ * rebuilding the response (cheaper than `HttpServerResponse.setHeaders` on the hot path).
+ */
+export const addResponseHeaders = (request: Request.HttpServerRequest, headers: Record<string, string>): void => {
+  const source = request.source as RequestSource | undefined
+  if (source && "requestId" in source) source.responseHeaders = source.responseHeaders ? { ...source.responseHeaders, ...headers } : headers
+}
 
 /** The request id of the request being served. */
 export const requestIdOf = (request: Request.HttpServerRequest): string =>

@@ -114,6 +114,10 @@ const writeHead = (exchange: Exchange, response: HttpServerResponse.HttpServerRe
   if (!Cookies.isEmpty(response.cookies)) {
     for (const cookie of Cookies.toSetCookieHeaders(response.cookies)) res.writeHeader("set-cookie", cookie)
   }
+  const extra = exchange.source.responseHeaders
+  if (extra !== undefined) {
+    for (const name in extra) if (headers[name] === undefined) res.writeHeader(name, extra[name]!)
+  }
   res.writeHeader("x-request-id", exchange.source.requestId)
   const body = response.body
   if (body._tag !== "Empty" && body.contentType && headers["content-type"] === undefined) {

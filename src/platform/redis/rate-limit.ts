@@ -140,12 +140,14 @@ const sfString = (value: string): string => `"${value.replace(/[\\"]/g, (c) => `
  * `X-RateLimit-*` trio (`X-RateLimit-Reset` in Unix epoch seconds, as GitHub
  * sends it). Names are lower case, as HTTP/2 and Effect's `Headers` use them.
  */
+const policyNames = new Map<string, string>()
+
 export const rateLimitHeaders = (
   result: RateLimitResult,
   policyName: string,
   now: number = Date.now()
 ): Record<string, string> => {
-  const name = sfString(policyName)
+  const name = policyNames.get(policyName) ?? policyNames.set(policyName, sfString(policyName)).get(policyName)!
   const resetSeconds = Math.ceil(result.resetMs / 1000)
   const headers: Record<string, string> = {
     "ratelimit-policy": `${name};q=${result.limit};w=${Math.ceil(result.windowMs / 1000)}`,
