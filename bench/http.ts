@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, fork } from "node:child_process"
 import { freePort } from "../test/support/server.js"
-import { runLoad } from "./support/load.js"
+import { hasWrk, type LoadResult, runLoad, runWrk } from "./support/load.js"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
@@ -31,9 +31,16 @@ const row = (name: string, r: { rps: number; p50_ms: number; p99_ms: number; err
       .padStart(7)} ms${ratio === undefined ? "" : `   ${ratio.toFixed(2)}× raw`}${r.errors ? `   errors ${r.errors}` : ""}`
   )
 
+/** wrk when installed (a C client measures uWS, not the client), else the Node client. */
+const measure = async (url: string, path: string, headers?: Record<string, string>): Promise<LoadResult> => {
+  // One second of warm-up (JIT, caches) before the measured run.
+  runWrk({ url, path, headers, connections, seconds: 1 }) ?? (await runLoad({ url, path, headers, connections, seconds: 1 }))
+  return runWrk({ url, path, headers, connections, seconds }) ?? runLoad({ url, path, headers, connections, seconds })
+}
+const client = hasWrk() ? "wrk" : "node:http"
+
 const raw = await startTarget("raw")
-await runLoad({ url: raw.url, path: "/hello", connections, seconds: 1 })
-const rawResult = await runLoad({ url: raw.url, path: "/hello", connections, seconds })
+const rawResult = await measure(raw.url, "/hello")
 raw.stop()
 
 const app = await startTarget("app")
@@ -43,18 +50,18 @@ const registered = await fetch(`${app.url}/api/v1/auth/register`, {
   body: JSON.stringify({ email: "bench@example.test", password: "benchmark password", org_name: "Bench" })
 }).then((r) => r.json() as Promise<any>)
 const auth = { authorization: `Bearer ${registered.api_key.key}` }
-await runLoad({ url: app.url, path: "/api/v1/auth/whoami", headers: auth, connections, seconds: 1 })
-const adapterResult = await runLoad({ url: app.url, path: "/health", connections, seconds })
-const chainResult = await runLoad({ url: app.url, path: "/api/v1/auth/whoami", headers: auth, connections, seconds })
+const adapterResult = await measure(app.url, "/health")
+const chainResult = await measure(app.url, "/api/v1/auth/whoami", auth)
 app.stop()
 
-console.log(`HTTP hello, ${connections} connections, ${seconds} s each (load generator in this process, server in another)`)
+console.log(`HTTP hello, ${connections} connections, ${seconds} s each, client ${client} (server in another process)`)
 row("raw uWS", rawResult)
 row("adapter (HttpApi, no auth)", adapterResult, adapterResult.rps / rawResult.rps)
 row("full chain (key auth + rate limit)", chainResult, chainResult.rps / rawResult.rps)
 console.log("target: full chain >= 0.5 × raw uWS")
 console.log(
   JSON.stringify({
+    client,
     connections,
     seconds,
     raw_rps: rawResult.rps,

@@ -4,6 +4,8 @@
  * `seconds`. Prints nothing; returns throughput and latency percentiles.
  * (node:http client: undici 8 does not run on Node 20.)
  */
+import { execFileSync } from "node:child_process"
+import { existsSync } from "node:fs"
 import { Agent, request } from "node:http"
 
 export interface LoadResult {
@@ -75,5 +77,44 @@ export const runLoad = async (options: {
     rps: Math.round(latencies.length / elapsed),
     p50_ms: Math.round(percentile(sorted, 50) * 1000) / 1000,
     p99_ms: Math.round(percentile(sorted, 99) * 1000) / 1000
+  }
+}
+
+const wrkPath = (): string | undefined => {
+  for (const candidate of ["/usr/bin/wrk", "/usr/local/bin/wrk"]) if (existsSync(candidate)) return candidate
+  return undefined
+}
+
+export const hasWrk = (): boolean => wrkPath() !== undefined
+
+const toMs = (text: string): number => {
+  const value = Number.parseFloat(text)
+  if (text.endsWith("us")) return value / 1000
+  if (text.endsWith("ms")) return value
+  if (text.endsWith("s")) return value * 1000
+  return value
+}
+
+/**
+ * GET load with wrk (Debian package `wrk`) when it is installed: a C load generator
+ * measures uWS's own speed, where the Node client above saturates first. Undefined
+ * when wrk is absent (callers fall back to `runLoad`).
+ */
+export const runWrk = (options: { url: string; path: string; headers?: Record<string, string>; connections: number; seconds: number }): LoadResult | undefined => {
+  const wrk = wrkPath()
+  if (wrk === undefined) return undefined
+  const headerArgs = Object.entries(options.headers ?? {}).flatMap(([name, value]) => ["-H", `${name}: ${value}`])
+  const out = execFileSync(wrk, ["-t1", `-c${options.connections}`, `-d${options.seconds}s`, "--latency", ...headerArgs, options.url + options.path], {
+    encoding: "utf8"
+  })
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0)
+  const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0)
+  return {
+    requests,
+    errors,
+    rps: Math.round(rps),
+    p50_ms: toMs(/\s50%\s+([\d.]+\w+)/.exec(out)?.[1] ?? "0"),
+    p99_ms: toMs(/\s99%\s+([\d.]+\w+)/.exec(out)?.[1] ?? "0")
   }
 }
