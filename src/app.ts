@@ -84,7 +84,8 @@ export const appLayer = (config: AppConfig) =>
         shutdownGraceMs: config.shutdownGraceMs
       })
     ),
-    Layer.provide(servicesLayer(config)),
+    // Merged, not only provided: tests and tools reach the services of a running server through its context.
+    Layer.provideMerge(servicesLayer(config)),
     // File system, paths and ETags for static and multipart bodies (no Node HTTP server involved).
     Layer.provide(NodeHttpServer.layerHttpServices)
   )

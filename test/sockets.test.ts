@@ -5,22 +5,19 @@
  * gateway process sharing Postgres and Redis), a 1,000-socket broadcast, slow
  * consumers and the connection cap.
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as HttpRouter from "effect/http/HttpRouter"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
-import { apiRoutes, servicesLayer } from "../src/app.js"
+import { appLayer } from "../src/app.js"
 import { type AppConfig, loadConfig } from "../src/config.js"
 import { Events } from "../src/events/service.js"
-import { uwsServerLayer } from "../src/gateway/server.js"
 import { MEMORY_DATA_DIR } from "../src/platform/db/index.js"
 import { setLogLevel } from "../src/platform/log.js"
-import { channelOfTopic, eventFrame, SocketsLive } from "../src/sockets/server.js"
+import { channelOfTopic, eventFrame } from "../src/sockets/server.js"
 import { call, type Org, registerOrg } from "./support/client.js"
 import { freshDatabaseUrl } from "./support/database.js"
 import { spawnServer } from "./support/process.js"
@@ -47,21 +44,7 @@ const startSocketServer = async (env: Record<string, string | undefined> = {}): 
     ADMIN_KEY: "test-admin-key",
     ...env
   })
-  const layer = Layer.mergeAll(HttpRouter.serve(apiRoutes, { disableLogger: true }), SocketsLive).pipe(
-    Layer.provide(
-      uwsServerLayer({
-        host: config.host,
-        port: config.port,
-        maxJsonBodyBytes: config.maxJsonBodyBytes,
-        maxMultipartBodyBytes: config.maxMultipartBodyBytes,
-        bodyTimeoutMs: config.bodyTimeoutMs,
-        maxConnections: config.maxConnections,
-        shutdownGraceMs: config.shutdownGraceMs
-      })
-    ),
-    Layer.provideMerge(servicesLayer(config)),
-    Layer.provide(NodeHttpServer.layerHttpServices)
-  )
+  const layer = appLayer(config)
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   const events = Context.get(context, Events)
