@@ -221,7 +221,8 @@ describe.each(backends)("database on $name", (backend) => {
       fc.asyncProperty(
         fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
         fc.integer(),
-        fc.double({ noNaN: true }),
+        // Integral numbers are bound as int8 and come back as bigint on both backends; `int` covers those.
+        fc.double({ noNaN: true }).filter((value) => !Number.isInteger(value)),
         fc.date({ min: new Date("1900-01-01"), max: new Date("2200-01-01"), noInvalidDate: true }),
         fc.string({ unit: "grapheme" }),
         textArrays.filter((items) => items.some((item) => item !== null)),
