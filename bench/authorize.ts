@@ -13,13 +13,12 @@
  * The last output line is one JSON object.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { Agent, request } from "node:http"
 import { PgClient } from "@effect/sql-pg"
 import { Redacted } from "effect"
 import { freshDatabaseUrl } from "../test/support/database.js"
 import { freePort } from "../test/support/server.js"
 import { measureInsertRate } from "./support/insert-rate.js"
-import { type LoadResult, percentile, runLoad } from "./support/load.js"
+import { type LoadResult, runLoad } from "./support/load.js"
 
 const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres"
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
@@ -93,74 +92,6 @@ const authorizeBody = () =>
     context: { amount: counter % 500 }
   })
 
-/**
- * A closed loop like `runLoad`, for requests whose path differs per request
- * (notarize) and whose answers are needed (the action ids to notarize).
- */
-const drive = async (options: {
-  url: string
-  token: string
-  seconds: number
-  next: () => { path: string; body: string } | undefined
-  expectStatus: number
-  onAnswer?: (body: string) => void
-}): Promise<LoadResult> => {
-  const target = new URL(options.url)
-  const agent = new Agent({ keepAlive: true, maxSockets: connections })
-  const latencies: Array<number> = []
-  let errors = 0
-  const deadline = performance.now() + options.seconds * 1000
-  const once = (path: string, body: string) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = request(
-        {
-          agent,
-          host: target.hostname,
-          port: target.port,
-          path,
-          method: "POST",
-          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), authorization: `Bearer ${options.token}` }
-        },
-        (res) => {
-          let text = ""
-          res.setEncoding("utf8")
-          res.on("data", (chunk: string) => (text += chunk))
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }))
-          res.on("error", reject)
-        }
-      )
-      req.on("error", reject)
-      req.end(body)
-    })
-  const worker = async () => {
-    while (performance.now() < deadline) {
-      const next = options.next()
-      if (next === undefined) return
-      const started = performance.now()
-      try {
-        const answer = await once(next.path, next.body)
-        if (answer.status !== options.expectStatus) errors++
-        else options.onAnswer?.(answer.text)
-        latencies.push(performance.now() - started)
-      } catch {
-        errors++
-      }
-    }
-  }
-  const started = performance.now()
-  await Promise.all(Array.from({ length: connections }, worker))
-  const elapsed = (performance.now() - started) / 1000
-  agent.destroy()
-  const sorted = Float64Array.from(latencies).sort()
-  return {
-    requests: latencies.length,
-    errors,
-    rps: Math.round(latencies.length / elapsed),
-    p50_ms: Math.round(percentile(sorted, 50) * 1000) / 1000,
-    p99_ms: Math.round(percentile(sorted, 99) * 1000) / 1000
-  }
-}
-
 const row = (name: string, r: LoadResult, ratio?: number) =>
   console.log(
     `${name.padEnd(30)} ${String(r.rps).padStart(7)} req/s   p50 ${r.p50_ms.toFixed(2).padStart(6)} ms   p99 ${r.p99_ms
@@ -211,18 +142,20 @@ const main = async () => {
 
     // Authorized actions to notarize: created up front, more than the notarize phase can use.
     const pending: Array<string> = []
-    await drive({
+    await runLoad({
       url,
-      token,
+      headers: auth,
+      connections,
       seconds: seconds * 1.2,
       next: () => ({ path: "/api/v1/actions", body: authorizeBody() }),
       expectStatus: 201,
       onAnswer: (text) => pending.push(JSON.parse(text).action_uuid)
     })
     let taken = 0
-    const notarize = await drive({
+    const notarize = await runLoad({
       url,
-      token,
+      headers: auth,
+      connections,
       seconds,
       next: () => (taken < pending.length ? { path: `/api/v1/actions/${pending[taken++]}/notarize`, body: '{"outcome":"completed"}' } : undefined),
       expectStatus: 200

@@ -21,45 +21,59 @@ export const percentile = (sorted: Float64Array | number[], p: number) =>
 
 export const runLoad = async (options: {
   url: string
-  path: string
+  /** Fixed path; or give `next` for requests that differ (a path per action), ending when it returns undefined. */
+  path?: string
+  next?: () => { path: string; body?: string } | undefined
   method?: "GET" | "POST"
   headers?: Record<string, string>
   body?: string | (() => string)
   connections: number
   seconds: number
   expectStatus?: number
+  /** Called with each expected answer's body (collected only when given). */
+  onAnswer?: (body: string) => void
 }): Promise<LoadResult> => {
   const target = new URL(options.url)
   const agent = new Agent({ keepAlive: true, maxSockets: options.connections })
   const latencies: number[] = []
   let errors = 0
   const deadline = performance.now() + options.seconds * 1000
-  const once = (body: string | undefined) =>
-    new Promise<number>((resolve, reject) => {
+  const keepBody = options.onAnswer !== undefined
+  const once = (path: string, body: string | undefined) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = request(
         {
           agent,
           host: target.hostname,
           port: target.port,
-          path: options.path,
-          method: options.method ?? "GET",
+          path,
+          method: options.method ?? (body === undefined ? "GET" : "POST"),
           headers: body ? { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...options.headers } : options.headers
         },
         (res) => {
-          res.on("data", () => {})
-          res.on("end", () => resolve(res.statusCode ?? 0))
+          let text = ""
+          if (keepBody) res.setEncoding("utf8")
+          res.on("data", (chunk) => {
+            if (keepBody) text += chunk
+          })
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }))
           res.on("error", reject)
         }
       )
       req.on("error", reject)
       req.end(body)
     })
+  const nextRequest = (): { path: string; body?: string } | undefined =>
+    options.next?.() ?? (options.next ? undefined : { path: options.path ?? "/", body: typeof options.body === "function" ? options.body() : options.body })
   const worker = async () => {
     while (performance.now() < deadline) {
+      const next = nextRequest()
+      if (next === undefined) return
       const started = performance.now()
       try {
-        const status = await once(typeof options.body === "function" ? options.body() : options.body)
-        if (status !== (options.expectStatus ?? 200)) errors++
+        const answer = await once(next.path, next.body)
+        if (answer.status !== (options.expectStatus ?? 200)) errors++
+        else options.onAnswer?.(answer.text)
         latencies.push(performance.now() - started)
       } catch {
         errors++

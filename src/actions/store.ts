@@ -10,7 +10,8 @@ import { count, iso, isoRequired, jsonValue, offset } from "../platform/sql.js"
 import type { MintedReceipt } from "../receipts/ports.js"
 import { DEFAULT_AGENT_ID } from "./chain.js"
 
-export interface ActionRow {
+/** What an action carries from the moment it is authorized. */
+interface ActionFields {
   readonly action_uuid: string
   readonly org_uuid: string
   readonly agent_id: string | null
@@ -24,6 +25,9 @@ export interface ActionRow {
   readonly model_version: string | null
   readonly parent_action_uuid: string | null
   readonly endpoint_url: string | null
+}
+
+export interface ActionRow extends ActionFields {
   readonly status: string
   readonly legal_hold: boolean
   readonly policy_uuid: string | null
@@ -80,20 +84,7 @@ const toAction = (row: any): ActionRow => ({
   updated_at: isoRequired(row.updated_at)
 })
 
-export interface NewAction {
-  readonly action_uuid: string
-  readonly org_uuid: string
-  readonly agent_id: string | null
-  readonly agent_version: string | null
-  readonly action_type: string
-  readonly action_details_hash: string
-  readonly instruction_hash: string | null
-  readonly details_sealed: string | null
-  readonly details_storage_key: string | null
-  readonly model_id: string | null
-  readonly model_version: string | null
-  readonly parent_action_uuid: string | null
-  readonly endpoint_url: string | null
+export interface NewAction extends ActionFields {
   readonly status: "authorized" | "pending_approval" | "denied_by_policy"
   readonly policy_uuid: string | null
   readonly require_approval: boolean
