@@ -8,75 +8,27 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { NodeHttpServer } from "@effect/platform-node"
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as HttpRouter from "effect/http/HttpRouter"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Ed25519Jwk, verifyReceipt } from "../protocol/verifier/index.js"
-import { apiRoutes, servicesLayer } from "../src/app.js"
-import { type AppConfig, loadConfig } from "../src/config.js"
-import { uwsServerLayer } from "../src/gateway/server.js"
-import { MEMORY_DATA_DIR } from "../src/platform/db/index.js"
+import { servicesLayer } from "../src/app.js"
 import { newId } from "../src/platform/ids.js"
-import { setLogLevel } from "../src/platform/log.js"
 import { type MintedReceipt, type ReceiptContent, ReceiptMinter } from "../src/receipts/ports.js"
 import { sha256Tagged } from "../src/receipts/signing.js"
 import { insertActiveKeyIfNone, receiptByUuid } from "../src/receipts/store.js"
 import { call, type Org, registerOrg } from "./support/client.js"
-import { freshDatabaseUrl } from "./support/database.js"
-import { freePort } from "./support/server.js"
+import { startServer, type TestServer } from "./support/server.js"
 
 const ADMIN = { "x-admin-key": "test-admin-key" }
 
-interface Harness {
-  readonly url: string
-  readonly config: AppConfig
-  readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
-  readonly stop: () => Promise<void>
-}
+type Harness = TestServer
 
-/** Like startServer, but keeps the services context so tests can mint directly. */
-const startHarness = async (env: Record<string, string> = {}): Promise<Harness> => {
-  setLogLevel((process.env.TEST_LOG_LEVEL as any) ?? "silent")
-  const port = await freePort()
-  const database = await freshDatabaseUrl()
-  const config = loadConfig({
-    ...process.env,
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    // vitest sets BASE_URL to "/" (Vite's base); receipts need an absolute one.
-    BASE_URL: `http://127.0.0.1:${port}`,
-    DATA_DIR: MEMORY_DATA_DIR,
-    MASTER_KEY: "0000000000000000000000000000000000000000000000000000000000000001",
-    RATE_LIMIT_PER_MINUTE: "100000",
-    ADMIN_KEY: "test-admin-key",
-    DATABASE_URL: database?.url ?? "",
-    ...env
-  })
-  const scope = Effect.runSync(Scope.make())
-  const services = await Effect.runPromise(Layer.buildWithScope(servicesLayer(config), scope))
-  const server = HttpRouter.serve(apiRoutes, { disableLogger: true }).pipe(
-    Layer.provide(uwsServerLayer({ ...config, host: "127.0.0.1", port })),
-    Layer.provide(Layer.succeedContext(services)),
-    Layer.provide(NodeHttpServer.layerHttpServices)
-  )
-  // The services context covers what the routes need; the compiler cannot see that through the union.
-  await Effect.runPromise(Layer.buildWithScope(server as Layer.Layer<unknown, unknown>, scope))
-  return {
-    url: `http://127.0.0.1:${port}`,
-    config,
-    run: (effect) => Effect.runPromise(Effect.provide(effect, services as Context.Context<any>)),
-    stop: async () => {
-      await Effect.runPromise(Scope.close(scope, Exit.void))
-      await database?.drop()
-    }
-  }
-}
+/** The server and the test share its services context (and so its database), so tests can mint directly. */
+const startHarness = (env: Record<string, string> = {}): Promise<Harness> => startServer(env)
 
 const content = (orgUuid: string, overrides: Partial<ReceiptContent> = {}): ReceiptContent => ({
   receipt_status: "notarized",

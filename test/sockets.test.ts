@@ -1,27 +1,14 @@
-/**
- * `GET /api/v1/ws` end to end over real sockets (the `ws` client against the
- * uWS server): authentication, subscriptions, organization isolation,
- * cross-process fan-out (two servers in one process, and a real second
- * gateway process sharing Postgres and Redis), a 1,000-socket broadcast, slow
- * consumers and the connection cap.
- */
-import * as Context from "effect/Context"
+
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
-import { appLayer } from "../src/app.js"
-import { type AppConfig, loadConfig } from "../src/config.js"
 import { Events } from "../src/events/service.js"
 import { MEMORY_DATA_DIR } from "../src/platform/db/index.js"
-import { setLogLevel } from "../src/platform/log.js"
 import { channelOfTopic, eventFrame } from "../src/sockets/server.js"
 import { call, type Org, registerOrg } from "./support/client.js"
 import { freshDatabaseUrl } from "./support/database.js"
 import { spawnServer } from "./support/process.js"
-import { freePort, startServer } from "./support/server.js"
+import { startServer } from "./support/server.js"
 
 interface SocketServer {
   readonly url: string
@@ -30,29 +17,18 @@ interface SocketServer {
   readonly stop: () => Promise<void>
 }
 
-/** The app's own layers, composed so the test keeps a handle on `Events` to announce through. */
+/** The real server, plus a way to announce through its own `Events` service. */
 const startSocketServer = async (env: Record<string, string | undefined> = {}): Promise<SocketServer> => {
-  setLogLevel((process.env.TEST_LOG_LEVEL as any) ?? "silent")
-  const port = await freePort()
-  const config: AppConfig = loadConfig({
-    ...process.env,
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    DATA_DIR: MEMORY_DATA_DIR,
-    MASTER_KEY: "0000000000000000000000000000000000000000000000000000000000000001",
-    RATE_LIMIT_PER_MINUTE: "1000000",
-    ADMIN_KEY: "test-admin-key",
-    ...env
-  })
-  const layer = appLayer(config)
-  const scope = Effect.runSync(Scope.make())
-  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
-  const events = Context.get(context, Events)
+  const server = await startServer({ RATE_LIMIT_PER_MINUTE: "1000000", ...env })
   return {
-    url: `http://127.0.0.1:${port}`,
-    wsUrl: `ws://127.0.0.1:${port}/api/v1/ws`,
-    announce: (orgUuid, channel, frame) => Effect.runPromise(events.announce(orgUuid, channel, frame)),
-    stop: () => Effect.runPromise(Scope.close(scope, Exit.void))
+    url: server.url,
+    wsUrl: `${server.url.replace("http", "ws")}/api/v1/ws`,
+    announce: (orgUuid, channel, frame) => server.run(
+        Effect.gen(function* () {
+          yield* (yield* Events).announce(orgUuid, channel, frame)
+        })
+      ),
+    stop: server.stop
   }
 }
 
@@ -342,7 +318,8 @@ describe("cross-process fan-out", () => {
       return
     }
     const database = await freshDatabaseUrl()
-    const shared = { DATABASE_URL: database!.url, REDIS_URL: redisUrl }
+    // One database and one Redis key prefix, so both servers share fan-out channels.
+    const shared = { DATABASE_URL: database!.url, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `sockets-${process.pid}:` }
     const first = await startSocketServer(shared)
     const second = await startSocketServer(shared)
     try {

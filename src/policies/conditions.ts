@@ -4,7 +4,7 @@
  */
 import type { RE2JS } from "re2js"
 import { compileSafeRegex } from "../scan/safe-regex.js"
-import type { Issue } from "../scan/types.js"
+import { type Issue, isRecord, type ValidationFailure } from "../scan/types.js"
 
 export type { Issue }
 
@@ -70,13 +70,7 @@ export interface CompiledConditions {
 export type ConditionsResult =
   | { readonly ok: true; readonly compiled: CompiledConditions }
   | { readonly ok: false; readonly code: "CONDITIONS_REQUIRED"; readonly message: string }
-  | {
-      readonly ok: false
-      /** VALIDATION_ERROR → 422; INVALID_REGEX → 400 (only regexes were wrong). */
-      readonly code: "VALIDATION_ERROR" | "INVALID_REGEX"
-      readonly message: string
-      readonly issues: ReadonlyArray<Issue>
-    }
+  | ValidationFailure
 
 export interface CompileConditionsOptions {
   /** Rules mode needs at least one condition (400 CONDITIONS_REQUIRED). Default true. */
@@ -84,9 +78,6 @@ export interface CompileConditionsOptions {
   /** Prefix of issue paths. Default "conditions". */
   readonly path?: string
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const isScalar = (value: unknown): value is Scalar =>
   typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))

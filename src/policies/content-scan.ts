@@ -14,7 +14,7 @@
 import { type CompiledCustomPattern, compileCustomPatterns } from "../scan/custom.js"
 import { AVAILABLE_LIBRARIES } from "../scan/recognizers.js"
 import { type FirstHit, firstHit } from "../scan/scanner.js"
-import type { Issue, Library } from "../scan/types.js"
+import { type Issue, isRecord, type Library, type ValidationFailure } from "../scan/types.js"
 import type { PolicySubject } from "./types.js"
 
 export interface CompiledScanConfig {
@@ -27,16 +27,7 @@ export const DEFAULT_SCAN_LIBRARIES: ReadonlyArray<Library> = ["credentials", "p
 
 export type ScanConfigResult =
   | { readonly ok: true; readonly compiled: CompiledScanConfig }
-  | {
-      readonly ok: false
-      /** VALIDATION_ERROR → 422; INVALID_REGEX → 400 (only custom regexes were wrong). */
-      readonly code: "VALIDATION_ERROR" | "INVALID_REGEX"
-      readonly message: string
-      readonly issues: ReadonlyArray<Issue>
-    }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+  | ValidationFailure
 
 /**
  * Validates `{libraries?: string[], custom_patterns?: [...]}`. A missing scan_config

@@ -10,28 +10,6 @@ export interface StoredScope {
   readonly action_types: ReadonlyArray<string>
 }
 
-export interface PolicyRow {
-  readonly id: string
-  readonly org_uuid: string
-  readonly name: string
-  readonly description: string | null
-  readonly mode: PolicyMode
-  readonly decision: PolicyDecision
-  readonly priority: number
-  readonly conditions: unknown
-  readonly ai_prompt: string | null
-  readonly ai_models: ReadonlyArray<string> | null
-  readonly scan_config: unknown
-  readonly scope: StoredScope
-  readonly status: PolicyStatus
-  readonly evaluation_count: number
-  readonly last_evaluated_at: string | null
-  readonly activated_at: string | null
-  readonly deactivated_at: string | null
-  readonly created_at: string
-  readonly updated_at: string
-}
-
 /** The fields a create or update writes. */
 export interface PolicyFields {
   readonly name: string
@@ -44,6 +22,18 @@ export interface PolicyFields {
   readonly ai_models: ReadonlyArray<string> | null
   readonly scan_config: unknown
   readonly scope: StoredScope
+}
+
+export interface PolicyRow extends PolicyFields {
+  readonly id: string
+  readonly org_uuid: string
+  readonly status: PolicyStatus
+  readonly evaluation_count: number
+  readonly last_evaluated_at: string | null
+  readonly activated_at: string | null
+  readonly deactivated_at: string | null
+  readonly created_at: string
+  readonly updated_at: string
 }
 
 const toRow = (row: any): PolicyRow => ({

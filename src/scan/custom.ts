@@ -1,7 +1,7 @@
 /** Organization-defined patterns (content_scan `custom_patterns`), compiled once with re2js. */
 import type { RE2JS } from "re2js"
 import { compileSafeRegex } from "./safe-regex.js"
-import { type Issue, isSeverity, type Severity } from "./types.js"
+import { type Issue, isRecord, isSeverity, type Severity, type ValidationFailure } from "./types.js"
 
 export interface CustomPatternInput {
   readonly name: string
@@ -24,16 +24,7 @@ export const DEFAULT_CUSTOM_SEVERITY: Severity = "warning"
 
 export type CustomPatternsResult =
   | { readonly ok: true; readonly patterns: ReadonlyArray<CompiledCustomPattern> }
-  | {
-      readonly ok: false
-      /** VALIDATION_ERROR (422) for shape problems; INVALID_REGEX (400) when only regexes fail. */
-      readonly code: "VALIDATION_ERROR" | "INVALID_REGEX"
-      readonly message: string
-      readonly issues: ReadonlyArray<Issue>
-    }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+  | ValidationFailure
 
 /**
  * Validates and compiles `[{name, regex, severity?, description?}]`. Every problem is

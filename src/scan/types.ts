@@ -65,3 +65,15 @@ export interface Issue {
   readonly path: string
   readonly message: string
 }
+
+/** A rejected user-supplied rule: VALIDATION_ERROR → 422; INVALID_REGEX → 400 (only regexes were wrong). */
+export interface ValidationFailure {
+  readonly ok: false
+  readonly code: "VALIDATION_ERROR" | "INVALID_REGEX"
+  readonly message: string
+  readonly issues: ReadonlyArray<Issue>
+}
+
+/** A plain JSON object (not an array, not null). */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)

@@ -5,6 +5,7 @@
  * in-process stand-ins.
  */
 import { createServer } from "node:net"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -18,6 +19,8 @@ import { freshDatabaseUrl } from "./database.js"
 export interface TestServer {
   readonly url: string
   readonly config: AppConfig
+  /** Runs an effect with the running server's services (its database, Events, ReceiptMinter, ...). */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
   readonly stop: () => Promise<void>
 }
 
@@ -52,8 +55,9 @@ export const startServer = async (env: Record<string, string | undefined> = {}):
     ...env
   })
   const scope = Effect.runSync(Scope.make())
+  let context: Context.Context<any>
   try {
-    await Effect.runPromise(Layer.buildWithScope(appLayer(config), scope))
+    context = await Effect.runPromise(Layer.buildWithScope(appLayer(config), scope))
   } catch (error) {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     await database?.drop()
@@ -62,6 +66,7 @@ export const startServer = async (env: Record<string, string | undefined> = {}):
   return {
     url: `http://127.0.0.1:${port}`,
     config,
+    run: (effect) => Effect.runPromise(Effect.provide(effect, context)),
     stop: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
       await database?.drop()
