@@ -26,6 +26,9 @@ import * as Rpc from "effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
 import { Conflict, Gone, NotFound } from "../protocol/errors.js"
 import { DEFAULT_AGENT_ID } from "../src/actions/chain.js"
+import { logLine } from "../src/platform/log.js"
+
+const describeDefect = (defect: unknown): string => (defect instanceof Error ? (defect.stack ?? defect.message) : String(defect))
 
 /** The entity id of an agent chain; organization uuids never contain ":". */
 export const agentEntityId = (orgUuid: string, agentId: string | null): string => `${orgUuid}:${agentId ?? DEFAULT_AGENT_ID}`
@@ -52,7 +55,8 @@ export const TransitionRequest = Schema.Union([
     at: Schema.String,
     via: Schema.Literals(["code", "token", "dashboard"]),
     reason: Schema.NullOr(Schema.String),
-    consume_code: Schema.Boolean
+    /** The approver's grant (code or token), spent in the same transaction; null from the dashboard. */
+    grant_id: Schema.NullOr(Schema.String)
   }),
   Schema.TaggedStruct("DenyByPolicy", {
     /** The new action row, inserted and denied in the same transaction. */
@@ -94,13 +98,20 @@ export const TransitionResult = Schema.Union([
 ])
 export type TransitionResult = typeof TransitionResult.Type
 
+/**
+ * A transition that died (a defect: the database refused, a bug). Carried back
+ * to the caller as a failure, so the request answers 500 at once instead of the
+ * entity restarting and retrying the same message for ever.
+ */
+export class TransitionDefect extends Schema.TaggedError<TransitionDefect>()("TransitionDefect", { message: Schema.String }) {}
+
 export const TransitionError = Schema.Union([NotFound, Conflict, Gone])
 export type TransitionError = typeof TransitionError.Type
 
 const isTransitionError = (error: unknown): error is TransitionError => error instanceof NotFound || error instanceof Conflict || error instanceof Gone
 
 export const AgentActor = Entity.make("AgentActor", [
-  Rpc.make("Transition", { payload: { request: TransitionRequest }, success: TransitionResult, error: TransitionError }),
+  Rpc.make("Transition", { payload: { request: TransitionRequest }, success: TransitionResult, error: Schema.Union([NotFound, Conflict, Gone, TransitionDefect]) }),
   Rpc.make("Head", { success: ChainHead })
 ]).annotateRpcs(ClusterSchema.Persisted, false)
 
@@ -133,6 +144,18 @@ export const agentActorLayer = (options: AgentActorOptions = {}) =>
               Effect.sync(() => {
                 if (result._tag === "Done") head = { agent_sequence: result.agent_sequence, previous_payload_hash: result.receipt.payload_hash }
               })
+            ),
+            Effect.catchDefect((defect) =>
+              Effect.andThen(
+                Effect.sync(() => logLine("error", "agent transition failed", { entity: address.entityId, request: payload.request._tag, cause: describeDefect(defect) })),
+                // The chain head may have moved in a transaction that failed after commit: reload it from the database.
+                Effect.andThen(
+                  Effect.map(Effect.exit(work.head(orgUuid, agentId)), (exit) => {
+                    if (exit._tag === "Success") head = exit.value
+                  }),
+                  Effect.fail(new TransitionDefect({ message: defect instanceof Error ? defect.message : String(defect) }))
+                )
+              )
             )
           ),
         Head: () => Effect.sync(() => head)
@@ -157,7 +180,13 @@ export class AgentMailbox extends Context.Service<
         transition: (orgUuid, agentId, request) =>
           client(agentEntityId(orgUuid, agentId))
             .Transition({ request })
-            .pipe(Effect.catch((error) => (isTransitionError(error) ? Effect.fail(error) : Effect.die(error)))),
+            .pipe(
+              Effect.catch((error) =>
+                isTransitionError(error)
+                  ? Effect.fail(error)
+                  : Effect.die(error instanceof TransitionDefect ? new Error(`agent transition failed: ${error.message}`) : error)
+              )
+            ),
         head: (orgUuid, agentId) =>
           client(agentEntityId(orgUuid, agentId))
             .Head()

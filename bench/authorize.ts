@@ -12,11 +12,10 @@
  * (default 64); BENCH_PROFILE=<dir> runs the server with `--cpu-prof` there.
  * The last output line is one JSON object.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { PgClient } from "@effect/sql-pg"
 import { Redacted } from "effect"
 import { freshDatabaseUrl } from "../test/support/database.js"
-import { freePort } from "../test/support/server.js"
+import { AGENTS, authorizeBody, benchOrganization, POLICIES, startGateway } from "./support/gateway.js"
 import { measureInsertRate } from "./support/insert-rate.js"
 import { type LoadResult, runLoad } from "./support/load.js"
 
@@ -24,73 +23,6 @@ const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:543
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
 const profileDir = process.env.BENCH_PROFILE
-const AGENTS = 100
-const POLICIES = 10
-
-const startServer = async (databaseUrl: string) => {
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ["--import", "tsx", ...(profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : []), "src/main.ts"],
-    {
-      env: {
-        ...process.env,
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        BASE_URL: url,
-        DATABASE_URL: databaseUrl,
-        REDIS_URL: "",
-        MASTER_KEY: "3333333333333333333333333333333333333333333333333333333333333333",
-        RATE_LIMIT_PER_MINUTE: "1000000000",
-        PUBLIC_RATE_LIMIT_PER_MINUTE: "1000000000",
-        LOG_LEVEL: "error"
-      },
-      stdio: ["ignore", "inherit", "inherit"]
-    }
-  )
-  for (const deadline = Date.now() + 60_000; ; ) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
-    try {
-      if ((await fetch(`${url}/health`)).ok) break
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error("server did not start")
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return {
-    url,
-    // SIGINT lets the process exit normally, which is when --cpu-prof writes its profile.
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve()
-        child.once("exit", () => resolve())
-        child.kill("SIGINT")
-        setTimeout(() => child.kill("SIGKILL"), 15_000).unref()
-      })
-  }
-}
-
-const post = async (url: string, path: string, token: string, body: unknown) => {
-  const reply = await fetch(url + path, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-    body: JSON.stringify(body)
-  })
-  const parsed = (await reply.json()) as any
-  if (reply.status >= 300) throw new Error(`${path} answered ${reply.status}: ${JSON.stringify(parsed)}`)
-  return parsed
-}
-
-let counter = 0
-const authorizeBody = () =>
-  JSON.stringify({
-    action_type: "payment.transfer",
-    details: `transfer ${++counter} EUR to supplier`,
-    agent_id: `agent-${Math.floor(Math.random() * AGENTS)}`,
-    context: { amount: counter % 500 }
-  })
 
 const row = (name: string, r: LoadResult, ratio?: number) =>
   console.log(
@@ -104,35 +36,19 @@ const round3 = (value: number) => Math.round(value * 1000) / 1000
 const main = async () => {
   const database = await freshDatabaseUrl(serverUrl)
   if (!database) throw new Error("no DATABASE_URL")
-  let server: Awaited<ReturnType<typeof startServer>> | undefined
+  let server: Awaited<ReturnType<typeof startGateway>> | undefined
   try {
     const insert = await measureInsertRate(
       PgClient.layer({ url: Redacted.make(database.url), maxConnections: 8, minConnections: 8 }),
       8,
       seconds
     )
-    server = await startServer(database.url)
+    server = await startGateway({
+      env: { DATABASE_URL: database.url },
+      ...(profileDir ? { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", profileDir] } : {})
+    })
     const url = server.url
-    const registered = await fetch(`${url}/api/v1/auth/register`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: "bench@example.test", password: "benchmark password", org_name: "Bench" })
-    }).then((r) => r.json() as Promise<any>)
-    const token: string = registered.api_key.key
-    for (let index = 0; index < POLICIES; index++) {
-      await post(url, "/api/v1/policies", token, {
-        name: `guard ${index}`,
-        mode: "rules",
-        decision: index % 2 === 0 ? "deny" : "require_approval",
-        activate: true,
-        // Three conditions that never all hold for the load below.
-        conditions: [
-          { field: "action_type", op: "eq", value: `forbidden.${index}` },
-          { field: "context.amount", op: "gt", value: 1_000_000 + index },
-          { field: "agent_id", op: "eq", value: `rogue-${index}` }
-        ]
-      })
-    }
+    const token = await benchOrganization(url)
     const auth = { authorization: `Bearer ${token}` }
     const authorizeLoad = (duration: number) =>
       runLoad({ url, path: "/api/v1/actions", method: "POST", headers: auth, body: authorizeBody, connections, seconds: duration, expectStatus: 201 })

@@ -6,7 +6,9 @@
  * - the same driver's bare connections (`PgConnection.query`, no SqlClient
  *   statement building, spans or pool) as the raw baseline — the `pg` package
  *   is not installed here (sql-pg 4 speaks the protocol itself);
- * - embedded PGlite through our SqlClient, on disk (the default deployment).
+ * - the embedded PostgreSQL (the default deployment: its own server under a
+ *   temporary DATA_DIR, durable settings) through the same `@effect/sql-pg`
+ *   SqlClient, 1 and 8 connections.
  *
  * The clients are measured in short alternating rounds, so load from other
  * work on the machine affects each of them alike.
@@ -15,12 +17,11 @@
  * the scratch tables are created and dropped. BENCH_SECONDS sets the length of
  * each measurement (default 5). The last line of output is one JSON object.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import { Effect, Exit, Redacted, Scope } from "effect"
-import { pgliteLayer } from "../src/platform/db/pglite.js"
+import { startEmbeddedPostgres } from "../src/platform/db/embedded/index.js"
+import { benchDataDir } from "./support/data-dir.js"
 import {
   type InsertBench,
   type InsertRate,
@@ -34,8 +35,8 @@ const url = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/post
 const seconds = Number(process.env.BENCH_SECONDS || 5)
 const ROUNDS = 5
 
-const sqlPgLayer = (maxConnections: number) =>
-  PgClient.layer({ url: Redacted.make(url), maxConnections, minConnections: maxConnections })
+const sqlPgLayer = (maxConnections: number, at = url) =>
+  PgClient.layer({ url: Redacted.make(at), maxConnections, minConnections: maxConnections })
 
 /** The same INSERT straight on `connections` protocol connections, one worker each. */
 const openRawInsertBench = async (connections: number): Promise<InsertBench> => {
@@ -64,14 +65,16 @@ const openRawInsertBench = async (connections: number): Promise<InsertBench> => 
 
 const main = async () => {
   console.error(`single-row INSERT, ${seconds} s each in ${ROUNDS} interleaved rounds, Postgres at ${new URL(url).host}`)
-  const pgliteDir = mkdtempSync(join(tmpdir(), "bench-pglite-"))
+  const dataDir = benchDataDir("bench-db")
+  const embedded = await startEmbeddedPostgres({ directory: join(dataDir.path, "pg") })
   const benches: Array<[name: string, bench: InsertBench]> = []
   try {
     benches.push(["@effect/sql-pg SqlClient, 1 conn", await openInsertBench(sqlPgLayer(1), 1)])
     benches.push(["raw PgConnection, 1 conn", await openRawInsertBench(1)])
     benches.push(["@effect/sql-pg SqlClient, 8 conns", await openInsertBench(sqlPgLayer(8), 8)])
     benches.push(["raw PgConnection, 8 conns", await openRawInsertBench(8)])
-    benches.push(["PGlite in process, on disk", await openInsertBench(pgliteLayer({ dataDir: join(pgliteDir, "pglite") }), 1)])
+    benches.push(["embedded PostgreSQL, 1 conn", await openInsertBench(sqlPgLayer(1, embedded.url), 1)])
+    benches.push(["embedded PostgreSQL, 8 conns", await openInsertBench(sqlPgLayer(8, embedded.url), 8)])
     for (const [, bench] of benches) await bench.warmUp(0.5)
     // Short alternating rounds: load from other work on the machine spreads over every client alike.
     for (let round = 0; round < ROUNDS; round++) {
@@ -79,7 +82,8 @@ const main = async () => {
     }
   } finally {
     for (const [, bench] of benches) await bench.close()
-    rmSync(pgliteDir, { recursive: true, force: true })
+    await embedded.stop()
+    await dataDir.remove()
   }
   const rows: Array<[string, InsertRate]> = benches.map(([name, bench]) => [name, bench.result()])
 
@@ -107,11 +111,12 @@ const main = async () => {
       pg_raw_rps_1conn: rps(1),
       pg_raw_rps_8conn: rps(3),
       pg_raw_driver: "@effect/sql-pg PgConnection (the pg package is not installed)",
-      pglite_rps: rps(4),
+      embedded_rps_1conn: rps(4),
+      embedded_rps_8conn: rps(5),
       ratio_sqlclient_to_raw_1conn: ratio(rps(0), rps(1)),
       ratio_sqlclient_to_raw_8conn: ratio(rps(2), rps(3)),
       ratio_8conn_to_1conn: ratio(rps(2), rps(0)),
-      ratio_pglite_to_postgres_1conn: ratio(rps(4), rps(0)),
+      ratio_embedded_to_postgres_1conn: ratio(rps(4), rps(0)),
       seconds
     })
   )

@@ -6,15 +6,19 @@
  */
 import { type ChildProcess, fork } from "node:child_process"
 import { freePort } from "../test/support/server.js"
+import { benchDataDir } from "./support/data-dir.js"
 import { hasWrk, type LoadResult, runLoad, runWrk } from "./support/load.js"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
 
+const dataDir = benchDataDir("bench-http")
+
 const startTarget = async (mode: "raw" | "app") => {
   const port = await freePort()
   const child: ChildProcess = fork(new URL("./support/http-target.ts", import.meta.url).pathname, [mode, String(port)], {
     execArgv: ["--import", "tsx"],
+    env: { ...process.env, BENCH_DATA_DIR: dataDir.path },
     stdio: ["ignore", "inherit", "inherit", "ipc"]
   })
   await new Promise<void>((resolve, reject) => {
@@ -53,6 +57,7 @@ const auth = { authorization: `Bearer ${registered.api_key.key}` }
 const adapterResult = await measure(app.url, "/health")
 const chainResult = await measure(app.url, "/api/v1/auth/whoami", auth)
 app.stop()
+await dataDir.remove()
 
 console.log(`HTTP hello, ${connections} connections, ${seconds} s each, client ${client} (server in another process)`)
 row("raw uWS", rawResult)

@@ -12,8 +12,9 @@
  *   pointing at a local node:http receiver; deliveries per second until the
  *   receiver has all N. Baseline: the receiver's own request rate under load.
  * Servers run in child processes; the clients run here. The gateway runs on
- * embedded PGlite (inside its process, so inside its RSS) unless DATABASE_URL
- * is set: then on a fresh Postgres database there (and REDIS_URL when set).
+ * its embedded PostgreSQL (separate processes, so outside the RSS measured
+ * here) unless DATABASE_URL is set: then on a fresh Postgres database there
+ * (and REDIS_URL when set).
  * With BENCH_GATEWAY_DIST=<dir> (the output of `npm run build`, e.g. dist) the
  * gateway runs compiled, as `node <dir>/src/main.js`, instead of through tsx.
  * Last line: one JSON object.
@@ -24,6 +25,7 @@ import { Agent, request } from "node:http"
 import WebSocket from "ws"
 import { freshDatabaseUrl } from "../test/support/database.js"
 import { freePort } from "../test/support/server.js"
+import { benchDataDir } from "./support/data-dir.js"
 import { percentile, runLoad } from "./support/load.js"
 
 const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1_000)
@@ -52,9 +54,11 @@ const startTarget = async (mode: "uws" | "app" | "receiver", env: Record<string,
   return { url: `http://127.0.0.1:${port}`, child, stop: () => child.kill("SIGKILL") }
 }
 
+const dataDir = benchDataDir("bench-live")
+
 const GATEWAY_ENV = {
   HOST: "127.0.0.1",
-  DATA_DIR: "memory://",
+  DATA_DIR: dataDir.path,
   MASTER_KEY: "3333333333333333333333333333333333333333333333333333333333333333",
   RATE_LIMIT_PER_MINUTE: "100000000",
   PUBLIC_RATE_LIMIT_PER_MINUTE: "100000000",
@@ -252,9 +256,10 @@ for (const socket of rawSockets) socket.terminate()
 raw.stop()
 
 // 2. The gateway: push latency, webhooks, idle capacity.
-const database = await freshDatabaseUrl()
-const store = database ? `postgres${process.env.REDIS_URL ? " + redis" : ""}` : "embedded pglite"
+const database = process.env.DATABASE_URL ? await freshDatabaseUrl() : undefined
+const store = database ? `postgres${process.env.REDIS_URL ? " + redis" : ""}` : "embedded postgres"
 const appEnv = {
+  BENCH_DATA_DIR: dataDir.path,
   ...(database ? { BENCH_DATABASE_URL: database.url } : {}),
   ...(database && process.env.REDIS_URL ? { BENCH_REDIS_URL: process.env.REDIS_URL } : {})
 }
@@ -329,6 +334,7 @@ for (const socket of idle.opened) socket.terminate()
 app.stop()
 await new Promise((resolve) => app.child.once("exit", resolve))
 await database?.drop()
+await dataDir.remove()
 
 // Baseline: the receiver's own request rate, same kind of body.
 const receiverLoad = await runLoad({

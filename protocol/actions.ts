@@ -23,6 +23,8 @@ export type ActionStatus = (typeof ActionStatuses)[number]
 const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))
 
+const IdempotencyKey = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255))
+
 export const AuthorizeRequest = Schema.Struct({
   action_type: Name,
   details: Schema.String.check(Schema.isMaxLength(1_000_000)),
@@ -34,7 +36,7 @@ export const AuthorizeRequest = Schema.Struct({
   parent_action_uuid: Schema.optionalKey(Schema.NullOr(Text(200))),
   endpoint_url: Schema.optionalKey(Schema.NullOr(Text(4096))),
   store_details: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
-  idempotency_key: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)))),
+  idempotency_key: Schema.optionalKey(Schema.NullOr(IdempotencyKey)),
   require_approval: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
   approvers: Schema.optionalKey(Schema.NullOr(Schema.Array(Text(320)).check(Schema.isMaxLength(100)))),
   context: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
@@ -162,6 +164,11 @@ const HoldResult = Schema.Struct({ action_uuid: Schema.String, legal_hold: Schem
 export class ActionsGroup extends HttpApiGroup.make("actions")
   .add(
     HttpApiEndpoint.post("authorize", "/api/v1/actions", {
+      headers: {
+        "idempotency-key": Schema.optionalKey(IdempotencyKey).annotate({
+          description: "Same as the body's idempotency_key (the published SDK sends it here); both given and different → 422"
+        })
+      },
       payload: AuthorizeRequest,
       success: AuthorizeResponse.pipe(HttpApiSchema.status(201))
     }),

@@ -8,6 +8,7 @@ import * as Schema from "effect/Schema"
 export const Channel = Schema.String.check(Schema.isPattern(/^(notifications|actions|case:[A-Za-z0-9_-]{1,100})$/))
 
 export const AuthFrame = Schema.Struct({ type: Schema.Literal("auth"), token: Schema.String })
+/** Answered by `subscribed`, or an error frame (`FORBIDDEN` when the credential lacks the channel's read scope). */
 export const SubscribeFrame = Schema.Struct({ type: Schema.Literal("subscribe"), channel: Channel })
 export const UnsubscribeFrame = Schema.Struct({ type: Schema.Literal("unsubscribe"), channel: Channel })
 export const PingFrame = Schema.Struct({ type: Schema.Literal("ping") })
@@ -23,5 +24,5 @@ export const PongFrame = Schema.Struct({ type: Schema.Literal("pong") })
 export const ServerFrame = Schema.Union([SubscribedFrame, ErrorFrame, EventFrame, PongFrame])
 export type ServerFrame = typeof ServerFrame.Type
 
-/** Close code sent after an `UNAUTHORIZED` error frame. */
+/** Close code sent after an `UNAUTHORIZED` error frame (at authentication, or when the credential stops being valid). */
 export const CLOSE_UNAUTHORIZED = 4401

@@ -29,7 +29,9 @@ const extraPaths = {
       description:
         "Authenticate with `Authorization: Bearer` (API key or JWT) on the upgrade or a first frame `{type:\"auth\", token}` within 5 s. " +
         "Subscribe with `{type:\"subscribe\", channel}` to `notifications`, `actions` or `case:<id>`; the server answers `subscribed` or " +
-        "`{type:\"error\", code, message}` and pushes `{type:\"event\", channel, data}`. Invalid credentials: an `UNAUTHORIZED` error frame, then close code 4401. " +
+        "`{type:\"error\", code, message}` (`FORBIDDEN` without the channel's read scope: `notifications:read`, `actions:read`, `cases:read`) and pushes " +
+        "`{type:\"event\", channel, data}`. Invalid credentials: an `UNAUTHORIZED` error frame, then close code 4401; the same closes an open " +
+        "socket once its key is revoked or expires, its JWT expires, its user leaves or its organization is deleted. " +
         "Frame schemas: `protocol/frames.ts`.",
       responses: { "101": { description: "Switching Protocols" }, "503": { description: "Connection cap reached (SERVER_BUSY)" } }
     }

@@ -18,6 +18,7 @@ import {
 import { Access } from "./access/service.js"
 import { AccountsHttp } from "./accounts/http.js"
 import { Accounts } from "./accounts/service.js"
+import { ApprovalGrantsLive } from "./actions/grants.js"
 import { ActionsHttp } from "./actions/http.js"
 import { Actions } from "./actions/service.js"
 import { AnalyticsHttp } from "./analytics/http.js"
@@ -26,6 +27,7 @@ import { ApprovalPageRoutes } from "./approval-page/routes.js"
 import { NotificationChannelsHttp } from "./channels/http.js"
 import { type AppConfig, configLayer } from "./config.js"
 import { Events } from "./events/service.js"
+import { RouteLabel } from "./gateway/observe.js"
 import { uwsServerLayer } from "./gateway/server.js"
 import { NotificationsHttp } from "./notifications/http.js"
 import { Notifications } from "./notifications/service.js"
@@ -56,7 +58,7 @@ export const servicesLayer = (config: AppConfig) => {
     (services) => Layer.provideMerge(Actions.live, services),
     (services) => Layer.provideMerge(Notifications.layer, services),
     Layer.provideMerge(actorsLayer(config)),
-    Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer)),
+    Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive)),
     Layer.provideMerge(Secrets.layer),
     Layer.provideMerge(infrastructure)
   )
@@ -65,11 +67,12 @@ export const servicesLayer = (config: AppConfig) => {
 const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
+/** Every route labels its request with its template (metrics and log lines). */
 export const apiRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(GatewayApi, { openapiPath: "/api/v1/openapi.json" }).pipe(Layer.provide(handlers), Layer.provide(middleware)),
   HttpApiScalar.layer(GatewayApi, { path: "/docs" }),
   ApprovalPageRoutes
-)
+).pipe(Layer.provide(RouteLabel))
 
 export const appLayer = (config: AppConfig) =>
   Layer.mergeAll(HttpRouter.serve(apiRoutes, { disableLogger: true }), SocketsLive).pipe(
@@ -80,6 +83,7 @@ export const appLayer = (config: AppConfig) =>
         maxJsonBodyBytes: config.maxJsonBodyBytes,
         maxMultipartBodyBytes: config.maxMultipartBodyBytes,
         bodyTimeoutMs: config.bodyTimeoutMs,
+        bodyIdleTimeoutMs: config.bodyIdleTimeoutMs,
         maxConnections: config.maxConnections,
         shutdownGraceMs: config.shutdownGraceMs
       })

@@ -25,6 +25,8 @@ export interface AppConfig {
   readonly maxJsonBodyBytes: number
   readonly maxMultipartBodyBytes: number
   readonly bodyTimeoutMs: number
+  /** A body with less than 160 KB of progress within this window is 408 (below uWS's own 8–12 s cut-off). */
+  readonly bodyIdleTimeoutMs: number
   readonly maxConnections: number
   readonly shutdownGraceMs: number
   /** Lifetime of pending approvals and approval codes (APPROVAL_TTL_HOURS, or APPROVAL_TTL_MS for tests). */
@@ -54,10 +56,13 @@ export interface AppConfig {
 
 export class Config extends Context.Service<Config, AppConfig>()("gateway/Config") {}
 
-const int = (value: string | undefined, fallback: number, name: string, min = 0): number => {
+const int = (value: string | undefined, fallback: number, name: string, min = 0, max = Number.MAX_SAFE_INTEGER): number => {
   if (value === undefined || value === "") return fallback
   const parsed = Number(value)
-  if (!Number.isInteger(parsed) || parsed < min) throw new Error(`${name} must be an integer >= ${min}, got "${value}"`)
+  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `between ${min} and ${max}`
+    throw new Error(`${name} must be an integer ${range}, got "${value}"`)
+  }
   return parsed
 }
 
@@ -96,6 +101,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     maxJsonBodyBytes: int(env.MAX_BODY_BYTES, 1024 * 1024, "MAX_BODY_BYTES", 1024),
     maxMultipartBodyBytes: int(env.MAX_MULTIPART_BYTES, 50 * 1024 * 1024, "MAX_MULTIPART_BYTES", 1024),
     bodyTimeoutMs: int(env.BODY_TIMEOUT_MS, 30_000, "BODY_TIMEOUT_MS", 100),
+    // uWS may drop a stalled body 8 s after its last progress; ours must answer first.
+    bodyIdleTimeoutMs: int(env.BODY_IDLE_TIMEOUT_MS, 6_000, "BODY_IDLE_TIMEOUT_MS", 100, 7_000),
     maxConnections: int(env.MAX_CONNECTIONS, 0, "MAX_CONNECTIONS"),
     shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 10_000, "SHUTDOWN_GRACE_MS"),
     approvalTtlMs: env.APPROVAL_TTL_MS

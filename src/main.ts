@@ -10,6 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import { appLayer } from "./app.js"
 import { loadConfig } from "./config.js"
+import { loadedUwsBinary } from "./gateway/uws.js"
 import { logLine, setLogLevel } from "./platform/log.js"
 
 const config = loadConfig()
@@ -22,9 +23,11 @@ const program = Effect.gen(function* () {
   logLine("info", "listening", {
     url: `http://${config.host}:${config.port}`,
     base_url: config.baseUrl,
-    database: config.databaseUrl ? "postgres" : "embedded pglite",
+    database: config.databaseUrl ? "postgres" : "embedded postgres",
     redis: config.redisUrl ? "redis" : "in-process",
-    docs: `${config.baseUrl}/docs`
+    docs: `${config.baseUrl}/docs`,
+    // Which native uWS file serves: the package's own, or its copy patched for glibc < 2.38.
+    uws_binary: loadedUwsBinary()?.file
   })
   return yield* Effect.never
 })

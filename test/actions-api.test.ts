@@ -3,29 +3,32 @@
  * code, legacy token and dashboard, cosign, holds, chains, idempotency and
  * cross-organization isolation.
  */
+import * as Effect from "effect/Effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { verifyReceipt } from "../protocol/verifier/index.js"
-import { type ApprovalRequest, observeApprovalRequests } from "../src/actions/approvals.js"
 import { addMember, call, type Org, registerOrg } from "./support/client.js"
+import { enableApprovalMail, Inbox } from "./support/mail.js"
 import { startServer, type TestServer } from "./support/server.js"
 
 let server: TestServer
 let base: string
 let org: Org
 let other: Org
-const approvals = new Map<string, ApprovalRequest>()
-const stopObserving = observeApprovalRequests((request) => approvals.set(request.action_uuid, request))
+let inbox: Inbox
 
 beforeAll(async () => {
-  server = await startServer()
+  inbox = await Inbox.start()
+  server = await startServer({ SMTP_URL: inbox.url })
   base = server.url
   org = await registerOrg(base, "Actions Org")
   other = await registerOrg(base, "Other Org")
+  await enableApprovalMail(base, org)
 }, 60_000)
 
 afterAll(async () => {
-  stopObserving()
   await server?.stop()
+  await inbox?.stop()
 })
 
 const authorize = (key: string, body: Record<string, unknown>) => call(base, "POST", "/api/v1/actions", { token: key, body })
@@ -51,9 +54,13 @@ const pendingAction = async (owner: Org, extra: Record<string, unknown> = {}) =>
   const reply = await authorize(owner.key, { action_type: "payment", details: "pay 10 EUR", instruction_hash: "sha256:abc", require_approval: true, ...extra })
   expect(reply.status).toBe(201)
   expect(reply.body.status).toBe("pending_approval")
-  const request = approvals.get(reply.body.action_uuid)
-  expect(request).toBeDefined()
-  return { id: reply.body.action_uuid as string, request: request! }
+  return { id: reply.body.action_uuid as string }
+}
+
+/** A pending action and the owner's personal grant for it, read from the owner's e-mail. */
+const pendingWithGrant = async (owner: Org, extra: Record<string, unknown> = {}) => {
+  const { id } = await pendingAction(owner, extra)
+  return { id, grant: await inbox.grant(id, owner.email) }
 }
 
 describe("authorize and notarize", () => {
@@ -187,19 +194,20 @@ describe("policies", () => {
 
 describe("approval by code", () => {
   it("shows the action for review, confirms once, and answers 410 on reuse", async () => {
-    const { id, request } = await pendingAction(org, { store_details: true, details: "pay the invoice 42" })
-    expect(request.approval_code).toMatch(/^[0-9A-HJKMNP-TV-Z]{10}$/)
-    expect(request.approval_url).toBe(`${base}/approve/${request.approval_code}`)
-    const review = await call(base, "GET", `/api/v1/actions/approval/${request.approval_code}`)
+    const { id, grant } = await pendingWithGrant(org, { store_details: true, details: "pay the invoice 42" })
+    expect(grant.code).toMatch(/^[0-9A-HJKMNP-TV-Z]{10}$/)
+    expect(grant.approval_url).toBe(`${base}/approve/${grant.code}`)
+    const review = await call(base, "GET", `/api/v1/actions/approval/${grant.code}`)
     expect(review.status).toBe(200)
     expect(review.body).toEqual(expect.objectContaining({ action_uuid: id, status: "pending_approval", details: "pay the invoice 42" }))
-    const confirm = await call(base, "POST", `/api/v1/actions/approval/${request.approval_code}/confirm`, { body: { decision: "approve" } })
+    const confirm = await call(base, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: "approve" } })
     expect(confirm.status).toBe(200)
-    expect(confirm.body).toEqual(expect.objectContaining({ status: "approved", action_uuid: id }))
-    const reuse = await call(base, "POST", `/api/v1/actions/approval/${request.approval_code}/confirm`, { body: { decision: "approve" } })
+    // The approver is the address the code was sent to.
+    expect(confirm.body).toEqual(expect.objectContaining({ status: "approved", action_uuid: id, approver_email: org.email.toLowerCase() }))
+    const reuse = await call(base, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: "approve" } })
     expect(reuse.status).toBe(410)
     expect(reuse.body.code).toBe("CODE_EXPIRED")
-    const reviewAgain = await call(base, "GET", `/api/v1/actions/approval/${request.approval_code}`)
+    const reviewAgain = await call(base, "GET", `/api/v1/actions/approval/${grant.code}`)
     expect(reviewAgain.status).toBe(410)
     const unknown = await call(base, "GET", "/api/v1/actions/approval/ZZZZZZZZZZ")
     expect(unknown.status).toBe(404)
@@ -207,12 +215,12 @@ describe("approval by code", () => {
     const done = await notarize(org.key, id)
     expect(done.status).toBe(200)
     const payload = await verified(id)
-    expect(payload.approval).toEqual(expect.objectContaining({ decision: "approved", via: "code" }))
+    expect(payload.approval).toEqual(expect.objectContaining({ decision: "approved", via: "code", by: org.email.toLowerCase() }))
   })
 
   it("denies by code with a reason: denied_by_human with a receipt", async () => {
-    const { id, request } = await pendingAction(org)
-    const confirm = await call(base, "POST", `/api/v1/actions/approval/${request.approval_code.toLowerCase()}/confirm`, {
+    const { id, grant } = await pendingWithGrant(org)
+    const confirm = await call(base, "POST", `/api/v1/actions/approval/${grant.code.toLowerCase()}/confirm`, {
       body: { decision: "deny", reason: "too risky" }
     })
     expect(confirm.status).toBe(200)
@@ -225,17 +233,22 @@ describe("approval by code", () => {
 
 describe("legacy tokens", () => {
   it("approves with the signed token, refuses a forged one, and answers 409 once resolved", async () => {
-    const { id, request } = await pendingAction(org)
-    const approvePath = new URL(request.approve_url).pathname + new URL(request.approve_url).search
-    const denyUrl = new URL(request.deny_url)
-    const forged = await call(base, "POST", `/api/v1/actions/${id}/approve?token=1.${"A".repeat(43)}`)
+    const { id, grant } = await pendingWithGrant(org)
+    const approveUrl = new URL(grant.approve_url)
+    const denyUrl = new URL(grant.deny_url)
+    const grantId = approveUrl.searchParams.get("token")!.split(".")[0]
+    const forged = await call(base, "POST", `/api/v1/actions/${id}/approve?token=${grantId}.9999999999.${"A".repeat(43)}`)
     expect(forged.status).toBe(403)
+    // A token is bound to its action.
+    const elsewhere = await pendingAction(org)
+    const moved = await call(base, "POST", `/api/v1/actions/${elsewhere.id}/approve${approveUrl.search}`)
+    expect(moved.status).toBe(403)
     // The deny token does not approve.
     const swapped = await call(base, "POST", `/api/v1/actions/${id}/approve${denyUrl.search}`)
     expect(swapped.status).toBe(403)
-    const ok = await call(base, "POST", approvePath)
+    const ok = await call(base, "POST", approveUrl.pathname + approveUrl.search)
     expect(ok.status).toBe(200)
-    expect(ok.body.status).toBe("approved")
+    expect(ok.body).toEqual(expect.objectContaining({ status: "approved", approver_email: org.email.toLowerCase() }))
     const again = await call(base, "POST", denyUrl.pathname + denyUrl.search)
     expect(again.status).toBe(409)
     expect(again.body.code).toBe("ALREADY_RESOLVED")
@@ -359,6 +372,48 @@ describe("idempotency", () => {
     for (const reply of replies.filter((r) => r.status === 409)) expect(reply.body.code).toBe("DUPLICATE_REQUEST")
     const listed = await call(base, "GET", "/api/v1/actions?action_type=parallel", { token: org.key })
     expect(listed.body.pagination.total).toBe(1)
+  })
+
+  it("honours the Idempotency-Key header the published SDK sends: fifty parallel requests, one action", async () => {
+    const body = { action_type: "header-parallel", details: "fifty", agent_id: "idem-agent" }
+    const send = (key: string, extra: Record<string, unknown> = {}) =>
+      call(base, "POST", "/api/v1/actions", { token: org.key, body: { ...body, ...extra }, headers: { "idempotency-key": key } })
+    const replies = await Promise.all(Array.from({ length: 50 }, () => send("hdr-50")))
+    for (const reply of replies) expect([201, 409]).toContain(reply.status)
+    const created = new Set(replies.filter((r) => r.status === 201).map((r) => r.body.action_uuid))
+    expect(created.size).toBe(1)
+    const listed = await call(base, "GET", "/api/v1/actions?action_type=header-parallel", { token: org.key })
+    expect(listed.body.pagination.total).toBe(1)
+    // The header is the body's key: the same key in the body replays, a different body conflicts.
+    const replay = await authorize(org.key, { ...body, idempotency_key: "hdr-50" })
+    expect(replay.body.action_uuid).toEqual([...created][0])
+    expect((await send("hdr-50", { details: "other" })).body.code).toBe("DUPLICATE_REQUEST")
+    const mismatch = await send("hdr-a", { idempotency_key: "hdr-b" })
+    expect(mismatch.status).toBe(422)
+    expect(mismatch.body.code).toBe("VALIDATION_ERROR")
+    expect((await send("x".repeat(256))).status).toBe(422)
+  })
+})
+
+describe("a transition that dies", () => {
+  it("answers 500 at once (the agent's actor does not retry it for ever) and the agent keeps working", async () => {
+    const sql = (statement: string) => server.run(Effect.flatMap(Effect.service(SqlClient.SqlClient), (client) => client.unsafe(statement)))
+    const first = await authorize(org.key, { action_type: "t", details: "d", agent_id: "dying-agent" })
+    await sql("ALTER TABLE receipts RENAME TO receipts_moved")
+    let failed: Awaited<ReturnType<typeof notarize>>
+    const started = Date.now()
+    try {
+      failed = await notarize(org.key, first.body.action_uuid)
+    } finally {
+      await sql("ALTER TABLE receipts_moved RENAME TO receipts")
+    }
+    expect(failed.status).toBe(500)
+    expect(Date.now() - started).toBeLessThan(5_000)
+    // Nothing was half-done: the action is still authorized, and the same agent notarizes next.
+    expect((await call(base, "GET", `/api/v1/actions/${first.body.action_uuid}`, { token: org.key })).body.status).toBe("authorized")
+    const retried = await notarize(org.key, first.body.action_uuid)
+    expect(retried.status).toBe(200)
+    expect((await verified(first.body.action_uuid)).agent_sequence).toBe(1)
   })
 })
 

@@ -2,8 +2,9 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import {
-  approvalCodeHash,
+  approvalCodeDigest,
   checkApprovalToken,
+  codeRecipients,
   mayApprove,
   newApprovalCode,
   normalizeApprovalCode,
@@ -20,33 +21,63 @@ describe("approval codes", () => {
       const code = newApprovalCode()
       expect(code).toMatch(/^[0-9A-HJKMNP-TV-Z]{10}$/)
       const typed = `${code.slice(0, 5).toLowerCase()}-${code.slice(5)}`
-      expect(approvalCodeHash(typed)).toBe(approvalCodeHash(code))
+      expect(approvalCodeDigest(key, typed)).toBe(approvalCodeDigest(key, code))
     }
     expect(normalizeApprovalCode("o1l-i")).toBe("0111")
-    expect(approvalCodeHash("AAAAAAAAAA")).not.toBe(approvalCodeHash("AAAAAAAAAB"))
+    expect(approvalCodeDigest(key, "AAAAAAAAAA")).not.toBe(approvalCodeDigest(key, "AAAAAAAAAB"))
+    // Keyed: without the server's key a digest cannot be recomputed from a guessed code.
+    expect(approvalCodeDigest(new Uint8Array(32).fill(8), "AAAAAAAAAA")).not.toBe(approvalCodeDigest(key, "AAAAAAAAAA"))
   })
 })
 
 describe("legacy approval tokens", () => {
   const future = new Date(Date.now() + 3600_000)
-  it("verify only for their action and decision, and expire", () => {
+  const grant = "apg_0123456789abcdefghijklmn"
+  it("verify only for their action, grant and decision, and expire", () => {
     fc.assert(
       fc.property(fc.string({ minLength: 1, maxLength: 40 }), fc.string({ minLength: 1, maxLength: 40 }), (action, otherAction) => {
-        const token = signApprovalToken(key, action, "approve", future)
-        expect(checkApprovalToken(key, action, "approve", token)).toBe("valid")
-        expect(checkApprovalToken(key, action, "deny", token)).toBe("invalid")
-        if (otherAction !== action) expect(checkApprovalToken(key, otherAction, "approve", token)).toBe("invalid")
-        expect(checkApprovalToken(new Uint8Array(32).fill(8), action, "approve", token)).toBe("invalid")
+        const token = signApprovalToken(key, action, grant, "approve", future)
+        expect(checkApprovalToken(key, action, "approve", token)).toEqual({ result: "valid", grantId: grant })
+        expect(checkApprovalToken(key, action, "deny", token).result).toBe("invalid")
+        if (otherAction !== action) expect(checkApprovalToken(key, otherAction, "approve", token).result).toBe("invalid")
+        expect(checkApprovalToken(new Uint8Array(32).fill(8), action, "approve", token).result).toBe("invalid")
       })
     )
-    const past = signApprovalToken(key, "act_x", "deny", new Date(Date.now() - 1000))
-    expect(checkApprovalToken(key, "act_x", "deny", past)).toBe("expired")
-    const token = signApprovalToken(key, "act_x", "approve", future)
-    // Moving the expiry forward breaks the MAC.
-    const [seconds, mac] = token.split(".")
-    expect(checkApprovalToken(key, "act_x", "approve", `${Number(seconds) + 1000}.${mac}`)).toBe("invalid")
-    expect(checkApprovalToken(key, "act_x", "approve", undefined)).toBe("invalid")
-    expect(checkApprovalToken(key, "act_x", "approve", "garbage")).toBe("invalid")
+    const past = signApprovalToken(key, "act_x", grant, "deny", new Date(Date.now() - 1000))
+    expect(checkApprovalToken(key, "act_x", "deny", past).result).toBe("expired")
+    const token = signApprovalToken(key, "act_x", grant, "approve", future)
+    // Moving the expiry forward, or naming another grant, breaks the MAC.
+    const [, seconds, mac] = token.split(".")
+    expect(checkApprovalToken(key, "act_x", "approve", `${grant}.${Number(seconds) + 1000}.${mac}`).result).toBe("invalid")
+    expect(checkApprovalToken(key, "act_x", "approve", `apg_${"z".repeat(24)}.${seconds}.${mac}`).result).toBe("invalid")
+    expect(checkApprovalToken(key, "act_x", "approve", undefined).result).toBe("invalid")
+    expect(checkApprovalToken(key, "act_x", "approve", "garbage").result).toBe("invalid")
+  })
+})
+
+describe("who receives approval codes", () => {
+  const members = [
+    { email: "Owner@x", role: "owner" },
+    { email: "admin@x", role: "admin" },
+    { email: "member@x", role: "member" }
+  ]
+  it("named approvers people vouched for, else the default approvers, else admins and owner", () => {
+    expect(codeRecipients(["member@x", "outsider@evil"], [], members)).toEqual(["member@x"])
+    expect(codeRecipients(["partner@y"], ["partner@y"], members)).toEqual(["partner@y"])
+    // An agent naming only addresses nobody vouched for gets the usual approvers, never its own address.
+    expect(codeRecipients(["outsider@evil"], ["partner@y"], members)).toEqual(["partner@y"])
+    expect(codeRecipients(["outsider@evil"], [], members)).toEqual(["owner@x", "admin@x"])
+    expect(codeRecipients(null, [], members)).toEqual(["owner@x", "admin@x"])
+  })
+
+  it("never include an address that is neither a member nor a default approver", () => {
+    fc.assert(
+      fc.property(fc.array(fc.emailAddress(), { maxLength: 5 }), fc.array(fc.emailAddress(), { maxLength: 5 }), fc.array(fc.emailAddress(), { maxLength: 5 }), (named, defaults, people) => {
+        const roster = people.map((email, index) => ({ email, role: index === 0 ? "owner" : "member" }))
+        const vouched = new Set([...defaults, ...people].map((email) => email.toLowerCase()))
+        for (const email of codeRecipients(named, defaults, roster)) expect(vouched.has(email)).toBe(true)
+      })
+    )
   })
 })
 

@@ -7,8 +7,8 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Analytics } from "../src/analytics/service.js"
-import { databaseLayer, MEMORY_DATA_DIR } from "../src/platform/db/index.js"
-import { type FreshDatabase, freshDatabaseUrl } from "./support/database.js"
+import { databaseLayer } from "../src/platform/db/index.js"
+import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 
 let fresh: FreshDatabase | undefined
 let runtime: ManagedRuntime.ManagedRuntime<Analytics | SqlClient.SqlClient, unknown>
@@ -17,7 +17,7 @@ const sql = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => r
 
 beforeAll(async () => {
   fresh = await freshDatabaseUrl()
-  runtime = ManagedRuntime.make(Analytics.layer.pipe(Layer.provideMerge(databaseLayer({ url: fresh?.url, dataDir: MEMORY_DATA_DIR }))))
+  runtime = ManagedRuntime.make(Analytics.layer.pipe(Layer.provideMerge(databaseLayer({ url: fresh.url, dataDir: UNUSED_DATA_DIR }))))
   await runtime.runPromise(Effect.void)
 }, 60_000)
 

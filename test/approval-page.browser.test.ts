@@ -10,8 +10,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type BrowserContext, chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { observeApprovalRequests } from "../src/actions/approvals.js"
 import { call, type Org, registerOrg } from "./support/client.js"
+import { enableApprovalMail, Inbox } from "./support/mail.js"
 import { startServer, type TestServer } from "./support/server.js"
 
 const CHROMIUM = "/usr/bin/chromium"
@@ -24,13 +24,13 @@ describe.skipIf(!available)("approval page in Chromium", () => {
   let browser: BrowserContext
   // A fresh profile per run: no state leaks between runs, nothing written to $HOME.
   const profile = mkdtempSync(join(tmpdir(), "approval-chromium-"))
-  const codes = new Map<string, string>()
-  let stopObserving: () => void = () => {}
+  let inbox: Inbox
 
   beforeAll(async () => {
-    stopObserving = observeApprovalRequests((request) => codes.set(request.action_uuid, request.approval_code))
-    server = await startServer()
+    inbox = await Inbox.start()
+    server = await startServer({ SMTP_URL: inbox.url })
     org = await registerOrg(server.url, "Browser")
+    await enableApprovalMail(server.url, org)
     browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
@@ -48,9 +48,9 @@ describe.skipIf(!available)("approval page in Chromium", () => {
   }, 60_000)
 
   afterAll(async () => {
-    stopObserving()
     await browser?.close()
     await server?.stop()
+    await inbox?.stop()
     rmSync(profile, { recursive: true, force: true })
   })
 
@@ -60,7 +60,8 @@ describe.skipIf(!available)("approval page in Chromium", () => {
       body: { action_type: actionType, details: "details", require_approval: true }
     })
     expect(reply.status).toBe(201)
-    return { actionUuid: reply.body.action_uuid as string, code: codes.get(reply.body.action_uuid)! }
+    const { code } = await inbox.grant(reply.body.action_uuid, org.email)
+    return { actionUuid: reply.body.action_uuid as string, code }
   }
 
   it("denies with a typed reason through the labelled controls", async () => {

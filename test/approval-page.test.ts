@@ -4,22 +4,20 @@
  */
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { observeApprovalRequests } from "../src/actions/approvals.js"
 import { escapeHtml } from "../src/approval-page/render.js"
 import { call, type Org, registerOrg } from "./support/client.js"
+import { enableApprovalMail, Inbox } from "./support/mail.js"
 import { startServer, type TestServer } from "./support/server.js"
 
 let server: TestServer
 let org: Org
-const codes = new Map<string, string>()
-let stopObserving: () => void = () => {}
+let inbox: Inbox
 
 /** Creates a pending action and returns its id and approval code. */
 const pendingAction = async (body: Record<string, unknown>) => {
   const reply = await call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { require_approval: true, ...body } })
   expect(reply.status).toBe(201)
-  const code = codes.get(reply.body.action_uuid)
-  if (code === undefined) throw new Error("no approval code observed")
+  const { code } = await inbox.grant(reply.body.action_uuid, org.email)
   return { actionUuid: reply.body.action_uuid as string, code }
 }
 
@@ -29,14 +27,15 @@ const form = (fields: Record<string, string>) => ({
 })
 
 beforeAll(async () => {
-  stopObserving = observeApprovalRequests((request) => codes.set(request.action_uuid, request.approval_code))
-  server = await startServer()
+  inbox = await Inbox.start()
+  server = await startServer({ SMTP_URL: inbox.url })
   org = await registerOrg(server.url, "Approvers")
+  await enableApprovalMail(server.url, org)
 }, 60_000)
 
 afterAll(async () => {
-  stopObserving()
   await server?.stop()
+  await inbox?.stop()
 })
 
 describe("escapeHtml", () => {

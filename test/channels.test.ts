@@ -10,15 +10,16 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import { SqlClient } from "effect/sql"
 import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ApprovalGrantsLive } from "../src/actions/grants.js"
 import { ApprovalChannels } from "../src/channels/service.js"
 import { configLayer, loadConfig } from "../src/config.js"
 import { Events } from "../src/events/service.js"
-import { databaseLayer, MEMORY_DATA_DIR } from "../src/platform/db/index.js"
+import { databaseLayer } from "../src/platform/db/index.js"
 import { newUuid } from "../src/platform/ids.js"
 import { platformMemoryLayer } from "../src/platform/redis/index.js"
 import { Secrets } from "../src/platform/secrets.js"
 import { Webhooks } from "../src/webhooks/service.js"
-import { type FreshDatabase, freshDatabaseUrl } from "./support/database.js"
+import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 import { freePort } from "./support/server.js"
 
 type Services = Webhooks | ApprovalChannels | Events | SqlClient.SqlClient
@@ -44,30 +45,40 @@ const newOrg = (defaultApprovers: Array<string> = []) =>
     })
   )
 
-const requestApproval = (orgUuid: string, actionUuid: string) =>
+/** A pending action and its `action.approval_requested` event, then one round of the outbox dispatcher. */
+const requestApproval = (orgUuid: string, actionUuid: string, request: { actionType?: string; agentId?: string } = {}) =>
   run(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const events = yield* Events
+      const actionType = request.actionType ?? "payment.send"
+      const agentId = request.agentId ?? "agent-7"
+      const expiresAt = new Date(Date.now() + 3600_000).toISOString()
       yield* sql.withTransaction(
-        events.record([
-          {
-            orgUuid,
-            type: "action.approval_requested",
-            data: {
-              action_uuid: actionUuid,
-              action_type: "payment.send",
-              agent_id: "agent-7",
-              approval_url: `https://gateway.example/approve/${actionUuid}`,
-              approval_code: "K7Q2-M9XD",
-              expires_at: "2026-03-04T00:00:00.000Z"
+        Effect.andThen(
+          sql`INSERT INTO actions (action_uuid, org_uuid, agent_id, action_type, action_details_hash, status, approval_expires_at)
+              VALUES (${actionUuid}, ${orgUuid}, ${agentId}, ${actionType}, 'sha256:00', 'pending_approval', ${expiresAt})`,
+          events.record([
+            {
+              orgUuid,
+              type: "action.approval_requested",
+              data: {
+                action_uuid: actionUuid,
+                action_type: actionType,
+                agent_id: agentId,
+                status: "pending_approval",
+                expires_at: expiresAt,
+                review_url: `https://gateway.example/dashboard/actions/${actionUuid}`
+              }
             }
-          }
-        ])
+          ])
+        )
       )
       yield* Effect.flatMap(Webhooks, (webhooks) => webhooks.dispatchOnce)
     })
   )
+
+const codeLine = /Your personal approval code: ([0-9A-Z]{10})/
 
 const channelResults = (orgUuid: string) =>
   run(
@@ -87,7 +98,9 @@ beforeAll(async () => {
       const chunks: Array<Buffer> = []
       stream.on("data", (chunk: Buffer) => chunks.push(chunk))
       stream.on("end", () => {
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString("utf8") })
+        // Quoted-printable soft line breaks undone, so long links read whole.
+        const raw = Buffer.concat(chunks).toString("utf8").replace(/=\r\n/g, "").replace(/=3D/g, "=")
+        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw })
         callback()
       })
     }
@@ -107,8 +120,8 @@ beforeAll(async () => {
   chatPort = (chat.address() as { port: number }).port
   database = await freshDatabaseUrl()
   const config = loadConfig({
-    DATA_DIR: MEMORY_DATA_DIR,
-    DATABASE_URL: database?.url ?? "",
+    DATA_DIR: UNUSED_DATA_DIR,
+    DATABASE_URL: database.url,
     MASTER_KEY: "0000000000000000000000000000000000000000000000000000000000000003",
     OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8",
     OUTBOUND_ALLOW_HTTP: "true",
@@ -116,6 +129,7 @@ beforeAll(async () => {
   })
   const services = Webhooks.layer.pipe(
     Layer.provideMerge(ApprovalChannels.layer),
+    Layer.provideMerge(ApprovalGrantsLive),
     Layer.provideMerge(Layer.mergeAll(Events.layer, Secrets.layer)),
     Layer.provideMerge(Layer.mergeAll(configLayer(config), databaseLayer({ url: config.databaseUrl, dataDir: config.dataDir }), platformMemoryLayer()))
   )
@@ -151,29 +165,31 @@ describe("notification channel settings", () => {
 })
 
 describe("approval announcements", () => {
-  it("sends e-mail, Slack and Teams with the link and code; one channel down does not stop the others", async () => {
+  it("mails approvers their own code, recipients a notice, chats a link only; one channel down does not stop the others", async () => {
     const org = await newOrg()
     await run(
       Effect.flatMap(ApprovalChannels, (c) =>
         c.put(org, {
-          email: { enabled: true, recipients: ["approver@example.test"] },
+          email: { enabled: true, recipients: ["watcher@example.test"] },
           slack: { enabled: true, webhook_url: chatUrl(`/slack/${org}`) },
           teams: { enabled: true, webhook_url: chatUrl("/down") }
         })
       )
     )
     await requestApproval(org, "act_mail1")
-    const mail = mails.find((m) => m.raw.includes("act_mail1"))
-    expect(mail?.to).toEqual(["approver@example.test"])
-    expect(mail?.raw).toContain("https://gateway.example/approve/act_mail1")
-    expect(mail?.raw).toContain("K7Q2-M9XD")
+    await expect.poll(() => mails.filter((m) => m.raw.includes("act_mail1")).length).toBe(2)
+    const personal = mails.find((m) => m.raw.includes("act_mail1") && m.to.includes(`owner-${org}@example.test`))
+    expect(personal?.raw).toMatch(codeLine)
+    const notice = mails.find((m) => m.raw.includes("act_mail1") && m.to.includes("watcher@example.test"))
+    expect(notice?.raw).toContain("https://gateway.example/dashboard/actions/act_mail1")
+    expect(notice?.raw).not.toMatch(/approval code|token=/i)
     const slack = chats.find((c) => c.path === `/slack/${org}`)
-    expect(slack?.body.text).toContain("https://gateway.example/approve/act_mail1")
-    expect(slack?.body.text).toContain("K7Q2-M9XD")
+    expect(slack?.body.text).toContain("https://gateway.example/dashboard/actions/act_mail1")
+    expect(JSON.stringify(slack?.body)).not.toMatch(/approval code|token=|\/approve\//i)
     expect(await channelResults(org)).toEqual(["email:sent", "slack:sent", "teams:failed"])
   })
 
-  it("posts a Teams card, and e-mails default approvers, else admins and owners", async () => {
+  it("posts a Teams card, and gives codes to default approvers, else admins and owners", async () => {
     const withDefaults = await newOrg(["default@example.test"])
     await run(
       Effect.flatMap(ApprovalChannels, (c) =>
@@ -181,14 +197,37 @@ describe("approval announcements", () => {
       )
     )
     await requestApproval(withDefaults, "act_mail2")
-    expect(mails.find((m) => m.raw.includes("act_mail2"))?.to).toEqual(["default@example.test"])
+    const toDefault = mails.find((m) => m.raw.includes("act_mail2"))
+    expect(toDefault?.to).toEqual(["default@example.test"])
+    expect(toDefault?.raw).toMatch(codeLine)
     const card = chats.find((c) => c.path === `/teams/${withDefaults}`)
-    expect(card?.body.text).toContain("https://gateway.example/approve/act_mail2")
+    expect(card?.body.text).toContain("https://gateway.example/dashboard/actions/act_mail2")
 
     const plain = await newOrg()
     await run(Effect.flatMap(ApprovalChannels, (c) => c.put(plain, { email: { enabled: true } })))
     await requestApproval(plain, "act_mail3")
-    expect(mails.find((m) => m.raw.includes("act_mail3"))?.to).toEqual([`owner-${plain}@example.test`])
+    expect(mails.filter((m) => m.raw.includes("act_mail3")).map((m) => m.to)).toEqual([[`owner-${plain}@example.test`]])
+  })
+
+  it("escapes request text for each chat's markup: no mentions, no disguised links", async () => {
+    const org = await newOrg()
+    await run(
+      Effect.flatMap(ApprovalChannels, (c) =>
+        c.put(org, { slack: { enabled: true, webhook_url: chatUrl(`/slack/${org}`) }, teams: { enabled: true, webhook_url: chatUrl(`/teams/${org}`) } })
+      )
+    )
+    await requestApproval(org, "act_markup", {
+      actionType: "<!channel> pay <https://evil.example|your bank> *now*",
+      agentId: "[Click to approve](https://evil.example) <b>bot</b>\nsecond line"
+    })
+    const slack = JSON.stringify(chats.find((c) => c.path === `/slack/${org}`)?.body)
+    expect(slack).not.toContain("<!channel>")
+    expect(slack).not.toContain("<https://evil.example|")
+    expect(slack).toContain("&lt;!channel&gt;")
+    const teams = chats.find((c) => c.path === `/teams/${org}`)?.body
+    expect(`${teams.title} ${teams.text}`).not.toMatch(/(^|[^\\])\[Click to approve\]\(/)
+    expect(teams.text).not.toContain("<b>")
+    expect(teams.text).toContain("&lt;b&gt;")
   })
 
   it("sends nothing for an organization without channels", async () => {

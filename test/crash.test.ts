@@ -2,7 +2,8 @@
  * The crash test (test/crash/crash.ts) at CI size: five SIGKILLs of the real
  * server process under authorize+notarize load, restarts on the same storage,
  * then every acknowledged receipt and every agent chain is checked. Postgres
- * when DATABASE_URL is set, PGlite on disk otherwise.
+ * when DATABASE_URL is set, the embedded default (its own PostgreSQL in a
+ * temporary DATA_DIR) otherwise.
  */
 import { describe, expect, it } from "vitest"
 import { runCrashTest } from "./crash/crash.js"

@@ -1,11 +1,12 @@
 /**
- * Storage plumbing: the same checks on embedded PGlite (always) and on
- * Postgres (when DATABASE_URL is set; each run gets its own database).
+ * Storage plumbing on Postgres: a fresh database on DATABASE_URL's server, or
+ * else on the run's embedded PostgreSQL; and the embedded default itself, in
+ * a temporary DATA_DIR.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Exit, Fiber, ManagedRuntime } from "effect"
+import { Effect, Exit, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import fc from "fast-check"
@@ -17,12 +18,11 @@ import {
   databaseLayer,
   describePostgresUrl,
   jsonb,
-  MEMORY_DATA_DIR,
   runMigrations
 } from "../src/platform/db/index.js"
 import { migrations } from "../src/platform/db/migrations/index.js"
-import { encodeParameters, parseInterval } from "../src/platform/db/pglite-types.js"
-import { type FreshDatabase, freshDatabaseUrl } from "./support/database.js"
+import { setLogLevel } from "../src/platform/log.js"
+import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 
 /** What effect_sql_migrations must hold once every registered migration ran. */
 const registered = Object.keys(migrations).map((key) => {
@@ -52,7 +52,7 @@ const uniqueId = (prefix: string) => `${prefix}_${process.pid}_${Date.now().toSt
 const insertOrg = (sql: SqlClient.SqlClient, orgUuid: string, slug = orgUuid) =>
   sql`INSERT INTO organizations (org_uuid, name, slug) VALUES (${orgUuid}, ${"Org " + orgUuid}, ${slug})`
 
-/** A row of many column types: both backends must return exactly the same JavaScript values. */
+/** A row of many column types and the JavaScript values the service relies on. */
 const WIDE_TYPES_QUERY = `SELECT
   9007199254740993::int8 AS big, 42::int4 AS int, 7::int2 AS small, 1.25::float8 AS double, 1.1::float4 AS single,
   12345678901234567890.123::numeric AS num, true AS flag, 'text'::text AS txt, 'x'::varchar AS vc,
@@ -64,48 +64,24 @@ const WIDE_TYPES_QUERY = `SELECT
   ARRAY[now() - now() + '2020-01-01T00:00:00Z'::timestamptz] AS stamps, NULL::text AS nothing,
   '192.168.0.1'::inet AS ip, '10.0.0.0/8'::cidr AS net`
 
-interface Backend {
-  readonly name: "pglite" | "postgres"
-  readonly config: () => Promise<{ config: DatabaseConfig; cleanup: () => Promise<void> }>
-}
-
-const backends: Array<Backend> = [
-  {
-    name: "pglite",
-    config: async () => ({ config: { dataDir: MEMORY_DATA_DIR }, cleanup: async () => {} })
-  }
-]
-if (process.env.DATABASE_URL) {
-  backends.push({
-    name: "postgres",
-    config: async () => {
-      const fresh = (await freshDatabaseUrl()) as FreshDatabase
-      return { config: { url: fresh.url, dataDir: MEMORY_DATA_DIR, maxConnections: 8 }, cleanup: fresh.drop }
-    }
-  })
-}
-
-describe.each(backends)("database on $name", (backend) => {
+describe("database", () => {
   let runtime: Runtime
-  let cleanup: () => Promise<void> = async () => {}
-  let config: DatabaseConfig
+  let fresh: FreshDatabase | undefined
   const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | Database>) => runtime.runPromise(effect)
   const runExit = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | Database>) => runtime.runPromiseExit(effect)
 
   beforeAll(async () => {
-    const opened = await backend.config()
-    config = opened.config
-    cleanup = opened.cleanup
-    runtime = await openRuntime(config)
+    fresh = await freshDatabaseUrl()
+    runtime = await openRuntime({ url: fresh.url, dataDir: UNUSED_DATA_DIR, maxConnections: 8 })
   })
   afterAll(async () => {
     await runtime?.dispose()
-    await cleanup()
+    await fresh?.drop()
   })
 
   it("reports its kind and answers ping", async () => {
     const database = await run(Effect.service(Database))
-    expect(database.kind).toBe(backend.name)
+    expect(database.kind).toBe("postgres")
     await run(database.ping)
   })
 
@@ -221,7 +197,7 @@ describe.each(backends)("database on $name", (backend) => {
       fc.asyncProperty(
         fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
         fc.integer(),
-        // Integral numbers are bound as int8 and come back as bigint on both backends; `int` covers those.
+        // Integral numbers are bound as int8 and come back as bigint; `int` covers those.
         fc.double({ noNaN: true }).filter((value) => !Number.isInteger(value)),
         fc.date({ min: new Date("1900-01-01"), max: new Date("2200-01-01"), noInvalidDate: true }),
         fc.string({ unit: "grapheme" }),
@@ -417,69 +393,27 @@ describe.each(backends)("database on $name", (backend) => {
     )
     expect(left).toEqual([{ users: 0n, audit: 1n }])
   })
-
-  it.runIf(backend.name === "pglite")("serializes concurrent transactions on the single connection", async () => {
-    const table = uniqueId("counter")
-    await run(
-      SqlClient.SqlClient.use((sql) =>
-        Effect.andThen(
-          sql.unsafe(`CREATE TABLE ${table} (id int PRIMARY KEY, value int NOT NULL)`),
-          sql.unsafe(`INSERT INTO ${table} VALUES (1, 0)`)
-        )
-      )
-    )
-    // Read-modify-write with a pause in the middle: a lost update shows unless each transaction runs alone.
-    const increment = SqlClient.SqlClient.use((sql) =>
-      sql.withTransaction(
-        Effect.gen(function* () {
-          const [row] = yield* sql.unsafe<{ value: number }>(`SELECT value FROM ${table} WHERE id = 1`)
-          yield* Effect.sleep("2 millis")
-          yield* sql.unsafe(`UPDATE ${table} SET value = ${row.value + 1} WHERE id = 1`)
-        })
-      )
-    )
-    await run(Effect.all(Array.from({ length: 20 }, () => increment), { concurrency: "unbounded" }))
-    const [row] = await run(
-      SqlClient.SqlClient.use((sql) => sql.unsafe(`SELECT value FROM ${table}`))
-    )
-    expect(row).toEqual({ value: 20 })
-
-    // A statement from another fiber waits for an open transaction instead of landing inside it.
-    const seen = await run(
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const transaction = yield* Effect.forkChild(
-          sql.withTransaction(
-            Effect.gen(function* () {
-              yield* sql.unsafe(`UPDATE ${table} SET value = -1 WHERE id = 1`)
-              yield* Effect.sleep("50 millis")
-              return yield* Effect.fail("abandon" as const)
-            })
-          )
-        )
-        yield* Effect.sleep("10 millis")
-        const [outside] = yield* sql.unsafe<{ value: number }>(`SELECT value FROM ${table} WHERE id = 1`)
-        yield* Fiber.await(transaction)
-        return outside.value
-      })
-    )
-    expect(seen).toBe(20)
-  })
 })
 
-describe("PGlite on disk", () => {
-  it("keeps data and migration state under DATA_DIR/pglite across restarts", async () => {
+describe("embedded PostgreSQL", () => {
+  it("keeps data and migration state under DATA_DIR/pg across restarts, and refuses a second opener", async () => {
+    setLogLevel((process.env.TEST_LOG_LEVEL as any) ?? "silent")
     const dataDir = mkdtempSync(join(tmpdir(), "gateway-db-"))
+    // mkdtemp makes it 0700; the server may run as another user.
+    chmodSync(dataDir, 0o755)
     try {
       const first = await openRuntime({ dataDir })
+      expect((await first.runPromise(Effect.service(Database))).kind).toBe("embedded")
       const orgUuid = uniqueId("org")
       await first.runPromise(SqlClient.SqlClient.use((sql) => insertOrg(sql, orgUuid)))
-      // A second opener of the same directory is refused while the first holds it.
-      await expect(openRuntime({ dataDir })).rejects.toThrow(/in use by process/)
+      const password = join(dataDir, "pg", "password")
+      expect(existsSync(password)).toBe(true)
+      await expect(openRuntime({ dataDir })).rejects.toThrow(`${join(dataDir, "pg")} is in use by gateway process ${process.pid}`)
       await first.dispose()
+      expect(existsSync(join(dataDir, "pg", "gateway.lock"))).toBe(false)
       // A lock left behind by a dead process does not block the next start.
-      writeFileSync(join(dataDir, "pglite.lock"), "999999999")
-      expect(existsSync(join(dataDir, "pglite", "PG_VERSION"))).toBe(true)
+      writeFileSync(join(dataDir, "pg", "gateway.lock"), "999999999")
+      expect(existsSync(join(dataDir, "pg", "data", "PG_VERSION"))).toBe(true)
 
       const second = await openRuntime({ dataDir })
       const rows = await second.runPromise(
@@ -488,7 +422,8 @@ describe("PGlite on disk", () => {
         )
       )
       await second.dispose()
-      expect(existsSync(join(dataDir, "pglite.lock"))).toBe(false)
+      expect(existsSync(join(dataDir, "pg", "gateway.lock"))).toBe(false)
+      expect(existsSync(join(dataDir, "pg", "data", "postmaster.pid"))).toBe(false)
       expect(rows).toEqual([[{ org_uuid: orgUuid }], registered])
     } finally {
       rmSync(dataDir, { recursive: true, force: true })
@@ -501,7 +436,7 @@ describe("Postgres configuration", () => {
     const url = "postgres://app:s3cret-password@127.0.0.1:1/gateway"
     for (const ci of [false, true]) {
       const exit = await Effect.runPromiseExit(
-        Effect.provide(Effect.void, databaseLayer({ url, dataDir: MEMORY_DATA_DIR, ci }))
+        Effect.provide(Effect.void, databaseLayer({ url, dataDir: UNUSED_DATA_DIR, ci }))
       )
       expect(reasonOf(exit)).toEqual({ _tag: "ConnectionError" })
       const message = String(Exit.isFailure(exit) ? (exit.cause.reasons[0] as { error: SqlError }).error.message : "")
@@ -521,50 +456,11 @@ describe("Postgres configuration", () => {
   })
 })
 
-describe("PGlite value conversion", () => {
-  it("types parameters like @effect/sql-pg infers them", () => {
-    expect(
-      encodeParameters([true, 1, 2 ** 40, 1.5, 7n, "s", null, new Date(0), new Uint8Array([1, 2]), [1, 2], ["a"], []])
-    ).toEqual({
-      values: ["t", "1", "1099511627776", "1.5", "7", "s", null, "1970-01-01T00:00:00.000Z", "\\x0102", '{"1","2"}', '{"a"}', "{}"],
-      types: [16, 23, 20, 701, 20, 0, 0, 1184, 17, 1007, 1009, 0]
-    })
-    expect(() => encodeParameters([{ a: 1 }])).toThrow(/Cannot infer/)
-    expect(() => encodeParameters([[1, "a"]])).toThrow(/same inferred OID/)
-    expect(() => encodeParameters([[null]])).toThrow(/only null/)
-  })
-
-  it("parses postgres-style interval text", () => {
-    expect(parseInterval("00:00:00")).toEqual({ months: 0, days: 0, microseconds: 0n })
-    expect(parseInterval("-1 years -2 mons +3 days -04:05:06.5")).toEqual({
-      months: -14,
-      days: 3,
-      microseconds: -14_706_500_000n
-    })
-    expect(parseInterval("1 day")).toEqual({ months: 0, days: 1, microseconds: 0n })
-  })
-})
-
-describe.runIf(process.env.DATABASE_URL)("PGlite and Postgres side by side", () => {
-  it("return identical values for the same query", async () => {
-    const fresh = (await freshDatabaseUrl()) as FreshDatabase
-    const pglite = await openRuntime({ dataDir: MEMORY_DATA_DIR })
-    const postgres = await openRuntime({ url: fresh.url, dataDir: MEMORY_DATA_DIR })
-    try {
-      const query = SqlClient.SqlClient.use((sql) => sql.unsafe(WIDE_TYPES_QUERY))
-      const [onPglite, onPostgres] = await Promise.all([pglite.runPromise(query), postgres.runPromise(query)])
-      expect(onPglite).toEqual(onPostgres)
-    } finally {
-      await pglite.dispose()
-      await postgres.dispose()
-      await fresh.drop()
-    }
-  })
-
+describe("several processes on one database", () => {
   it("lets two processes start against one fresh database without running migrations twice", async () => {
-    const fresh = (await freshDatabaseUrl()) as FreshDatabase
+    const fresh = await freshDatabaseUrl()
     const starts = await Promise.allSettled(
-      [0, 1, 2].map(() => openRuntime({ url: fresh.url, dataDir: MEMORY_DATA_DIR, maxConnections: 2 }))
+      [0, 1, 2].map(() => openRuntime({ url: fresh.url, dataDir: UNUSED_DATA_DIR, maxConnections: 2 }))
     )
     try {
       expect(starts.map((start) => start.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"])

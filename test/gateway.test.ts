@@ -4,8 +4,11 @@
  * server answers 4xx with the contract's shape and keeps serving.
  */
 import { connect } from "node:net"
+import * as Effect from "effect/Effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call, registerOrg } from "./support/client.js"
+import { captureLog } from "./support/log.js"
 import { startServer, type TestServer } from "./support/server.js"
 
 let server: TestServer
@@ -186,4 +189,150 @@ describe("connection cap", () => {
       await capped.stop()
     }
   })
+})
+
+/** Runs `count` calls, `width` at a time. */
+const inBatches = async (count: number, run: (i: number) => Promise<unknown>, width = 32) => {
+  for (let start = 0; start < count; start += width) {
+    await Promise.all(Array.from({ length: Math.min(width, count - start) }, (_, k) => run(start + k)))
+  }
+}
+const get = (path: string, init?: RequestInit) => fetch(server.url + path, init).then((response) => response.arrayBuffer())
+const metricsText = async () => (await call(server.url, "GET", "/metrics")).text
+const requestSeries = (text: string) => text.split("\n").filter((line) => line.startsWith("http_requests_total{"))
+const requestCount = (text: string, method: string, route: string, status: number) => {
+  const prefix = `http_requests_total{method="${method}",route="${route}",status="${status}"} `
+  const line = requestSeries(text).find((l) => l.startsWith(prefix))
+  return line === undefined ? 0 : Number(line.slice(prefix.length))
+}
+
+describe("metrics labels", () => {
+  it("label by route template: thousands of distinct paths and parameter values add no series", async () => {
+    const before = await metricsText()
+    await inBatches(3000, (i) => get(`/no/such/route-${i}/${(i * 7919).toString(36)}`))
+    await inBatches(1000, (i) => get(`/api/v1/verify/abc${i}`))
+    await inBatches(300, (i) => get(`/api/v1/actions/not-an-id-${i}`))
+    await inBatches(300, (i) => get(`/approve/code${i}`))
+    const after = await metricsText()
+    // At most one new series per (method, template, status) these requests could reach, however many paths were sent.
+    expect(requestSeries(after).length - requestSeries(before).length).toBeLessThanOrEqual(6)
+    expect(after.length).toBeLessThan(before.length + 20_000)
+    const delta = (method: string, route: string, status: number) => requestCount(after, method, route, status) - requestCount(before, method, route, status)
+    expect(delta("GET", "unmatched", 404)).toBe(3000)
+    expect(delta("GET", "/api/v1/verify/:receipt_uuid", 404)).toBe(1000)
+    expect(delta("GET", "/api/v1/actions/:action_uuid", 401)).toBe(300)
+    expect(delta("GET", "/approve/:code", 404)).toBe(300)
+    expect(after).not.toContain("abc999")
+    expect(after).not.toContain("not-an-id")
+  })
+
+  it("transport-answered errors share the unmatched label", async () => {
+    const before = await metricsText()
+    const reply = await call(server.url, "POST", "/api/v1/auth/login", { raw: `{"email":"${"a".repeat(2 * 1024 * 1024)}"}` })
+    expect(reply.status).toBe(413)
+    expect(requestCount(await metricsText(), "POST", "unmatched", 413) - requestCount(before, "POST", "unmatched", 413)).toBe(1)
+  })
+
+  it("the request log line names the route template, not the path", async () => {
+    const { result, lines } = await captureLog(() => call(server.url, "GET", "/api/v1/verify/secret-looking-value"))
+    const line = lines.find((l) => l.msg === "request" && l.request_id === result.headers.get("x-request-id"))
+    expect(line).toMatchObject({ level: "info", method: "GET", route: "/api/v1/verify/:receipt_uuid", status: 404 })
+    expect(JSON.stringify(lines)).not.toContain("secret-looking-value")
+  })
+})
+
+describe("failures are logged", () => {
+  it("a 500 writes one error line with the request id, route template and cause, and nothing of the request", async () => {
+    const org = await registerOrg(server.url)
+    const sql = (statement: string) => server.run(Effect.flatMap(Effect.service(SqlClient.SqlClient), (client) => client.unsafe(statement)))
+    // A real defect: the store's table is gone, so the query dies inside the handler.
+    await sql("ALTER TABLE endpoint_whitelist RENAME TO endpoint_whitelist_moved")
+    try {
+      const { result, lines } = await captureLog(() =>
+        call(server.url, "GET", "/api/v1/endpoint-whitelist?note=query-secret", { token: org.token, headers: { "x-extra": "header-secret" } })
+      )
+      expect(result.status).toBe(500)
+      expect(result.body.code).toBe("INTERNAL_ERROR")
+      const requestId = result.headers.get("x-request-id")
+      expect(result.body.request_id).toBe(requestId)
+      const errors = lines.filter((line) => line.level === "error" && line.request_id === requestId)
+      expect(errors).toHaveLength(1)
+      expect(errors[0]).toMatchObject({ msg: "request", method: "GET", route: "/api/v1/endpoint-whitelist", status: 500 })
+      expect(errors[0]!.cause).toMatch(/endpoint_whitelist/)
+      expect(errors[0]!.cause).toMatch(/\n\s+at /)
+      const logged = JSON.stringify(lines)
+      for (const secret of [org.token, "header-secret", "query-secret"]) expect(logged).not.toContain(secret)
+    } finally {
+      await sql("ALTER TABLE endpoint_whitelist_moved RENAME TO endpoint_whitelist")
+    }
+    expect((await call(server.url, "GET", "/api/v1/endpoint-whitelist", { token: org.token })).status).toBe(200)
+  })
+})
+
+/** Sends a body's head and first byte, then `trickle` one byte every `everyMs` (or nothing); reports the answer and when the server closed. */
+const slowBody = (target: number, options: { everyMs?: number; waitMs: number }) =>
+  new Promise<{ answer: string; closedAfterMs: number | undefined }>((resolve) => {
+    const started = performance.now()
+    const socket = connect(target, "127.0.0.1")
+    let answer = ""
+    let closedAfterMs: number | undefined
+    let trickle: NodeJS.Timeout | undefined
+    const done = () => {
+      clearInterval(trickle)
+      clearTimeout(giveUp)
+      socket.destroy()
+      resolve({ answer, closedAfterMs })
+    }
+    const giveUp = setTimeout(done, options.waitMs)
+    socket.on("data", (data) => {
+      answer += data.toString("latin1")
+    })
+    socket.on("close", () => {
+      closedAfterMs = performance.now() - started
+      done()
+    })
+    socket.on("error", done)
+    socket.write("POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+    if (options.everyMs) trickle = setInterval(() => socket.write("a"), options.everyMs)
+  })
+
+const expect408 = (result: { answer: string; closedAfterMs: number | undefined }, withinMs: number) => {
+  expect(result.answer).toMatch(/^HTTP\/1\.1 408/)
+  const body = JSON.parse(result.answer.slice(result.answer.indexOf("\r\n\r\n") + 4))
+  expect(body).toMatchObject({ code: "REQUEST_TIMEOUT", error: expect.any(String), message: expect.any(String) })
+  expect(body.request_id).toMatch(/^req_[0-9a-f]{32}$/)
+  expect(result.closedAfterMs).toBeDefined()
+  expect(result.closedAfterMs!).toBeLessThan(withinMs)
+}
+
+describe("slow bodies are 408 before uWS drops the connection", () => {
+  it("a body that stops arriving, or trickles, is 408 after BODY_IDLE_TIMEOUT_MS and the connection is closed", async () => {
+    const short = await startServer({ BODY_TIMEOUT_MS: "20000", BODY_IDLE_TIMEOUT_MS: "800" })
+    try {
+      const target = Number(new URL(short.url).port)
+      const [silent, trickling] = await Promise.all([slowBody(target, { waitMs: 3000 }), slowBody(target, { everyMs: 100, waitMs: 3000 })])
+      expect408(silent, 2000)
+      expect408(trickling, 2000)
+      expect(silent.closedAfterMs!).toBeGreaterThan(700)
+      // A body that keeps progressing (160 KB per window) is not cut, though it takes longer than the window.
+      const chunk = "a".repeat(200 * 1024)
+      const head = `POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${5 * chunk.length + 2}\r\n\r\n"`
+      const steady = await rawExchange(target, [head, chunk, chunk, chunk, chunk, `${chunk}"`], { gapMs: 400, waitMs: 1000 })
+      expect(steady).toMatch(/^HTTP\/1\.1 4(00|01|22)/)
+    } finally {
+      await short.stop()
+    }
+  })
+
+  it("with the default settings a silent and a trickling body get 408 before uWS's own cut-off (8–12 s)", async () => {
+    const defaults = await startServer({ BODY_TIMEOUT_MS: undefined, BODY_IDLE_TIMEOUT_MS: undefined })
+    try {
+      const target = Number(new URL(defaults.url).port)
+      const [silent, trickling] = await Promise.all([slowBody(target, { waitMs: 14_000 }), slowBody(target, { everyMs: 1000, waitMs: 14_000 })])
+      expect408(silent, 8000)
+      expect408(trickling, 8000)
+    } finally {
+      await defaults.stop()
+    }
+  }, 30_000)
 })

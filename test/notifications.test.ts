@@ -52,7 +52,7 @@ describe("GET /api/v1/notifications/pending", () => {
       notification_key: `action:${pendingIds[2]}`,
       title: expect.stringContaining("files.delete"),
       description: expect.stringContaining("agent-007"),
-      href: `/actions/${pendingIds[2]}`,
+      href: `/dashboard/actions/${pendingIds[2]}`,
       created_at: expect.any(String),
       read: false
     })

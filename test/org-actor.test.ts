@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OrgSnapshots, orgActorsLayer } from "../actors/org.js"
 import { memoryRunner } from "../actors/runner.js"
 import type { Principal } from "../protocol/auth.js"
-import { databaseLayer, MEMORY_DATA_DIR } from "../src/platform/db/index.js"
+import { databaseLayer } from "../src/platform/db/index.js"
 import { platformMemoryLayer } from "../src/platform/redis/index.js"
 import { type ActionSubject, EndpointGuard, PolicyDecisions } from "../src/policies/ports.js"
 import { Policies, policiesLayer } from "../src/policies/service.js"
 import { Whitelist, whitelistLayer } from "../src/whitelist/service.js"
-import { type FreshDatabase, freshDatabaseUrl } from "./support/database.js"
+import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 
 type Services = Policies | PolicyDecisions | Whitelist | EndpointGuard | OrgSnapshots
 let fresh: FreshDatabase | undefined
@@ -21,7 +21,7 @@ let runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
 
 beforeAll(async () => {
   fresh = await freshDatabaseUrl()
-  const infrastructure = Layer.mergeAll(databaseLayer({ url: fresh?.url, dataDir: MEMORY_DATA_DIR }), platformMemoryLayer())
+  const infrastructure = Layer.mergeAll(databaseLayer({ url: fresh.url, dataDir: UNUSED_DATA_DIR }), platformMemoryLayer())
   const actors = orgActorsLayer().pipe(Layer.provide(memoryRunner({ maxResidentEntities: 10_000, entityMaxIdleMs: 60_000 })))
   runtime = ManagedRuntime.make(
     Layer.mergeAll(policiesLayer, whitelistLayer).pipe(Layer.provideMerge(actors), Layer.provideMerge(infrastructure))

@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Principal } from "../protocol/auth.js"
 import { configLayer, loadConfig } from "../src/config.js"
 import { OutputPolicies, outputPoliciesLayer } from "../src/output-policies/service.js"
-import { databaseLayer, MEMORY_DATA_DIR } from "../src/platform/db/index.js"
+import { databaseLayer } from "../src/platform/db/index.js"
 import { OutputFiltering } from "../src/policies/ports.js"
 import { DEFAULT_OUTPUT_POLICY } from "../src/scan/output-filter.js"
-import { type FreshDatabase, freshDatabaseUrl } from "./support/database.js"
+import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 
 let fresh: FreshDatabase | undefined
 let runtime: ManagedRuntime.ManagedRuntime<OutputPolicies | OutputFiltering, unknown>
@@ -16,7 +16,7 @@ beforeAll(async () => {
   fresh = await freshDatabaseUrl()
   runtime = ManagedRuntime.make(
     outputPoliciesLayer.pipe(
-      Layer.provideMerge(databaseLayer({ url: fresh?.url, dataDir: MEMORY_DATA_DIR })),
+      Layer.provideMerge(databaseLayer({ url: fresh.url, dataDir: UNUSED_DATA_DIR })),
       Layer.provide(configLayer(loadConfig({})))
     )
   )

@@ -201,8 +201,30 @@ describe("cross-organization access", () => {
     expect((await call(base, "GET", `/api/v1/policies/${id}`, { token: org.key })).status).toBe(200)
   })
 
-  it("a member may manage policies with a full key", async () => {
+  it("a member reads and dry-runs policies but cannot change them; an admin can", async () => {
+    const guard = await call(base, "POST", "/api/v1/policies", {
+      token: org.key,
+      body: { name: "owner guard", mode: "rules", decision: "deny", conditions: [{ field: "action_type", op: "eq", value: "wipe" }], activate: true }
+    })
+    const id = guard.body.id as string
     const member = await addMember(base, org, "member")
     expect((await call(base, "GET", "/api/v1/policies", { token: member.key })).status).toBe(200)
+    expect((await call(base, "POST", `/api/v1/policies/${id}/dry-run`, { token: member.key, body: { action_type: "wipe", details: "d" } })).status).toBe(200)
+    const attempts: Array<[string, string, unknown]> = [
+      ["POST", `/api/v1/policies/${id}/deactivate`, undefined],
+      ["PATCH", `/api/v1/policies/${id}`, { conditions: [{ field: "action_type", op: "eq", value: "never" }] }],
+      ["PUT", `/api/v1/policies/${id}`, { priority: -5 }],
+      ["DELETE", `/api/v1/policies/${id}`, undefined],
+      ["POST", "/api/v1/policies", { name: "block all", mode: "rules", decision: "deny", conditions: [{ field: "action_type", op: "neq", value: "" }], activate: true }]
+    ]
+    for (const [method, path, body] of attempts) {
+      for (const token of [member.key, member.token]) {
+        const reply = await call(base, method, path, { token, body })
+        expect({ method, path, status: reply.status, code: reply.body.code }).toEqual({ method, path, status: 403, code: "FORBIDDEN" })
+      }
+    }
+    expect((await call(base, "GET", `/api/v1/policies/${id}`, { token: org.key })).body.status).toBe("active")
+    const admin = await addMember(base, org, "admin")
+    expect((await call(base, "POST", `/api/v1/policies/${id}/deactivate`, { token: admin.key })).status).toBe(200)
   })
 })

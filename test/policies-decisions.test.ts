@@ -1,6 +1,6 @@
 /**
- * PolicyDecisions against the real database (PGlite, or Postgres when DATABASE_URL
- * is set): deny wins, priority picks the reported policy, scope filters, the
+ * PolicyDecisions against the real database (a fresh one on DATABASE_URL's
+ * server, or on the run's embedded PostgreSQL): deny wins, priority picks the reported policy, scope filters, the
  * snapshot is invalidated by PATCH / deactivate, evaluation counts are batched.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -9,19 +9,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { orgActorsLayer } from "../actors/org.js"
 import { memoryRunner } from "../actors/runner.js"
 import type { Principal } from "../protocol/auth.js"
-import { databaseLayer, MEMORY_DATA_DIR } from "../src/platform/db/index.js"
+import { databaseLayer } from "../src/platform/db/index.js"
 import { platformMemoryLayer } from "../src/platform/redis/index.js"
 import { type ActionSubject, PolicyDecisions } from "../src/policies/ports.js"
 import { Policies, policiesLayer } from "../src/policies/service.js"
 import { PolicySnapshots } from "../src/policies/snapshot.js"
-import { type FreshDatabase, freshDatabaseUrl } from "./support/database.js"
+import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 
 let fresh: FreshDatabase | undefined
 let runtime: ManagedRuntime.ManagedRuntime<Policies | PolicyDecisions | PolicySnapshots | SqlClient.SqlClient, unknown>
 
 beforeAll(async () => {
   fresh = await freshDatabaseUrl()
-  const infrastructure = Layer.mergeAll(databaseLayer({ url: fresh?.url, dataDir: MEMORY_DATA_DIR }), platformMemoryLayer())
+  const infrastructure = Layer.mergeAll(databaseLayer({ url: fresh.url, dataDir: UNUSED_DATA_DIR }), platformMemoryLayer())
   runtime = ManagedRuntime.make(policiesLayer.pipe(Layer.provideMerge(orgActorsLayer().pipe(Layer.provide(memoryRunner({ maxResidentEntities: 10_000, entityMaxIdleMs: 60_000 })))),
     Layer.provideMerge(infrastructure)
   ))

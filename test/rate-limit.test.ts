@@ -64,12 +64,12 @@ describe("public routes are limited per client IP", () => {
   })
 })
 
-const shared = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL)
-if (!shared) console.log("rate-limit: the two-process test needs DATABASE_URL and REDIS_URL; it did not run")
+const shared = Boolean(process.env.REDIS_URL)
+if (!shared) console.log("rate-limit: the two-process test needs REDIS_URL; it did not run")
 
 describe.runIf(shared)("two gateway processes sharing Redis", () => {
   it("admit exactly 5 requests of one key in total", async () => {
-    const database = (await freshDatabaseUrl())!
+    const database = await freshDatabaseUrl()
     const env = {
       DATABASE_URL: database.url,
       REDIS_URL: process.env.REDIS_URL!,

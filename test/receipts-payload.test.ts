@@ -13,14 +13,13 @@ import { describe, expect, it } from "vitest"
 import { verifyReceipt } from "../protocol/verifier/index.js"
 import { servicesLayer } from "../src/app.js"
 import { loadConfig } from "../src/config.js"
-import { MEMORY_DATA_DIR } from "../src/platform/db/index.js"
 import { setLogLevel } from "../src/platform/log.js"
 import type { ReceiptContent } from "../src/receipts/ports.js"
 import { ReceiptMinter } from "../src/receipts/ports.js"
 import { buildReceiptPayload, platformDid } from "../src/receipts/service.js"
 import { canonicalJsonBytes, generateSigningKey, importSigningKey, signPayload } from "../src/receipts/signing.js"
 import { receiptByUuid } from "../src/receipts/store.js"
-import { freshDatabaseUrl } from "./support/database.js"
+import { freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 
 const PAYLOAD_FIELDS = [
   "receipt_version", "receipt_uuid", "receipt_status", "action_uuid", "org_uuid", "agent_id", "agent_version",
@@ -106,9 +105,9 @@ describe("an external TSA that fails", () => {
     const config = loadConfig({
       ...process.env,
       BASE_URL: "https://gateway.example.com",
-      DATA_DIR: MEMORY_DATA_DIR,
+      DATA_DIR: UNUSED_DATA_DIR,
       MASTER_KEY: "0000000000000000000000000000000000000000000000000000000000000002",
-      DATABASE_URL: database?.url ?? "",
+      DATABASE_URL: database.url,
       // A private address the outbound policy refuses: the request fails before leaving.
       TSA_URL: "https://127.0.0.1:9/tsr"
     })

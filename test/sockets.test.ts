@@ -1,14 +1,13 @@
 
 import * as Effect from "effect/Effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import WebSocket from "ws"
 import { Events } from "../src/events/service.js"
-import { MEMORY_DATA_DIR } from "../src/platform/db/index.js"
 import { channelOfTopic, eventFrame } from "../src/sockets/server.js"
 import { call, type Org, registerOrg } from "./support/client.js"
-import { freshDatabaseUrl } from "./support/database.js"
+import { freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 import { spawnServer } from "./support/process.js"
 import { startServer } from "./support/server.js"
+import { type Client, connect, connected, subscribed } from "./support/socket-client.js"
 
 interface SocketServer {
   readonly url: string
@@ -30,85 +29,6 @@ const startSocketServer = async (env: Record<string, string | undefined> = {}): 
       ),
     stop: server.stop
   }
-}
-
-/** A client socket that records every frame and its close code. */
-class Client {
-  readonly frames: Array<any> = []
-  closeCode: number | undefined
-  readonly opened: Promise<void>
-  readonly closed: Promise<number>
-  private waiters: Array<() => void> = []
-
-  constructor(
-    readonly socket: WebSocket,
-    collect = true
-  ) {
-    this.opened = new Promise((resolve, reject) => {
-      socket.once("open", () => resolve())
-      socket.once("unexpected-response", (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)))
-      socket.once("error", reject)
-    })
-    this.closed = new Promise((resolve) =>
-      socket.once("close", (code) => {
-        this.closeCode = code
-        resolve(code)
-        this.wake()
-      })
-    )
-    socket.on("message", (data) => {
-      if (collect) this.frames.push(JSON.parse(String(data)))
-      else this.frames.push(null)
-      this.wake()
-    })
-  }
-
-  private wake() {
-    const waiters = this.waiters
-    this.waiters = []
-    for (const waiter of waiters) waiter()
-  }
-
-  send(frame: unknown) {
-    this.socket.send(typeof frame === "string" ? frame : JSON.stringify(frame))
-  }
-
-  /** Resolves with the first frame matching `predicate` (already received or arriving within `ms`). */
-  async next(predicate: (frame: any) => boolean, ms = 2_000): Promise<any> {
-    const deadline = Date.now() + ms
-    for (;;) {
-      const found = this.frames.find(predicate)
-      if (found !== undefined) return found
-      if (this.closeCode !== undefined) throw new Error(`socket closed (${this.closeCode}) before the frame arrived`)
-      const left = deadline - Date.now()
-      if (left <= 0) throw new Error("timed out waiting for a frame")
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left)
-        this.waiters.push(() => {
-          clearTimeout(timer)
-          resolve()
-        })
-      })
-    }
-  }
-
-  close() {
-    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.terminate()
-  }
-}
-
-const connect = (url: string, token?: string, collect = true) =>
-  new Client(new WebSocket(url, token ? { headers: { authorization: `Bearer ${token}` } } : {}), collect)
-
-const connected = async (url: string, token?: string) => {
-  const client = connect(url, token)
-  await client.opened
-  return client
-}
-
-const subscribed = async (client: Client, channel: string) => {
-  client.send({ type: "subscribe", channel })
-  await client.next((frame) => frame.type === "subscribed" && frame.channel === channel)
 }
 
 describe("frame helpers", () => {
@@ -302,8 +222,8 @@ describe("WebSocket /api/v1/ws", () => {
 describe("cross-process fan-out", () => {
   it("a client on one server receives an announce made on another", async () => {
     const redisUrl = process.env.REDIS_URL
-    if (!redisUrl || !process.env.DATABASE_URL) {
-      console.log("REDIS_URL or DATABASE_URL unset: running the in-process fan-out variant (one server, in-memory Fanout)")
+    if (!redisUrl) {
+      console.log("REDIS_URL unset: running the in-process fan-out variant (one server, in-memory Fanout)")
       const single = await startSocketServer({ REDIS_URL: "" })
       try {
         const org = await registerOrg(single.url, "Solo")
@@ -319,7 +239,7 @@ describe("cross-process fan-out", () => {
     }
     const database = await freshDatabaseUrl()
     // One database and one Redis key prefix, so both servers share fan-out channels.
-    const shared = { DATABASE_URL: database!.url, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `sockets-${process.pid}:` }
+    const shared = { DATABASE_URL: database.url, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `sockets-${process.pid}:` }
     const first = await startSocketServer(shared)
     const second = await startSocketServer(shared)
     try {
@@ -334,25 +254,25 @@ describe("cross-process fan-out", () => {
     } finally {
       await second.stop()
       await first.stop()
-      await database!.drop()
+      await database.drop()
     }
   }, 30_000)
 
   it("a socket on one gateway process receives the push of a pending authorize made on another process", async () => {
     const redisUrl = process.env.REDIS_URL
-    if (!redisUrl || !process.env.DATABASE_URL) {
-      console.log("REDIS_URL or DATABASE_URL unset: skipping the two-process push test (it needs a shared Postgres and Redis)")
+    if (!redisUrl) {
+      console.log("REDIS_URL unset: skipping the two-process push test (it needs a shared Redis)")
       return
     }
     const database = await freshDatabaseUrl()
     // Same database, Redis, master key and key prefix: the two processes are one deployment.
     const shared = {
-      DATABASE_URL: database!.url,
+      DATABASE_URL: database.url,
       REDIS_URL: redisUrl,
       MASTER_KEY: "0000000000000000000000000000000000000000000000000000000000000007",
       REDIS_KEY_PREFIX: `xproc-${process.pid}-${Date.now().toString(36)}:`,
       RATE_LIMIT_PER_MINUTE: "100000",
-      DATA_DIR: MEMORY_DATA_DIR
+      DATA_DIR: UNUSED_DATA_DIR
     }
     // The in-process server migrates the fresh database first, so the child never races it.
     const local = await startServer(shared)
@@ -390,7 +310,7 @@ describe("cross-process fan-out", () => {
       for (const client of clients) client.close()
       await other.stop()
       await local.stop()
-      await database!.drop()
+      await database.drop()
     }
   }, 90_000)
 })

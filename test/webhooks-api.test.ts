@@ -30,6 +30,21 @@ describe("/api/v1/webhooks", () => {
     expect(await call(server.url, "GET", "/api/v1/webhooks", { token: bob.key }).then((r) => r.body)).toEqual([])
   })
 
+  it("lets a member add a webhook but not delete one: only owners and admins silence an endpoint", async () => {
+    const watched = await call(server.url, "POST", "/api/v1/webhooks", { token: alice.key, body: { url: "https://hooks.example.com/audit" } })
+    const member = await addMember(server.url, alice, "member")
+    const own = await call(server.url, "POST", "/api/v1/webhooks", { token: member.key, body: { url: "https://hooks.example.com/member" } })
+    expect(own.status).toBe(201)
+    for (const id of [watched.body.id, own.body.id]) {
+      const refused = await call(server.url, "DELETE", `/api/v1/webhooks/${id}`, { token: member.key })
+      expect(refused.status).toBe(403)
+      expect(refused.body.code).toBe("FORBIDDEN")
+    }
+    const admin = await addMember(server.url, alice, "admin")
+    expect((await call(server.url, "DELETE", `/api/v1/webhooks/${own.body.id}`, { token: admin.key })).status).toBe(204)
+    expect((await call(server.url, "DELETE", `/api/v1/webhooks/${watched.body.id}`, { token: alice.key })).status).toBe(204)
+  })
+
   it("refuses plain http outside the allowed ranges and unknown events", async () => {
     const plain = await call(server.url, "POST", "/api/v1/webhooks", { token: alice.key, body: { url: "http://hooks.example.com/in" } })
     expect(plain.status).toBe(422)

@@ -13,17 +13,14 @@
  * runs out, hence the long deadline of phase 3. The kills are timed so no
  * claimed delivery is left unsent (phase 1 answers at once, phase 2 waits
  * for the whole in-flight batch), so phase 3 usually takes seconds.
- * Shared store across restarts: a fresh Postgres database when DATABASE_URL
- * is set, otherwise PGlite on disk in a temporary DATA_DIR.
+ * Shared store across restarts: a fresh database (DATABASE_URL's server, or
+ * the run's embedded PostgreSQL).
  */
-import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call, type Org, registerOrg } from "./support/client.js"
-import { type FreshDatabase, freshDatabaseUrl } from "./support/database.js"
+import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 import { type ServerProcess, spawnServer } from "./support/process.js"
 
 interface Arrival {
@@ -83,7 +80,6 @@ const waitFor = async (what: string, condition: () => boolean, timeoutMs: number
 }
 
 let database: FreshDatabase | undefined
-let dataDir: string
 let receiver: Awaited<ReturnType<typeof startReceiver>>
 let server: ServerProcess | undefined
 let env: Record<string, string>
@@ -91,10 +87,9 @@ let env: Record<string, string>
 beforeAll(async () => {
   receiver = await startReceiver()
   database = await freshDatabaseUrl()
-  dataDir = mkdtempSync(join(tmpdir(), "webhooks-crash-"))
   env = {
-    DATABASE_URL: database?.url ?? "",
-    DATA_DIR: dataDir,
+    DATABASE_URL: database.url,
+    DATA_DIR: UNUSED_DATA_DIR,
     REDIS_URL: "",
     // The webhook secret is sealed under the master key: every restart must use the same one.
     MASTER_KEY: "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed",
@@ -109,7 +104,6 @@ afterAll(async () => {
   await server?.stop()
   await receiver?.close()
   await database?.drop()
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
 })
 
 const authorizeBatch = async (base: string, org: Org, label: string, count: number) => {

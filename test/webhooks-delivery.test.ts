@@ -9,15 +9,16 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import { SqlClient } from "effect/sql"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ApprovalGrantsLive } from "../src/actions/grants.js"
 import { ApprovalChannels } from "../src/channels/service.js"
 import { configLayer, loadConfig } from "../src/config.js"
 import { Events } from "../src/events/service.js"
-import { databaseLayer, MEMORY_DATA_DIR } from "../src/platform/db/index.js"
+import { databaseLayer } from "../src/platform/db/index.js"
 import { newUuid } from "../src/platform/ids.js"
 import { platformMemoryLayer } from "../src/platform/redis/index.js"
 import { Secrets } from "../src/platform/secrets.js"
 import { WebhookClock, WebhookSettings, Webhooks } from "../src/webhooks/service.js"
-import { type FreshDatabase, freshDatabaseUrl } from "./support/database.js"
+import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 
 interface Received {
   readonly path: string
@@ -79,8 +80,8 @@ beforeAll(async () => {
   receiver = await startReceiver()
   database = await freshDatabaseUrl()
   const config = loadConfig({
-    DATA_DIR: MEMORY_DATA_DIR,
-    DATABASE_URL: database?.url ?? "",
+    DATA_DIR: UNUSED_DATA_DIR,
+    DATABASE_URL: database.url,
     MASTER_KEY: "0000000000000000000000000000000000000000000000000000000000000002",
     OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8",
     OUTBOUND_ALLOW_HTTP: "true"
@@ -92,6 +93,7 @@ beforeAll(async () => {
   )
   const services = Webhooks.layer.pipe(
     Layer.provideMerge(ApprovalChannels.layer),
+    Layer.provideMerge(ApprovalGrantsLive),
     Layer.provideMerge(Layer.mergeAll(Events.layer, Secrets.layer)),
     Layer.provideMerge(Layer.mergeAll(Layer.succeed(WebhookClock)(clock), Layer.succeed(WebhookSettings)({ timeoutMs: 400, leaseMs: 60_000, batchSize: 100, pollMs: 50 }))),
     Layer.provideMerge(base)

@@ -21,6 +21,8 @@ describe("webhook signatures", () => {
     const headers = signedHeaders(secret, "msg_1", Math.floor(Date.now() / 1000), body)
     expect(new Webhook(secret).verify(body, headers)).toMatchObject({ event: "action.approved", delivery_id: "msg_1" })
     expect(headers["x-signature"]).toBe(`sha256=${createHmac("sha256", secret).update(body).digest("hex")}`)
+    // The published SDK verifies X-Aira-Signature: the same value.
+    expect(headers["x-aira-signature"]).toBe(headers["x-signature"])
     expect(() => new Webhook(newWebhookSecret()).verify(body, headers)).toThrow()
     expect(() => new Webhook(secret).verify(`${body} `, headers)).toThrow()
   })

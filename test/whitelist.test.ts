@@ -15,13 +15,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { orgActorsLayer } from "../actors/org.js"
 import { memoryRunner } from "../actors/runner.js"
 import type { Principal } from "../protocol/auth.js"
-import { databaseLayer, MEMORY_DATA_DIR } from "../src/platform/db/index.js"
+import { databaseLayer } from "../src/platform/db/index.js"
 import { certificateFingerprint } from "../src/platform/outbound/index.js"
 import { platformMemoryLayer } from "../src/platform/redis/index.js"
 import { EndpointGuard } from "../src/policies/ports.js"
 import { matchesPattern, parsePattern, suggestPattern } from "../src/whitelist/patterns.js"
 import { Whitelist, whitelistLayer } from "../src/whitelist/service.js"
-import { type FreshDatabase, freshDatabaseUrl } from "./support/database.js"
+import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 
 describe("patterns", () => {
   const matches = (pattern: string, url: string) => matchesPattern(parsePattern(pattern)!, new URL(url))
@@ -59,7 +59,7 @@ let certFingerprint: string
 
 beforeAll(async () => {
   fresh = await freshDatabaseUrl()
-  const infrastructure = Layer.mergeAll(databaseLayer({ url: fresh?.url, dataDir: MEMORY_DATA_DIR }), platformMemoryLayer())
+  const infrastructure = Layer.mergeAll(databaseLayer({ url: fresh.url, dataDir: UNUSED_DATA_DIR }), platformMemoryLayer())
   runtime = ManagedRuntime.make(whitelistLayer.pipe(Layer.provideMerge(orgActorsLayer().pipe(Layer.provide(memoryRunner({ maxResidentEntities: 10_000, entityMaxIdleMs: 60_000 })))),
     Layer.provideMerge(infrastructure)
   ))

@@ -32,7 +32,8 @@ if (mode === "raw") {
     ...process.env,
     PORT: String(port),
     HOST: "127.0.0.1",
-    DATA_DIR: "memory://",
+    // The embedded PostgreSQL under the DATA_DIR bench/http.ts made (its own processes, not in this RSS).
+    DATA_DIR: process.env.BENCH_DATA_DIR,
     DATABASE_URL: "",
     REDIS_URL: "",
     MASTER_KEY: "2222222222222222222222222222222222222222222222222222222222222222",

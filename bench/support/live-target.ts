@@ -4,8 +4,9 @@
  * - `uws <port>`: raw uWS pub/sub; every WebSocket on /ws subscribes to one
  *   topic and `GET /publish?n=<round>` publishes `{"n":<round>}` to it.
  * - `app <port>`: the whole gateway, allowed to post webhooks to 127.0.0.0/8
- *   over plain HTTP; on the embedded stores, or on BENCH_DATABASE_URL /
- *   BENCH_REDIS_URL when set.
+ *   over plain HTTP; on the embedded stores (the PostgreSQL under
+ *   BENCH_DATA_DIR runs in its own processes, outside this RSS), or on
+ *   BENCH_DATABASE_URL / BENCH_REDIS_URL when set.
  * - `receiver <port>`: a node:http server answering 200 to everything and
  *   counting requests; on the IPC message `{ expect: n }` it resets its count
  *   and sends `{ received: n }` once n requests have arrived.
@@ -50,8 +51,8 @@ const gateway = () => {
     PORT: String(port),
     HOST: "127.0.0.1",
     BASE_URL: `http://127.0.0.1:${port}`,
-    DATA_DIR: "memory://",
-    // Embedded PGlite and in-process stand-ins unless the bench hands over a database and Redis.
+    DATA_DIR: process.env.BENCH_DATA_DIR,
+    // Embedded PostgreSQL and in-process stand-ins unless the bench hands over a database and Redis.
     DATABASE_URL: process.env.BENCH_DATABASE_URL ?? "",
     REDIS_URL: process.env.BENCH_REDIS_URL ?? "",
     REDIS_KEY_PREFIX: `bench-live-${process.pid}:`,

@@ -5,18 +5,23 @@
  * HMAC-SHA256 under a server pepper; JWTs are EdDSA. Both secrets are derived
  * from the master key, so every gateway process sharing `MASTER_KEY` agrees.
  */
-import { createHmac, createPrivateKey, createPublicKey, hkdfSync, type KeyObject, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
+import { createHash, createPrivateKey, createPublicKey, hkdfSync, type KeyObject, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 import bs58 from "bs58"
 import { jwtVerify, SignJWT } from "jose"
 import type { Role } from "../../protocol/auth.js"
+import { hmacSha256Hex } from "../platform/hmac.js"
 
 export const KEY_PREFIX = "svc_live_"
 export const JWT_LIFETIME_SECONDS = 86_400
 
 export interface ServerSecrets {
   readonly pepper: Buffer
+  /** Keys invite-code hashes; distinct from `pepper`, so an invite hash never equals a key digest. */
+  readonly invitePepper: Buffer
   readonly jwtPrivateKey: KeyObject
   readonly jwtPublicKey: KeyObject
+  /** `iss` of every JWT: the same on every node sharing MASTER_KEY, whatever their BASE_URL. */
+  readonly jwtIssuer: string
   /** Signs legacy approve/deny tokens. */
   readonly tokenKey: Buffer
 }
@@ -27,12 +32,19 @@ const derive = (master: Uint8Array, label: string, length = 32): Buffer =>
 /** PKCS#8 wrapper of a raw Ed25519 seed (RFC 8410). */
 const ed25519Pkcs8 = (seed: Buffer): Buffer => Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), seed])
 
+/** Names the signing key, not a node: a fixed prefix and a digest of the public key. */
+const issuerOf = (publicKey: KeyObject): string =>
+  `urn:agent-gateway:jwt:${createHash("sha256").update(publicKey.export({ format: "der", type: "spki" })).digest("hex").slice(0, 32)}`
+
 export const deriveServerSecrets = (masterKey: Uint8Array): ServerSecrets => {
   const jwtPrivateKey = createPrivateKey({ key: ed25519Pkcs8(derive(masterKey, "jwt-ed25519")), format: "der", type: "pkcs8" })
+  const jwtPublicKey = createPublicKey(jwtPrivateKey)
   return {
     pepper: derive(masterKey, "api-key-pepper"),
+    invitePepper: derive(masterKey, "invite-code-pepper"),
     jwtPrivateKey,
-    jwtPublicKey: createPublicKey(jwtPrivateKey),
+    jwtPublicKey,
+    jwtIssuer: issuerOf(jwtPublicKey),
     tokenKey: derive(masterKey, "approval-token")
   }
 }
@@ -44,7 +56,9 @@ export const generateApiKey = (): { key: string; prefix: string } => {
 
 export const looksLikeApiKey = (token: string): boolean => token.startsWith(KEY_PREFIX) || token.startsWith("svc_test_")
 
-export const keyDigest = (secrets: ServerSecrets, key: string): string => createHmac("sha256", secrets.pepper).update(key).digest("hex")
+export const keyDigest = (secrets: ServerSecrets, key: string): string => hmacSha256Hex(secrets.pepper, key)
+
+export const inviteDigest = (secrets: ServerSecrets, code: string): string => hmacSha256Hex(secrets.invitePepper, code)
 
 /** Constant-time comparison of two hex digests of equal length. */
 export const digestsEqual = (a: string, b: string): boolean => {
@@ -90,21 +104,29 @@ export interface JwtClaims {
   readonly email: string
 }
 
-export const issueJwt = (secrets: ServerSecrets, claims: JwtClaims, issuer: string): Promise<string> =>
+export const issueJwt = (secrets: ServerSecrets, claims: JwtClaims): Promise<string> =>
   new SignJWT({ org: claims.orgUuid, role: claims.role, email: claims.email })
     .setProtectedHeader({ alg: "EdDSA", typ: "JWT" })
     .setSubject(claims.userUuid)
-    .setIssuer(issuer)
+    .setIssuer(secrets.jwtIssuer)
     .setIssuedAt()
     .setExpirationTime(`${JWT_LIFETIME_SECONDS}s`)
     .sign(secrets.jwtPrivateKey)
 
-/** The user and organization a valid JWT names, or undefined. Role comes from the database, not the token. */
-export const verifyJwt = async (secrets: ServerSecrets, token: string, issuer: string): Promise<{ userUuid: string; orgUuid: string } | undefined> => {
+/**
+ * The user and organization a valid JWT names and when it expires (epoch ms), or undefined. Role comes
+ * from the database, not the token.
+ * `legacyIssuers` are also accepted: tokens from before the shared issuer carry the issuing node's BASE_URL.
+ */
+export const verifyJwt = async (
+  secrets: ServerSecrets,
+  token: string,
+  legacyIssuers: ReadonlyArray<string> = []
+): Promise<{ userUuid: string; orgUuid: string; expiresAt: number | null } | undefined> => {
   try {
-    const { payload } = await jwtVerify(token, secrets.jwtPublicKey, { algorithms: ["EdDSA"], issuer })
+    const { payload } = await jwtVerify(token, secrets.jwtPublicKey, { algorithms: ["EdDSA"], issuer: [secrets.jwtIssuer, ...legacyIssuers] })
     if (typeof payload.sub !== "string" || typeof payload.org !== "string") return undefined
-    return { userUuid: payload.sub, orgUuid: payload.org }
+    return { userUuid: payload.sub, orgUuid: payload.org, expiresAt: typeof payload.exp === "number" ? payload.exp * 1000 : null }
   } catch {
     return undefined
   }

@@ -5,12 +5,15 @@
  * read; revocations, role changes and departures invalidate the cache on every
  * gateway process through the fan-out channel, and entries also expire after a
  * short time. `last_used_at` is collected in memory and written in one
- * statement every few seconds instead of once per request.
+ * statement every few seconds instead of once per request. Long-lived
+ * connections (WebSockets) watch the invalidations to re-check their
+ * credential.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import type { Principal } from "../../protocol/auth.js"
 import { unauthorized } from "../../protocol/errors.js"
 import { makeAccountsStore } from "../accounts/store.js"
@@ -29,13 +32,38 @@ interface Cached<A> {
   readonly until: number
 }
 
+/** What an invalidation names; every field is optional and each one drops what it matches. */
+export interface Invalidation {
+  /** Digest of a revoked key (the cache is keyed by digest). */
+  readonly keyDigest?: string
+  /** Id of the same key (open connections are indexed by id). */
+  readonly keyId?: string
+  readonly userUuid?: string
+  readonly orgUuid?: string
+}
+
+/** A checked credential and when it stops being valid (epoch ms; null = no expiry). */
+export interface Session {
+  readonly principal: Principal
+  readonly expiresAt: number | null
+}
+
 export interface AccessService {
   /** The principal a bearer token stands for; fails with 401 otherwise. */
   readonly authenticate: (token: string) => Effect.Effect<Principal, ReturnType<typeof unauthorized>>
+  /** Like `authenticate`, with the credential's expiry, for connections that outlive a request. */
+  readonly authenticateSession: (token: string) => Effect.Effect<Session, ReturnType<typeof unauthorized>>
   readonly rateLimitPrincipal: (principal: Principal) => Effect.Effect<RateLimitResult>
   readonly rateLimitClient: (ip: string) => Effect.Effect<RateLimitResult>
+  /** When this process last saw the key used, if that is not yet written to the database. */
+  readonly pendingUse: (keyId: string) => string | undefined
   /** Drop cached credentials everywhere (after revocation, role change, departure, deletion). */
-  readonly invalidate: (what: { keyDigest?: string; userUuid?: string; orgUuid?: string }) => Effect.Effect<void>
+  readonly invalidate: (what: Invalidation) => Effect.Effect<void>
+  /**
+   * Calls `listener` on every invalidation this process applies (its own and other nodes'), after the
+   * cache entries are dropped, so an `authenticate` made from the listener reads the database.
+   */
+  readonly watchInvalidations: (listener: (what: Invalidation) => void) => Effect.Effect<void, never, Scope.Scope>
 }
 
 export class Access extends Context.Service<Access, AccessService>()("gateway/Access") {
@@ -51,7 +79,12 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
       const users = new Map<string, Cached<Principal>>()
       const usage = new Map<string, string>()
 
-      const dropLocal = (what: { keyDigest?: string; userUuid?: string; orgUuid?: string }) => {
+      const watchers = new Set<(what: Invalidation) => void>()
+      // Bumped by every invalidation: a lookup that began before one does not cache what it read.
+      let generation = 0
+
+      const dropLocal = (what: Invalidation) => {
+        generation++
         if (what.keyDigest) keys.delete(what.keyDigest)
         if (what.userUuid) {
           users.delete(what.userUuid)
@@ -60,6 +93,13 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
         if (what.orgUuid) {
           for (const [digest, entry] of keys) if (entry.value?.orgUuid === what.orgUuid) keys.delete(digest)
           for (const [user, entry] of users) if (entry.value?.orgUuid === what.orgUuid) users.delete(user)
+        }
+        for (const watcher of watchers) {
+          try {
+            watcher(what)
+          } catch (cause) {
+            logLine("warn", "invalidation watcher failed", { cause: String(cause) })
+          }
         }
       }
 
@@ -78,8 +118,13 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
         Effect.suspend(() => {
           if (usage.size === 0) return Effect.void
           const batch = [...usage.entries()] as Array<readonly [string, string]>
-          usage.clear()
-          return store.touchKeys(batch)
+          // Entries stay readable (pendingUse) until written; a failed write is retried with the next batch.
+          return Effect.tap(
+            store.touchKeys(batch),
+            Effect.sync(() => {
+              for (const [keyId, at] of batch) if (usage.get(keyId) === at) usage.delete(keyId)
+            })
+          )
         }).pipe(
           Effect.catchCause((cause) => Effect.sync(() => logLine("warn", "could not record key usage", { cause: String(cause) }))),
           Effect.repeat(Schedule.spaced(5_000))
@@ -88,12 +133,13 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
 
       const fail = unauthorized()
 
-      const keyPrincipal = (token: string) =>
+      const keySession = (token: string) =>
         Effect.gen(function* () {
           const digest = keyDigest(secrets, token)
           const now = Date.now()
           let entry = keys.get(digest)
           if (entry === undefined || entry.until < now) {
+            const seen = generation
             const row = yield* Effect.orDie(store.keyByDigest(digest))
             const value =
               row && row.revoked_at === null && row.user_active && digestsEqual(row.key_hash, digest)
@@ -110,42 +156,52 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
                   }
                 : undefined
             entry = { value, until: now + CACHE_TTL_MS }
-            keys.set(digest, entry)
+            if (generation === seen) keys.set(digest, entry)
           }
           const principal = entry.value
           if (principal === undefined || (principal.expiresAt !== null && principal.expiresAt <= now)) return yield* Effect.fail(fail)
           usage.set(principal.keyId!, new Date(now).toISOString())
-          return principal as Principal
+          return { principal: principal as Principal, expiresAt: principal.expiresAt }
         })
 
-      const jwtPrincipal = (token: string) =>
+      const jwtSession = (token: string) =>
         Effect.gen(function* () {
-          const claims = yield* Effect.promise(() => verifyJwt(secrets, token, config.baseUrl))
+          const claims = yield* Effect.promise(() => verifyJwt(secrets, token, [config.baseUrl]))
           if (claims === undefined) return yield* Effect.fail(fail)
           const now = Date.now()
           let entry = users.get(claims.userUuid)
           if (entry === undefined || entry.until < now) {
+            const seen = generation
             const row = yield* Effect.orDie(store.userInOrg(claims.orgUuid, claims.userUuid))
             const value = row
               ? { kind: "jwt" as const, orgUuid: row.org_uuid, userUuid: row.user_uuid, email: row.email, role: row.role, scopes: ["*"], keyId: undefined }
               : undefined
             entry = { value, until: now + CACHE_TTL_MS }
-            users.set(claims.userUuid, entry)
+            if (generation === seen) users.set(claims.userUuid, entry)
           }
           if (entry.value === undefined || entry.value.orgUuid !== claims.orgUuid) return yield* Effect.fail(fail)
-          return entry.value
+          return { principal: entry.value, expiresAt: claims.expiresAt }
         })
 
+      const authenticateSession = (token: string): Effect.Effect<Session, ReturnType<typeof unauthorized>> => {
+        if (token === "") return Effect.fail(fail)
+        return looksLikeApiKey(token) ? keySession(token) : jwtSession(token)
+      }
+
       return Access.of({
-        authenticate: (token) => {
-          if (token === "") return Effect.fail(fail)
-          return looksLikeApiKey(token) ? keyPrincipal(token) : jwtPrincipal(token)
-        },
+        authenticate: (token) => Effect.map(authenticateSession(token), (session) => session.principal),
+        authenticateSession,
         rateLimitPrincipal: (principal) =>
           limits.consume(principal.keyId ? `key:${principal.keyId}` : `user:${principal.userUuid}`, config.rateLimitPerMinute, WINDOW_MS),
         rateLimitClient: (ip) => limits.consume(`ip:${ip}`, config.publicRateLimitPerMinute, WINDOW_MS),
+        pendingUse: (keyId) => usage.get(keyId),
         invalidate: (what) =>
-          Effect.sync(() => dropLocal(what)).pipe(Effect.andThen(fanout.publish(INVALIDATION_TOPIC, JSON.stringify(what))))
+          Effect.sync(() => dropLocal(what)).pipe(Effect.andThen(fanout.publish(INVALIDATION_TOPIC, JSON.stringify(what)))),
+        watchInvalidations: (listener) =>
+          Effect.acquireRelease(
+            Effect.sync(() => watchers.add(listener)),
+            () => Effect.sync(() => watchers.delete(listener))
+          ).pipe(Effect.asVoid)
       })
     })
   )

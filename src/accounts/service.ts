@@ -8,7 +8,18 @@ import * as Layer from "effect/Layer"
 import type { Principal, Role } from "../../protocol/auth.js"
 import { pagination } from "../../protocol/common.js"
 import { conflict, forbidden, notFound, unauthorized, unprocessable, validationError } from "../../protocol/errors.js"
-import { decoyPasswordHash, generateApiKey, hashPassword, issueJwt, JWT_LIFETIME_SECONDS, keyDigest, verifyPassword } from "../access/credentials.js"
+import {
+  decoyPasswordHash,
+  digestsEqual,
+  generateApiKey,
+  hashPassword,
+  inviteDigest,
+  issueJwt,
+  JWT_LIFETIME_SECONDS,
+  keyDigest,
+  verifyPassword
+} from "../access/credentials.js"
+import { isAdmin } from "../access/guards.js"
 import { Access } from "../access/service.js"
 import { Config } from "../config.js"
 import { newCrockfordCode, newId, newUuid } from "../platform/ids.js"
@@ -68,8 +79,29 @@ export const makeAccounts = Effect.gen(function* () {
       return { id: row.id, name: row.name, key, key_prefix: row.key_prefix, scopes: [...row.scopes], expires_at: row.expires_at, created_at: row.created_at }
     })
 
+  /** Hashes and wipes invite codes stored in plain text (rows from before 0009, or from a node not yet upgraded). */
+  const sealPlaintextInvites = Effect.gen(function* () {
+    for (const code of yield* store.plaintextInviteCodes) yield* store.sealInvite(code, inviteDigest(secrets, code))
+  })
+  yield* sealPlaintextInvites
+
+  const acceptInvite = (code: string, email: string) =>
+    Effect.gen(function* () {
+      const codeHash = inviteDigest(secrets, code)
+      const invite = yield* store.acceptInvite(codeHash, email)
+      return invite !== undefined && digestsEqual(invite.codeHash, codeHash) ? invite : undefined
+    })
+
+  // Usage is written in batches every few seconds; this node's newer, unwritten value wins.
+  const withPendingUse = (key: KeyRow): KeyRow => {
+    const pending = access.pendingUse(key.id)
+    return pending !== undefined && (key.last_used_at === null || Date.parse(pending) > Date.parse(key.last_used_at))
+      ? { ...key, last_used_at: pending }
+      : key
+  }
+
   const token = (user: { user_uuid: string; org_uuid: string; role: Role; email: string }) =>
-    Effect.promise(() => issueJwt(secrets, { userUuid: user.user_uuid, orgUuid: user.org_uuid, role: user.role, email: user.email }, config.baseUrl))
+    Effect.promise(() => issueJwt(secrets, { userUuid: user.user_uuid, orgUuid: user.org_uuid, role: user.role, email: user.email }))
 
   return {
     register: Effect.fn("Accounts.register")(function* (
@@ -79,6 +111,8 @@ export const makeAccounts = Effect.gen(function* () {
       if (input.invite_code === undefined && (input.org_name === undefined || input.org_name.trim() === "")) {
         return yield* Effect.fail(validationError([{ path: "org_name", message: "org_name is required unless invite_code is given" }]))
       }
+      // Outside the transaction below, so a failed registration does not put plaintext codes back.
+      if (input.invite_code !== undefined) yield* Effect.orDie(sealPlaintextInvites)
       const passwordHash = yield* Effect.promise(() => hashPassword(input.password))
       const userUuid = newUuid()
       const result = yield* sql.withTransaction(
@@ -86,7 +120,7 @@ export const makeAccounts = Effect.gen(function* () {
           let orgUuid: string
           let role: Role
           if (input.invite_code !== undefined) {
-            const invite = yield* store.acceptInvite(input.invite_code, input.email)
+            const invite = yield* acceptInvite(input.invite_code, input.email)
             if (invite === undefined) return yield* Effect.fail(notFound("Invite code is unknown, used, expired or for another address"))
             orgUuid = invite.orgUuid
             role = invite.role
@@ -135,7 +169,7 @@ export const makeAccounts = Effect.gen(function* () {
     invite: Effect.fn("Accounts.invite")(function* (principal: Principal, input: { email: string; role: "admin" | "member" }, audit: AuditContext) {
       const code = newCrockfordCode(16)
       const expiresAt = new Date(Date.now() + INVITE_LIFETIME_MS).toISOString()
-      yield* Effect.orDie(store.createInvite({ code, orgUuid: principal.orgUuid, email: input.email, role: input.role, createdBy: principal.userUuid, expiresAt }))
+      yield* Effect.orDie(store.createInvite({ codeHash: inviteDigest(secrets, code), orgUuid: principal.orgUuid, email: input.email, role: input.role, createdBy: principal.userUuid, expiresAt }))
       yield* Effect.orDie(store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "invite.created", target: input.email, details: { role: input.role }, requestId: audit.requestId }))
       return { invite_code: code, email: input.email, role: input.role, expires_at: expiresAt }
     }),
@@ -242,13 +276,19 @@ export const makeAccounts = Effect.gen(function* () {
 
     listKeys: Effect.fn("Accounts.listKeys")(function* (principal: Principal, page: number, perPage: number) {
       const [rows, total] = yield* Effect.orDie(store.keys(principal.orgUuid, page, perPage))
-      return { data: rows.map(keyView), pagination: pagination(page, perPage, total) }
+      return { data: rows.map((row) => keyView(withPendingUse(row))), pagination: pagination(page, perPage, total) }
     }),
 
     revokeKey: Effect.fn("Accounts.revokeKey")(function* (principal: Principal, keyId: string, audit: AuditContext) {
+      const key = yield* Effect.orDie(store.keyInOrg(principal.orgUuid, keyId))
+      if (!key) return yield* Effect.fail(notFound("API key not found"))
+      // Otherwise any member could cut off the owner's and admins' integrations.
+      if (!isAdmin(principal) && key.user_uuid !== principal.userUuid) {
+        return yield* Effect.fail(forbidden("Members can revoke only keys they created"))
+      }
       const revoked = yield* Effect.orDie(store.revokeKey(principal.orgUuid, keyId))
       if (!revoked) return yield* Effect.fail(notFound("API key not found"))
-      yield* access.invalidate({ keyDigest: revoked.digest })
+      yield* access.invalidate({ keyDigest: revoked.digest, keyId: revoked.id })
       yield* Effect.orDie(store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "api_key.revoked", target: keyId, requestId: audit.requestId }))
       return { id: revoked.id, revoked_at: revoked.revoked_at }
     }),

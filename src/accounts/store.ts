@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql"
 import type { Role } from "../../protocol/auth.js"
 import { jsonb } from "../platform/db/index.js"
-import { count, iso, isoRequired, jsonValue, offset } from "../platform/sql.js"
+import { count, iso, isoRequired, jsonValue, offset, organizationTables } from "../platform/sql.js"
 
 export interface UserRow {
   readonly user_uuid: string
@@ -65,6 +65,7 @@ const toKey = (row: any): KeyRow => ({
 
 export const makeAccountsStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+
 
   const audit = (entry: {
     orgUuid: string | null
@@ -148,11 +149,12 @@ export const makeAccountsStore = Effect.gen(function* () {
         sql`UPDATE api_keys SET revoked_at = now() WHERE user_uuid = ${userUuid} AND revoked_at IS NULL`
       ]).pipe(Effect.asVoid),
 
+    /** Every row that names the organization, in every table, so a table added later cannot be forgotten. */
     deleteOrganization: (orgUuid: string) =>
-      Effect.all([
-        sql`DELETE FROM audit_log WHERE org_uuid = ${orgUuid}`,
-        sql`DELETE FROM organizations WHERE org_uuid = ${orgUuid}`
-      ]).pipe(Effect.asVoid),
+      Effect.gen(function* () {
+        for (const table of yield* organizationTables(sql)) yield* sql`DELETE FROM ${sql(table)} WHERE org_uuid = ${orgUuid}`
+        yield* sql`DELETE FROM organizations WHERE org_uuid = ${orgUuid}`
+      }),
 
     createKey: (key: {
       id: string
@@ -175,6 +177,9 @@ export const makeAccountsStore = Effect.gen(function* () {
         ),
         sql`SELECT count(*) AS n FROM api_keys WHERE org_uuid = ${orgUuid}`.pipe(Effect.map((rows: ReadonlyArray<any>) => count(rows[0]?.n)))
       ]),
+
+    keyInOrg: (orgUuid: string, keyId: string) =>
+      sql`SELECT * FROM api_keys WHERE org_uuid = ${orgUuid} AND id = ${keyId}`.pipe(Effect.map((rows) => (rows[0] ? toKey(rows[0]) : undefined))),
 
     revokeKey: (orgUuid: string, keyId: string) =>
       sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE org_uuid = ${orgUuid} AND id = ${keyId}
@@ -199,17 +204,28 @@ export const makeAccountsStore = Effect.gen(function* () {
               FROM (SELECT (e->>0) AS id, (e->>1)::timestamptz AS at FROM jsonb_array_elements(${jsonb(usage)}) AS e) AS u
               WHERE k.id = u.id`.pipe(Effect.asVoid),
 
-    createInvite: (invite: { code: string; orgUuid: string; email: string; role: Role; createdBy: string; expiresAt: string }) =>
-      sql`INSERT INTO invites (invite_code, org_uuid, email, role, created_by, expires_at)
-          VALUES (${invite.code}, ${invite.orgUuid}, ${invite.email}, ${invite.role}, ${invite.createdBy}, ${invite.expiresAt})`.pipe(Effect.asVoid),
+    createInvite: (invite: { codeHash: string; orgUuid: string; email: string; role: Role; createdBy: string; expiresAt: string }) =>
+      sql`INSERT INTO invites (code_hash, org_uuid, email, role, created_by, expires_at)
+          VALUES (${invite.codeHash}, ${invite.orgUuid}, ${invite.email}, ${invite.role}, ${invite.createdBy}, ${invite.expiresAt})`.pipe(Effect.asVoid),
 
     /** Marks an open invite accepted and returns it; undefined when unknown, used, expired or for another address. */
-    acceptInvite: (code: string, email: string) =>
+    acceptInvite: (codeHash: string, email: string) =>
       sql`UPDATE invites SET accepted_at = now()
-          WHERE invite_code = ${code} AND accepted_at IS NULL AND expires_at > now() AND lower(email) = lower(${email})
-          RETURNING org_uuid, role`.pipe(
-        Effect.map((rows: ReadonlyArray<any>) => (rows[0] ? { orgUuid: rows[0].org_uuid as string, role: rows[0].role as Role } : undefined))
-      )
+          WHERE code_hash = ${codeHash} AND accepted_at IS NULL AND expires_at > now() AND lower(email) = lower(${email})
+          RETURNING org_uuid, role, code_hash`.pipe(
+        Effect.map((rows: ReadonlyArray<any>) =>
+          rows[0] ? { orgUuid: rows[0].org_uuid as string, role: rows[0].role as Role, codeHash: rows[0].code_hash as string } : undefined
+        )
+      ),
+
+    /** Invites whose code is still stored in plain text (written before codes were hashed). */
+    plaintextInviteCodes: sql`SELECT invite_code FROM invites WHERE invite_code IS NOT NULL`.pipe(
+      Effect.map((rows: ReadonlyArray<any>) => rows.map((row) => row.invite_code as string))
+    ),
+
+    /** Replaces a stored plaintext code by its hash. */
+    sealInvite: (code: string, codeHash: string) =>
+      sql`UPDATE invites SET code_hash = ${codeHash}, invite_code = NULL WHERE invite_code = ${code}`.pipe(Effect.asVoid)
   }
 })
 

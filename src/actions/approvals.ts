@@ -1,8 +1,12 @@
 /**
- * Approval credentials: the short single-use code people type (stored only as
- * a digest) and the legacy HMAC-signed approve/deny tokens carried in URLs.
+ * Approval credentials (CONTRACT.md "Approval secrets reach approvers only").
+ *
+ * Each approver of a pending action holds a grant: a short single-use code
+ * people type, stored only as a keyed digest, and legacy approve/deny tokens
+ * that name the grant and are HMAC-signed, so nothing of them is stored at all.
+ * Both are bound to one action and one approver.
  */
-import { createHash, createHmac, timingSafeEqual } from "node:crypto"
+import { createHmac, timingSafeEqual } from "node:crypto"
 import { newCrockfordCode } from "../platform/ids.js"
 
 export const APPROVAL_CODE_LENGTH = 10
@@ -20,21 +24,24 @@ export const normalizeApprovalCode = (code: string): string =>
     .replace(/[IL]/g, "1")
     .replace(/O/g, "0")
 
-export const approvalCodeHash = (code: string): string =>
-  createHash("sha256").update(`approval-code:${normalizeApprovalCode(code)}`).digest("hex")
+/** Keyed digest of a code; the "code" label keeps it apart from token MACs made with the same key. */
+export const approvalCodeDigest = (key: Uint8Array, code: string): string =>
+  createHmac("sha256", key).update(`code\n${normalizeApprovalCode(code)}`).digest("hex")
 
 export type TokenDecision = "approve" | "deny"
 
-const tokenMac = (key: Uint8Array, actionUuid: string, decision: TokenDecision, expiresAtSeconds: number) =>
-  createHmac("sha256", key).update(`${decision}\n${actionUuid}\n${expiresAtSeconds}`).digest("base64url")
+const tokenMac = (key: Uint8Array, actionUuid: string, grantId: string, decision: TokenDecision, expiresAtSeconds: number) =>
+  createHmac("sha256", key).update(`${decision}\n${actionUuid}\n${grantId}\n${expiresAtSeconds}`).digest("base64url")
 
-/** `<expiry seconds>.<base64url HMAC>`; bound to one action, one decision and its expiry. */
-export const signApprovalToken = (key: Uint8Array, actionUuid: string, decision: TokenDecision, expiresAt: Date): string => {
+/** `<grant id>.<expiry seconds>.<base64url HMAC>`: one action, one approver, one decision, one expiry. */
+export const signApprovalToken = (key: Uint8Array, actionUuid: string, grantId: string, decision: TokenDecision, expiresAt: Date): string => {
   const seconds = Math.floor(expiresAt.getTime() / 1000)
-  return `${seconds}.${tokenMac(key, actionUuid, decision, seconds)}`
+  return `${grantId}.${seconds}.${tokenMac(key, actionUuid, grantId, decision, seconds)}`
 }
 
-export type TokenCheck = "valid" | "invalid" | "expired"
+export type TokenCheck =
+  | { readonly result: "invalid" }
+  | { readonly result: "valid" | "expired"; readonly grantId: string }
 
 export const checkApprovalToken = (
   key: Uint8Array,
@@ -43,14 +50,14 @@ export const checkApprovalToken = (
   token: string | undefined,
   now: Date = new Date()
 ): TokenCheck => {
-  if (token === undefined || token === "") return "invalid"
-  const match = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token)
-  if (match === null) return "invalid"
-  const seconds = Number(match[1])
-  const expected = Buffer.from(tokenMac(key, actionUuid, decision, seconds))
-  const given = Buffer.from(match[2]!)
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return "invalid"
-  return seconds * 1000 < now.getTime() ? "expired" : "valid"
+  const match = token === undefined ? null : /^(apg_[a-z0-9]{24})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token)
+  if (match === null) return { result: "invalid" }
+  const grantId = match[1]!
+  const seconds = Number(match[2])
+  const expected = Buffer.from(tokenMac(key, actionUuid, grantId, decision, seconds))
+  const given = Buffer.from(match[3]!)
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { result: "invalid" }
+  return { result: seconds * 1000 < now.getTime() ? "expired" : "valid", grantId }
 }
 
 /** Who may approve from the dashboard: admins and owners always; otherwise the action's list, or the org's default list. */
@@ -65,38 +72,43 @@ export const mayApprove = (
   return list.some((entry) => entry.toLowerCase() === email)
 }
 
-/** The `action.approval_requested` event data: where approvers act. */
-export interface ApprovalRequest {
-  readonly action_uuid: string
-  readonly action_type: string
-  readonly agent_id: string | null
-  readonly approval_url: string
-  readonly approval_code: string
-  readonly expires_at: string
-  readonly approve_url: string
-  readonly deny_url: string
-}
+const lowerUnique = (list: ReadonlyArray<string>) => [...new Set(list.map((email) => email.toLowerCase()))]
 
 /**
- * In-process observers of committed approval requests (an embedding process or
- * an end-to-end test running the server in process). Delivery to people goes
- * through the recorded event; observers only see what this process created.
+ * Addresses people vouched for: members and default approvers (set by people,
+ * never by an agent's key). Only they may receive approval codes: an agent
+ * naming its own address as approver would otherwise approve itself.
  */
-const approvalObservers = new Set<(request: ApprovalRequest & { readonly org_uuid: string }) => void>()
+export const vouchedAddresses = (defaults: ReadonlyArray<string>, members: ReadonlyArray<{ readonly email: string }>): ReadonlySet<string> =>
+  new Set(lowerUnique([...defaults, ...members.map((member) => member.email)]))
 
-export const observeApprovalRequests = (observer: (request: ApprovalRequest & { readonly org_uuid: string }) => void): (() => void) => {
-  approvalObservers.add(observer)
-  return () => {
-    approvalObservers.delete(observer)
-  }
+/** Who receives a personal code: the action's vouched approvers, else the default approvers, else the admins and owner. */
+export const codeRecipients = (
+  actionApprovers: ReadonlyArray<string> | null,
+  defaults: ReadonlyArray<string>,
+  members: ReadonlyArray<{ readonly email: string; readonly role: string }>
+): ReadonlyArray<string> => {
+  const vouched = vouchedAddresses(defaults, members)
+  const named = lowerUnique(actionApprovers ?? []).filter((email) => vouched.has(email))
+  if (named.length > 0) return named
+  if (defaults.length > 0) return lowerUnique(defaults)
+  return lowerUnique(members.filter((member) => member.role === "owner" || member.role === "admin").map((member) => member.email))
 }
 
-export const notifyApprovalObservers = (request: ApprovalRequest & { readonly org_uuid: string }): void => {
-  for (const observer of approvalObservers) {
-    try {
-      observer(request)
-    } catch {
-      // An observer's failure must never affect the request that created the approval.
-    }
-  }
-}
+/** The dashboard page of an action (needs sign-in): where every notification points. */
+export const reviewUrl = (baseUrl: string, actionUuid: string): string => `${baseUrl}/dashboard/actions/${actionUuid}`
+
+/** The notification item of a pending approval (list and live channel alike). */
+export const approvalNotificationItem = (
+  pending: { readonly action_uuid: string; readonly action_type: string; readonly agent_id: string | null; readonly created_at: string },
+  read: boolean
+) => ({
+  id: pending.action_uuid,
+  type: "action_approval" as const,
+  notification_key: `action:${pending.action_uuid}`,
+  title: `Approval needed: ${pending.action_type}`,
+  description: pending.agent_id ? `Agent ${pending.agent_id} requests ${pending.action_type}` : `An agent requests ${pending.action_type}`,
+  href: `/dashboard/actions/${pending.action_uuid}`,
+  created_at: pending.created_at,
+  read
+})

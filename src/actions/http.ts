@@ -3,7 +3,9 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Layer from "effect/Layer"
+import type { AuthorizeRequest } from "../../protocol/actions.js"
 import { GatewayApi } from "../../protocol/api.js"
+import { validationError } from "../../protocol/errors.js"
 import { requireJwt, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
 import { Actions } from "./service.js"
@@ -12,14 +14,27 @@ const requestId = Effect.gen(function* () {
   return requestIdOf(yield* HttpServerRequest)
 })
 
+/**
+ * The published SDK sends the key as an `Idempotency-Key` header: it counts as
+ * the body's `idempotency_key`; both present and different is a validation error.
+ */
+const withIdempotencyHeader = (payload: AuthorizeRequest, header: string | undefined) => {
+  if (header === undefined) return Effect.succeed(payload)
+  const inBody = payload.idempotency_key ?? undefined
+  if (inBody !== undefined && inBody !== header) {
+    return Effect.fail(validationError([{ path: "idempotency_key", message: "differs from the Idempotency-Key header" }]))
+  }
+  return Effect.succeed({ ...payload, idempotency_key: header })
+}
+
 export const ActionsHandlers = HttpApiBuilder.group(GatewayApi, "actions", (handlers) =>
   Effect.gen(function* () {
     const actions = yield* Actions
     return handlers
-      .handle("authorize", ({ payload }) =>
+      .handle("authorize", ({ headers, payload }) =>
         Effect.gen(function* () {
           const principal = yield* requireScope("actions:write")
-          return yield* actions.authorize(principal, payload)
+          return yield* actions.authorize(principal, yield* withIdempotencyHeader(payload, headers["idempotency-key"]))
         })
       )
       .handle("list", ({ query }) =>

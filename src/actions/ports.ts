@@ -42,3 +42,30 @@ export class ApprovalsPort extends Context.Service<
     ) => Effect.Effect<{ status: string; action_uuid: string; approver_email: string | null }, unknown>
   }
 >()("gateway/ApprovalsPort") {}
+
+/** One approver's personal credentials, as sent to that approver (and nowhere else). */
+export interface IssuedGrant {
+  readonly email: string
+  readonly code: string
+  /** `{BASE_URL}/approve/{code}`: the approval page. */
+  readonly approval_url: string
+  readonly approve_url: string
+  readonly deny_url: string
+  readonly expires_at: string
+}
+
+/**
+ * Personal approval credentials (CONTRACT.md "Approval secrets reach approvers
+ * only"). The e-mail channel is their only consumer: without it none exist.
+ */
+export class ApprovalGrants extends Context.Service<
+  ApprovalGrants,
+  {
+    /**
+     * New grants for each approver of a still-pending action who holds none
+     * yet; empty when the action is gone or resolved. The codes exist only in
+     * the answer: store them nowhere.
+     */
+    readonly issue: (orgUuid: string, actionUuid: string) => Effect.Effect<ReadonlyArray<IssuedGrant>>
+  }
+>()("gateway/ApprovalGrants") {}

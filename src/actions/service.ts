@@ -29,10 +29,10 @@ import { Secrets } from "../platform/secrets.js"
 import { EndpointGuard, OutputFiltering, PolicyDecisions } from "../policies/ports.js"
 import type { MintedReceipt } from "../receipts/ports.js"
 import { filterOutput } from "../scan/output-filter.js"
-import { approvalCodeHash, checkApprovalToken, mayApprove, newApprovalCode, notifyApprovalObservers, signApprovalToken, type TokenDecision } from "./approvals.js"
+import { approvalCodeDigest, approvalNotificationItem, checkApprovalToken, mayApprove, reviewUrl, type TokenDecision, vouchedAddresses } from "./approvals.js"
 import { IDEMPOTENCY_RETENTION_MS, requestDigest, type StoredAnswer } from "./idempotency.js"
 import { ApprovalsPort } from "./ports.js"
-import { type ActionRow, makeActionsStore } from "./store.js"
+import { type ActionRow, type GrantRow, makeActionsStore } from "./store.js"
 import { deniedByPolicyBody, pastDeadline } from "./transitions.js"
 
 export const sha256Text = (text: string): string => `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`
@@ -91,18 +91,31 @@ export const makeActions = Effect.gen(function* () {
         ...extra
       })
 
-    const announceNotification = (row: { org_uuid: string; action_uuid: string; action_type: string; agent_id: string | null; created_at: string }, state: "pending" | "resolved", status: string) =>
-      events.announce(row.org_uuid, "notifications", {
+    const announceNotification = (
+      row: { org_uuid: string; action_uuid: string; action_type: string; agent_id: string | null; created_at: string },
+      state: "pending" | "resolved",
+      status: string,
+      expiresAt: string | null = null
+    ) => {
+      const item = approvalNotificationItem(row, false)
+      return events.announce(row.org_uuid, "notifications", {
         type: state === "pending" ? "notification.created" : "notification.resolved",
-        id: row.action_uuid,
-        notification_type: "action_approval",
-        notification_key: `action:${row.action_uuid}`,
-        title: state === "pending" ? `Approval needed: ${row.action_type}` : `Resolved: ${row.action_type}`,
-        description: row.agent_id ? `Agent ${row.agent_id} requests ${row.action_type}` : `An agent requests ${row.action_type}`,
-        href: `/actions/${row.action_uuid}`,
+        ...(state === "pending" ? { event: "action.approval_requested" } : {}),
+        id: item.id,
+        notification_type: item.type,
+        notification_key: item.notification_key,
+        title: state === "pending" ? item.title : `Resolved: ${row.action_type}`,
+        description: item.description,
+        href: item.href,
+        action_uuid: row.action_uuid,
+        action_type: row.action_type,
+        agent_id: row.agent_id,
         status,
+        expires_at: expiresAt,
+        review_url: reviewUrl(config.baseUrl, row.action_uuid),
         created_at: row.created_at
       })
+    }
 
     /** Sends one terminal transition to the agent's actor; answers after its transaction committed. */
     const transition = (orgUuid: string, agentId: string | null, request: Parameters<typeof mailbox.transition>[2]) =>
@@ -119,6 +132,15 @@ export const makeActions = Effect.gen(function* () {
       answer.status === 201
         ? Effect.succeed(answer.body as any)
         : Effect.fail(forbidden(String(answer.body.message ?? "A policy denied this action"), String(answer.body.code ?? "POLICY_DENIED"), (answer.body.details ?? {}) as Record<string, unknown>))
+
+    /** Named approvers who will receive no code: neither members nor default approvers. */
+    const ignoredApprovers = (orgUuid: string, named: ReadonlyArray<string>) =>
+      die(
+        Effect.gen(function* () {
+          const vouched = vouchedAddresses(yield* store.defaultApprovers(orgUuid), yield* store.activeMembers(orgUuid))
+          return [...new Set(named.map((email) => email.toLowerCase()))].filter((email) => !vouched.has(email))
+        })
+      )
 
     /** Claims the idempotency key; undefined = go ahead, otherwise the answer to give. */
     const claim = (orgUuid: string, key: string, digest: string) =>
@@ -215,8 +237,13 @@ export const makeActions = Effect.gen(function* () {
           verdict.decision === "deny" ? "denied_by_policy" : verdict.decision === "require_approval" || input.require_approval === true ? "pending_approval" : "authorized"
 
         const pending = status === "pending_approval"
-        const code = pending ? newApprovalCode() : null
         const expiresAt = pending ? new Date(Date.now() + ttlMs) : null
+        if (pending && input.approvers && input.approvers.length > 0) {
+          const ignored = yield* ignoredApprovers(orgUuid, input.approvers)
+          if (ignored.length > 0) {
+            warnings.push(`approvers that are neither members nor default approvers of the organization receive no approval code: ${ignored.join(", ")}`)
+          }
+        }
         if (pending) {
           warnings.push(
             verdict.decision === "require_approval"
@@ -246,7 +273,6 @@ export const makeActions = Effect.gen(function* () {
           context: (input.context ?? null) as Record<string, unknown> | null,
           sdk: sdkEntries.length > 0 ? Object.fromEntries(sdkEntries) : null,
           warnings,
-          approval_code_hash: code === null ? null : approvalCodeHash(code),
           approval_expires_at: expiresAt?.toISOString() ?? null,
           created_at: createdAt
         } as const
@@ -270,24 +296,23 @@ export const makeActions = Effect.gen(function* () {
           created_at: createdAt,
           warnings: warnings.length > 0 ? warnings : null
         }
-        const approvalData =
-          code !== null && expiresAt !== null
+        // The event names the action and where to review it; approval secrets go to approvers by e-mail only.
+        const outbox = stampEvents([
+          expiresAt !== null
             ? {
-                action_uuid: actionUuid,
-                action_type: row.action_type,
-                agent_id: agentId,
-                approval_url: `${config.baseUrl}/approve/${code}`,
-                approval_code: code,
-                expires_at: expiresAt.toISOString(),
-                approve_url: `${config.baseUrl}/api/v1/actions/${actionUuid}/approve?token=${signApprovalToken(secrets.tokenKey, actionUuid, "approve", expiresAt)}`,
-                deny_url: `${config.baseUrl}/api/v1/actions/${actionUuid}/deny?token=${signApprovalToken(secrets.tokenKey, actionUuid, "deny", expiresAt)}`
+                orgUuid,
+                type: "action.approval_requested",
+                data: {
+                  action_uuid: actionUuid,
+                  action_type: row.action_type,
+                  agent_id: agentId,
+                  status,
+                  expires_at: expiresAt.toISOString(),
+                  review_url: reviewUrl(config.baseUrl, actionUuid)
+                }
               }
-            : null
-        const outbox = stampEvents(
-          approvalData !== null
-            ? [{ orgUuid, type: "action.approval_requested", data: approvalData }]
-            : [{ orgUuid, type: "action.authorized", data: { action_uuid: actionUuid, action_type: row.action_type, agent_id: agentId, policy_uuid: verdict.policy_uuid } }]
-        )
+            : { orgUuid, type: "action.authorized", data: { action_uuid: actionUuid, action_type: row.action_type, agent_id: agentId, policy_uuid: verdict.policy_uuid } }
+        ])
         // Action and outbox event are one atomic statement; only an idempotency key needs a transaction around it.
         const write = store.insertWithEvents(row, outbox)
         yield* die(
@@ -296,8 +321,7 @@ export const makeActions = Effect.gen(function* () {
             : sql.withTransaction(Effect.andThen(write, store.completeIdempotency(orgUuid, idempotencyKey, 201, answer)))
         )
         yield* announceStatus(row, status)
-        if (pending) yield* announceNotification(row, "pending", status)
-        if (approvalData !== null) notifyApprovalObservers({ ...approvalData, org_uuid: orgUuid })
+        if (pending) yield* announceNotification(row, "pending", status, row.approval_expires_at)
         return answer
       })
 
@@ -378,22 +402,12 @@ export const makeActions = Effect.gen(function* () {
     }
 
     /**
-     * Approves or denies a pending action. `consumeCode` marks the approval code
-     * used in the same transaction (single use).
+     * Approves or denies a pending action. A decision by code or token spends
+     * the approver's grant in the same transaction (single use).
      */
-    const decide = (
-      row: ActionRow,
-      decision: Decision,
-      by: string | null,
-      via: Via,
-      reason: string | null,
-      consumeCode: boolean
-    ) =>
+    const decide = (row: ActionRow, decision: Decision, by: string | null, via: Via, reason: string | null, grantId: string | null) =>
       Effect.gen(function* () {
         const at = new Date().toISOString()
-        const useCode = consumeCode
-          ? Effect.flatMap(store.markCodeUsed(row.action_uuid), (fresh) => (fresh ? Effect.void : Effect.fail(gone("CODE_EXPIRED", "This approval code was already used"))))
-          : Effect.void
         const resolved = (status: string) => conflict("ALREADY_RESOLVED", `Action is ${status}, no longer pending approval`, { status })
         if (decision === "approve") {
           yield* die(
@@ -401,8 +415,10 @@ export const makeActions = Effect.gen(function* () {
               Effect.gen(function* () {
                 const locked = yield* store.byId(row.org_uuid, row.action_uuid, true)
                 if (locked === undefined) return yield* Effect.fail(notFound("Action not found"))
-                if (locked.status !== "pending_approval" || pastDeadline(locked)) return yield* Effect.fail(consumeCode || via === "token" ? gone("CODE_EXPIRED", "This approval is no longer valid") : resolved(pastDeadline(locked) ? "denied_by_human" : locked.status))
-                yield* useCode
+                if (locked.status !== "pending_approval" || pastDeadline(locked)) {
+                  return yield* Effect.fail(grantId !== null ? gone("CODE_EXPIRED", "This approval is no longer valid") : resolved(pastDeadline(locked) ? "denied_by_human" : locked.status))
+                }
+                if (grantId !== null && !(yield* store.useGrant(grantId))) return yield* Effect.fail(gone("CODE_EXPIRED", "This approval credential was already used"))
                 yield* store.approve(row.action_uuid, by, via, at)
                 yield* record([
                   {
@@ -418,7 +434,7 @@ export const makeActions = Effect.gen(function* () {
           yield* announceNotification(row, "resolved", "approved")
           return { status: "approved", action_uuid: row.action_uuid, approver_email: by } satisfies Resolution
         }
-        yield* transition(row.org_uuid, row.agent_id, { _tag: "Deny", action_uuid: row.action_uuid, by, at, via, reason, consume_code: consumeCode })
+        yield* transition(row.org_uuid, row.agent_id, { _tag: "Deny", action_uuid: row.action_uuid, by, at, via, reason, grant_id: grantId })
         yield* announceStatus(row, "denied_by_human", { denied_by: by })
         yield* announceNotification(row, "resolved", "denied_by_human")
         return { status: "denied_by_human", action_uuid: row.action_uuid, approver_email: by } satisfies Resolution
@@ -427,20 +443,31 @@ export const makeActions = Effect.gen(function* () {
         Effect.tapError(() => expireOne({ orgUuid: row.org_uuid, agentId: row.agent_id, actionUuid: row.action_uuid }))
       )
 
-    const liveCodeRow = (code: string) =>
+    /** A grant's holder must still be someone the organization vouches for (a member who left is not). */
+    const stillVouched = (grant: GrantRow) =>
+      die(
+        Effect.gen(function* () {
+          const vouched = vouchedAddresses(yield* store.defaultApprovers(grant.org_uuid), yield* store.activeMembers(grant.org_uuid))
+          if (!vouched.has(grant.approver_email)) return yield* Effect.fail(forbidden("This approver is no longer an approver of the organization"))
+        })
+      )
+
+    /** The pending action a code grants a decision on, with the grant; fails as the code routes answer. */
+    const liveCode = (code: string) =>
       Effect.gen(function* () {
-        const row = yield* die(store.byCodeHash(approvalCodeHash(code)))
-        if (row === undefined) return yield* Effect.fail(notFound("Approval code not found"))
+        const grant = yield* die(store.grantByCodeDigest(approvalCodeDigest(secrets.tokenKey, code)))
+        const row = grant === undefined ? undefined : yield* die(store.byId(grant.org_uuid, grant.action_uuid))
+        if (grant === undefined || row === undefined) return yield* Effect.fail(notFound("Approval code not found"))
         const expired = pastDeadline(row)
         if (expired) yield* expireOne({ orgUuid: row.org_uuid, agentId: row.agent_id, actionUuid: row.action_uuid })
-        if (row.approval_code_used_at !== null || row.status !== "pending_approval" || expired) {
+        if (grant.used_at !== null || row.status !== "pending_approval" || expired) {
           return yield* Effect.fail(gone("CODE_EXPIRED", "This approval code was already used or has expired"))
         }
-        return row
+        return { grant, row }
       })
 
     const review = Effect.fn("Actions.review")(function* (code: string) {
-      const row = yield* liveCodeRow(code)
+      const { row } = yield* liveCode(code)
       let details: string | null = null
       if (row.details_sealed !== null) {
         details = yield* Effect.try({
@@ -461,25 +488,31 @@ export const makeActions = Effect.gen(function* () {
       }
     })
 
+    const auditDecision = (row: ActionRow, actor: string, decision: Decision, via: Via, requestId: string) =>
+      die(store.audit({ orgUuid: row.org_uuid, actor, event: `action.${decision === "approve" ? "approved" : "denied"}`, target: row.action_uuid, details: { via }, requestId }))
+
     const confirm = Effect.fn("Actions.confirm")(function* (code: string, decision: Decision, reason: string | null, requestId: string) {
-      const row = yield* liveCodeRow(code)
-      const result = yield* decide(row, decision, null, "code", decision === "deny" ? reason : null, true)
-      yield* die(store.audit({ orgUuid: row.org_uuid, actor: "approval-code", event: `action.${decision === "approve" ? "approved" : "denied"}`, target: row.action_uuid, details: { via: "code" }, requestId }))
+      const { grant, row } = yield* liveCode(code)
+      yield* stillVouched(grant)
+      const result = yield* decide(row, decision, grant.approver_email, "code", decision === "deny" ? reason : null, grant.grant_id)
+      yield* auditDecision(row, grant.approver_email, decision, "code", requestId)
       return result
     })
 
     const byToken = Effect.fn("Actions.byToken")(function* (actionUuid: string, decision: TokenDecision, token: string | undefined, reason: string | null, requestId: string) {
       const check = checkApprovalToken(secrets.tokenKey, actionUuid, decision, token)
-      if (check === "invalid") return yield* Effect.fail(forbidden("The approval token does not match this action"))
-      const row = yield* die(store.byIdAnyOrg(actionUuid))
-      if (row === undefined) return yield* Effect.fail(notFound("Action not found"))
+      if (check.result === "invalid") return yield* Effect.fail(forbidden("The approval token does not match this action"))
+      const grant = yield* die(store.grantById(check.grantId))
+      const row = grant === undefined ? undefined : yield* die(store.byId(grant.org_uuid, actionUuid))
+      if (grant === undefined || row === undefined) return yield* Effect.fail(notFound("Action not found"))
       if (row.status !== "pending_approval") return yield* Effect.fail(conflict("ALREADY_RESOLVED", `Action is ${row.status}, no longer pending approval`, { status: row.status }))
-      if (check === "expired" || pastDeadline(row)) {
+      if (check.result === "expired" || pastDeadline(row)) {
         yield* expireOne({ orgUuid: row.org_uuid, agentId: row.agent_id, actionUuid: row.action_uuid })
         return yield* Effect.fail(gone("CODE_EXPIRED", "The approval token has expired"))
       }
-      const result = yield* decide(row, decision, null, "token", decision === "deny" ? reason : null, false)
-      yield* die(store.audit({ orgUuid: row.org_uuid, actor: "approval-token", event: `action.${decision === "approve" ? "approved" : "denied"}`, target: row.action_uuid, details: { via: "token" }, requestId }))
+      yield* stillVouched(grant)
+      const result = yield* decide(row, decision, grant.approver_email, "token", decision === "deny" ? reason : null, grant.grant_id)
+      yield* auditDecision(row, grant.approver_email, decision, "token", requestId)
       return result
     })
 
@@ -495,8 +528,8 @@ export const makeActions = Effect.gen(function* () {
         yield* expireOne({ orgUuid: row.org_uuid, agentId: row.agent_id, actionUuid: row.action_uuid })
         return yield* Effect.fail(conflict("ALREADY_RESOLVED", "The approval expired", { status: "denied_by_human", reason: "expired" }))
       }
-      const result = yield* decide(row, decision, principal.email, "dashboard", null, false)
-      yield* die(store.audit({ orgUuid: row.org_uuid, actor: principal.email, event: `action.${decision === "approve" ? "approved" : "denied"}`, target: row.action_uuid, details: { via: "dashboard" }, requestId }))
+      const result = yield* decide(row, decision, principal.email, "dashboard", null, null)
+      yield* auditDecision(row, principal.email, decision, "dashboard", requestId)
       return result
     })
 

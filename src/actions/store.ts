@@ -33,7 +33,6 @@ export interface ActionRow extends ActionFields {
   readonly policy_uuid: string | null
   readonly require_approval: boolean
   readonly approvers: ReadonlyArray<string> | null
-  readonly approval_code_used_at: string | null
   readonly approval_expires_at: string | null
   readonly approved_by: string | null
   readonly approved_at: string | null
@@ -68,7 +67,6 @@ const toAction = (row: any): ActionRow => ({
   policy_uuid: row.policy_uuid ?? null,
   require_approval: Boolean(row.require_approval),
   approvers: jsonValue<ReadonlyArray<string> | null>(row.approvers, null),
-  approval_code_used_at: iso(row.approval_code_used_at),
   approval_expires_at: iso(row.approval_expires_at),
   approved_by: row.approved_by ?? null,
   approved_at: iso(row.approved_at),
@@ -92,7 +90,6 @@ export interface NewAction extends ActionFields {
   readonly context: Record<string, unknown> | null
   readonly sdk: Record<string, unknown> | null
   readonly warnings: ReadonlyArray<string>
-  readonly approval_code_hash: string | null
   readonly approval_expires_at: string | null
   readonly created_at: string
 }
@@ -111,6 +108,29 @@ export interface TerminalUpdate {
   readonly agent_sequence: number
 }
 
+/** A personal approval credential; the code itself is never stored. */
+export interface GrantRow {
+  readonly grant_id: string
+  readonly org_uuid: string
+  readonly action_uuid: string
+  readonly approver_email: string
+  readonly expires_at: string
+  readonly used_at: string | null
+}
+
+export interface NewGrant extends Omit<GrantRow, "used_at"> {
+  readonly code_digest: string
+}
+
+const toGrant = (row: any): GrantRow => ({
+  grant_id: row.grant_id,
+  org_uuid: row.org_uuid,
+  action_uuid: row.action_uuid,
+  approver_email: row.approver_email,
+  expires_at: isoRequired(row.expires_at),
+  used_at: iso(row.used_at)
+})
+
 export interface IdempotencyRecord {
   readonly request_hash: string
   readonly status_code: number | null
@@ -125,13 +145,13 @@ export const makeActionsStore = Effect.gen(function* () {
     sql`INSERT INTO actions (action_uuid, org_uuid, agent_id, agent_version, action_type, action_details_hash,
           instruction_hash, details_sealed, details_storage_key, model_id, model_version, parent_action_uuid,
           endpoint_url, status, policy_uuid, require_approval, approvers, context, sdk, warnings,
-          approval_code_hash, approval_expires_at, created_at, updated_at)
+          approval_expires_at, created_at, updated_at)
         VALUES (${a.action_uuid}, ${a.org_uuid}, ${a.agent_id}, ${a.agent_version}, ${a.action_type},
           ${a.action_details_hash}, ${a.instruction_hash}, ${a.details_sealed}, ${a.details_storage_key},
           ${a.model_id}, ${a.model_version}, ${a.parent_action_uuid}, ${a.endpoint_url}, ${a.status},
           ${a.policy_uuid}, ${a.require_approval}, ${a.approvers === null ? null : jsonb(a.approvers)},
           ${a.context === null ? null : jsonb(a.context)}, ${a.sdk === null ? null : jsonb(a.sdk)},
-          ${jsonb(a.warnings)}, ${a.approval_code_hash}, ${a.approval_expires_at}, ${a.created_at}, ${a.created_at})`
+          ${jsonb(a.warnings)}, ${a.approval_expires_at}, ${a.created_at}, ${a.created_at})`
 
   return {
     sql,
@@ -159,12 +179,35 @@ export const makeActionsStore = Effect.gen(function* () {
     byIdAnyOrg: (actionUuid: string) =>
       sql`SELECT * FROM actions WHERE action_uuid = ${actionUuid}`.pipe(Effect.map((rows) => (rows[0] ? toAction(rows[0]) : undefined))),
 
-    byCodeHash: (codeHash: string) =>
-      sql`SELECT * FROM actions WHERE approval_code_hash = ${codeHash}`.pipe(Effect.map((rows) => (rows[0] ? toAction(rows[0]) : undefined))),
+    /** The grant a code digest names, whatever its organization (the code is the credential). */
+    grantByCodeDigest: (digest: string) =>
+      sql`SELECT * FROM approval_grants WHERE code_digest = ${digest}`.pipe(Effect.map((rows) => (rows[0] ? toGrant(rows[0]) : undefined))),
 
-    markCodeUsed: (actionUuid: string) =>
-      sql`UPDATE actions SET approval_code_used_at = now() WHERE action_uuid = ${actionUuid} AND approval_code_used_at IS NULL
-          RETURNING action_uuid`.pipe(Effect.map((rows) => rows.length > 0)),
+    grantById: (grantId: string) =>
+      sql`SELECT * FROM approval_grants WHERE grant_id = ${grantId}`.pipe(Effect.map((rows) => (rows[0] ? toGrant(rows[0]) : undefined))),
+
+    /** Spends a grant; false when it was already spent. Call inside the decision's transaction. */
+    useGrant: (grantId: string) =>
+      sql`UPDATE approval_grants SET used_at = now() WHERE grant_id = ${grantId} AND used_at IS NULL RETURNING grant_id`.pipe(
+        Effect.map((rows) => rows.length > 0)
+      ),
+
+    /** Inserts grants; an approver who already holds one for the action keeps it. Returns the inserted ids. */
+    insertGrants: (grants: ReadonlyArray<NewGrant>) =>
+      grants.length === 0
+        ? Effect.succeed(new Set<string>())
+        : sql`INSERT INTO approval_grants (grant_id, org_uuid, action_uuid, approver_email, code_digest, expires_at)
+              SELECT grant_id, org_uuid, action_uuid, approver_email, code_digest, expires_at
+              FROM jsonb_to_recordset(${jsonb(grants)})
+                AS g(grant_id text, org_uuid text, action_uuid text, approver_email text, code_digest text, expires_at timestamptz)
+              ON CONFLICT (action_uuid, approver_email) DO NOTHING
+              RETURNING grant_id`.pipe(Effect.map((rows: ReadonlyArray<any>) => new Set(rows.map((row) => row.grant_id as string)))),
+
+    /** Active users of an organization, for choosing who may receive approval codes. */
+    activeMembers: (orgUuid: string) =>
+      sql`SELECT email, role FROM users WHERE org_uuid = ${orgUuid} AND deactivated_at IS NULL`.pipe(
+        Effect.map((rows: ReadonlyArray<any>) => rows.map((row) => ({ email: row.email as string, role: row.role as string })))
+      ),
 
     /** pending_approval → approved; false when the action was no longer pending. */
     approve: (actionUuid: string, by: string | null, via: string, at: string) =>

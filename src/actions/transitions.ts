@@ -163,15 +163,15 @@ export const makeTransitions = Effect.gen(function* () {
           Effect.gen(function* () {
             if (locked.status !== "pending_approval" || pastDeadline(locked)) {
               return yield* Effect.fail(
-                request.consume_code || via === "token"
+                request.grant_id !== null
                   ? gone("CODE_EXPIRED", "This approval is no longer valid")
                   : conflict("ALREADY_RESOLVED", `Action is ${pastDeadline(locked) ? "denied_by_human" : locked.status}, no longer pending approval`, {
                       status: pastDeadline(locked) ? "denied_by_human" : locked.status
                     })
               )
             }
-            if (request.consume_code && !(yield* store.markCodeUsed(locked.action_uuid))) {
-              return yield* Effect.fail(gone("CODE_EXPIRED", "This approval code was already used"))
+            if (request.grant_id !== null && !(yield* store.useGrant(request.grant_id))) {
+              return yield* Effect.fail(gone("CODE_EXPIRED", "This approval credential was already used"))
             }
             return {
               update: { status: "denied_by_human", approved_by: by, approved_at: at, approval_via: via, denial_reason: reason },

@@ -12,13 +12,14 @@ import { SqlClient } from "effect/sql"
 import nodemailer from "nodemailer"
 import { type Unprocessable, validationError } from "../../protocol/errors.js"
 import type { NotificationChannelsInput } from "../../protocol/notification-channels.js"
+import { ApprovalGrants } from "../actions/ports.js"
 import { Config } from "../config.js"
 import { jsonb } from "../platform/db/index.js"
 import { type OutboundPolicy, outbound, outboundPolicyFromEnv } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { jsonValue } from "../platform/sql.js"
 import { webhookUrlProblem } from "../webhooks/url.js"
-import { type ApprovalRequest, emailMessage, maskUrl, slackMessage, teamsMessage } from "./messages.js"
+import { type ApprovalRequest, approverEmail, maskUrl, noticeEmail, slackMessage, teamsMessage } from "./messages.js"
 
 export type ChannelName = "email" | "slack" | "teams"
 type Input = typeof NotificationChannelsInput.Type
@@ -61,6 +62,7 @@ export class ApprovalChannels extends Context.Service<
       const sql = yield* SqlClient.SqlClient
       const config = yield* Config
       const { envelope } = yield* Secrets
+      const grants = yield* ApprovalGrants
       const policy = policyOfConfig(config)
       const mailer = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : undefined
       const sender = config.smtpFrom || `approvals@${hostOf(config.baseUrl)}`
@@ -122,29 +124,33 @@ export class ApprovalChannels extends Context.Service<
           return yield* get(orgUuid)
         })
 
-      /** Explicit recipients, else the organization's default approvers, else its admins and owners. */
-      const recipientsOf = (orgUuid: string, configured: ReadonlyArray<string>) =>
-        Effect.gen(function* () {
-          if (configured.length > 0) return configured
-          const org = yield* sql<{ default_approvers: unknown }>`SELECT default_approvers FROM organizations WHERE org_uuid = ${orgUuid}`
-          const defaults = jsonValue<Array<string>>(org[0]?.default_approvers, [])
-          if (defaults.length > 0) return defaults
-          const admins = yield* sql<{ email: string }>`
-            SELECT email FROM users WHERE org_uuid = ${orgUuid} AND role IN ('owner', 'admin') AND deactivated_at IS NULL ORDER BY created_at`
-          return admins.map((row) => row.email)
-        })
+      const send = (to: string, message: { subject: string; text: string }) =>
+        Effect.tryPromise({
+          try: () => mailer!.sendMail({ from: sender, to, subject: message.subject, text: message.text }),
+          catch: (error) => new Error(`SMTP: ${(error as Error).message}`)
+        }).pipe(Effect.timeout(SMTP_TIMEOUT_MS))
 
+      /**
+       * Each approver gets a personal message with their own code and links
+       * (the only place those exist); configured recipients who are not
+       * approvers get a notice. Without a mail server no code is issued at all.
+       */
       const sendEmail = (request: ApprovalRequest, configured: ReadonlyArray<string>) =>
         Effect.gen(function* () {
           if (mailer === undefined) return { status: "skipped", detail: "SMTP_URL is not set" }
-          const to = yield* recipientsOf(request.orgUuid, configured)
-          if (to.length === 0) return { status: "skipped", detail: "no recipients" }
-          const message = emailMessage(request)
-          yield* Effect.tryPromise({
-            try: () => mailer.sendMail({ from: sender, to: [...to], subject: message.subject, text: message.text }),
-            catch: (error) => new Error(`SMTP: ${(error as Error).message}`)
-          }).pipe(Effect.timeout(SMTP_TIMEOUT_MS))
-          return { status: "sent", detail: `${to.length} recipient(s)` }
+          const issued = yield* grants.issue(request.orgUuid, request.actionUuid)
+          const approvers = new Set(issued.map((grant) => grant.email))
+          const notices = [...new Set(configured.map((email) => email.toLowerCase()))].filter((email) => !approvers.has(email))
+          if (issued.length + notices.length === 0) return { status: "skipped", detail: "no recipients" }
+          const sent = yield* Effect.forEach(
+            [...issued.map((grant) => send(grant.email, approverEmail(request, grant))), ...notices.map((email) => send(email, noticeEmail(request)))],
+            (job) => Effect.result(job),
+            { concurrency: 4 }
+          )
+          const failed = sent.filter((result) => result._tag === "Failure")
+          const detail = `${issued.length} approver(s), ${notices.length} notice(s)${failed.length > 0 ? `, ${failed.length} failed` : ""}`
+          if (failed.length === sent.length) return yield* Effect.fail(new Error(detail))
+          return { status: "sent", detail }
         })
 
       const sendChat = (url: string, body: unknown) =>

@@ -1,34 +1,33 @@
 /**
  * Per-request observability: one JSON log line and Prometheus counters per
- * request. Routes are normalized (ids replaced by `:id`) so metric labels stay
- * bounded whatever paths clients send.
+ * request, labelled by the route template the router matched (never the raw
+ * path), so series stay bounded by the route table whatever paths clients send.
  */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import { HttpServerRequest } from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { logLine } from "../platform/log.js"
 import { metrics } from "../platform/metrics.js"
+import type { RequestSource } from "./request.js"
 
-const idLike = /^(?:[a-z]{2,6}_[A-Za-z0-9]{6,}|[0-9a-f-]{16,}|\d+|[A-Z0-9]{10}|svc_live_.*|whsec_.*)$/
+/** The label of every request no route matched: router 404s and what the transport answers before routing. */
+export const UNMATCHED = "unmatched"
 
-const routes = new Map<string, string>()
-
-/** Memoized: the same paths recur; the cache is cleared when it grows past 10,000 paths. */
-export const normalizeRoute = (url: string): string => {
-  const q = url.indexOf("?")
-  const path = q === -1 ? url : url.slice(0, q)
-  const known = routes.get(path)
-  if (known !== undefined) return known
-  if (routes.size >= 10_000) routes.clear()
-  const route = normalizePath(path)
-  routes.set(path, route)
-  return route
-}
-
-const normalizePath = (path: string): string => {
-  const parts = path.split("/")
-  for (let i = 0; i < parts.length; i++) {
-    if (parts[i] && idLike.test(parts[i]!)) parts[i] = ":id"
-  }
-  return parts.length > 12 ? parts.slice(0, 12).join("/") + "/…" : parts.join("/")
-}
+/**
+ * Route middleware that copies the matched template (`/api/v1/actions/:action_uuid`)
+ * onto the request's source for the transport's log line and metrics. It wraps each
+ * route once at registration; per request it costs two context look-ups.
+ */
+export const RouteLabel = HttpRouter.middleware((effect) =>
+  Effect.withFiber((fiber) => {
+    const source = Context.getUnsafe(fiber.context, HttpServerRequest).source as RequestSource | undefined
+    if (source !== undefined && "requestId" in source) source.route = Context.getUnsafe(fiber.context, HttpRouter.RouteContext).route.path
+    return effect
+  })
+).layer
 
 const requests = metrics.counter("http_requests_total", "HTTP requests served, by method, route and status", ["method", "route", "status"])
 const latency = metrics.histogram(
@@ -38,16 +37,35 @@ const latency = metrics.histogram(
   [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 )
 
-export const recordRequest = (method: string, url: string, status: number, millis: number, requestId: string) => {
-  const route = normalizeRoute(url)
-  const statusText = String(status)
-  requests.inc([method, route, statusText])
-  latency.observe([method, route, statusText], millis / 1000)
-  logLine(status >= 500 ? "error" : "info", "request", {
-    request_id: requestId,
-    method,
+/** uWS refuses unknown methods today; should that change, they share one label rather than grow the series. */
+const methods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"])
+const methodLabel = (method: string) => (methods.has(method) ? method : "OTHER")
+
+/** `cause`: the rendered failure behind a 5xx, logged with the line (never the body or headers). */
+export const recordRequest = (source: RequestSource, status: number, millis: number, cause?: string) => {
+  const route = source.route ?? UNMATCHED
+  const labels = [methodLabel(source.method), route, String(status)]
+  requests.inc(labels)
+  latency.observe(labels, millis / 1000)
+  const fields: Record<string, unknown> = {
+    request_id: source.requestId,
+    method: source.method,
     route,
     status,
     latency_ms: Math.round(millis * 1000) / 1000
-  })
+  }
+  if (cause !== undefined) fields.cause = cause
+  logLine(status >= 500 ? "error" : "info", "request", fields)
+}
+
+/**
+ * What made a request fail, rendered with stacks: the responses the HTTP layer
+ * adds to a failed request's cause and interruptions (client gone, shutdown) are
+ * left out; undefined when nothing else is left.
+ */
+export const failureText = (cause: Cause.Cause<unknown>): string | undefined => {
+  const reasons = cause.reasons.filter(
+    (reason) => reason._tag !== "Interrupt" && !(reason._tag === "Die" && HttpServerResponse.isHttpServerResponse(reason.defect))
+  )
+  return reasons.length === 0 ? undefined : Cause.pretty(Cause.fromReasons(reasons))
 }

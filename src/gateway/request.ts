@@ -30,6 +30,10 @@ export interface RequestSource {
   readonly headers: Record<string, string>
   readonly remoteAddress: string | undefined
   body: Uint8Array
+  /** The body decoded as UTF-8, when the transport already decoded it (JSON and form bodies it screened). */
+  text?: string
+  /** The route template the router matched (set by `RouteLabel`); unset for unmatched requests. */
+  route?: string
   /** Headers the transport adds to whatever response is written (rate-limit state, set by middleware). */
   responseHeaders?: Record<string, string>
 }
@@ -89,7 +93,7 @@ export class UwsRequest extends Inspectable.Class implements Request.HttpServerR
   get text(): Effect.Effect<string, HttpServerError> {
     return Effect.suspend(() => {
       try {
-        return Effect.succeed(this.source.body.byteLength === 0 ? "" : utf8.decode(this.source.body))
+        return Effect.succeed(this.source.text ?? (this.source.body.byteLength === 0 ? "" : utf8.decode(this.source.body)))
       } catch (cause) {
         return Effect.fail(this.parseError("request body is not valid UTF-8", cause))
       }
@@ -160,6 +164,15 @@ export class UwsRequest extends Inspectable.Class implements Request.HttpServerR
 }
 
 export const emptyBody = empty
+
+/** The body as UTF-8 text, or undefined when it is not valid UTF-8. */
+export const decodeUtf8 = (body: Uint8Array): string | undefined => {
+  try {
+    return utf8.decode(body)
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * Adds headers to this request's eventual response, success or error, without

@@ -2,7 +2,8 @@
  * Effect's `HttpServer` service implemented on uWebSockets.js.
  *
  * One `app.any("/*")` route feeds every request to the Effect app: the body is
- * read with its cap enforced while it streams, then one fiber runs per request
+ * read with its cap and pace enforced while it streams (body-clock.ts), input no
+ * handler can store is refused (screen.ts), then one fiber runs per request
  * (interrupted by `res.onAborted`), and the response is written inside
  * `res.cork`. Native WebSocket routes are registered on the same app by the
  * sockets module through the `UwsApp` service.
@@ -22,9 +23,11 @@ import * as Layer from "effect/Layer"
 import * as NetAddress from "effect/net/NetAddress"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { BodyClock, UWS_PROGRESS_BYTES } from "./body-clock.js"
 import { openFileLimit } from "./limits.js"
-import { recordRequest } from "./observe.js"
-import { type RequestSource, UwsRequest } from "./request.js"
+import { failureText, recordRequest } from "./observe.js"
+import { decodeUtf8, type RequestSource, UwsRequest } from "./request.js"
+import { formIssues, jsonIssues, MAX_ISSUES, urlIssues, validationBody } from "./screen.js"
 import { type HttpResponse, loadUws, type TemplatedApp, type us_listen_socket } from "./uws.js"
 
 export interface UwsServerOptions {
@@ -33,6 +36,8 @@ export interface UwsServerOptions {
   readonly maxJsonBodyBytes: number
   readonly maxMultipartBodyBytes: number
   readonly bodyTimeoutMs: number
+  /** A body with less than 160 KB of progress in this window is 408 (below uWS's own 8–12 s cut; see body-clock.ts). */
+  readonly bodyIdleTimeoutMs: number
   /** 0 = derive from the open-file limit. */
   readonly maxConnections: number
   readonly shutdownGraceMs: number
@@ -85,11 +90,15 @@ interface Exchange {
   /** Set once the request no longer counts against the connection cap. */
   release: () => void
   fiber: Fiber.Fiber<void, never> | undefined
+  /** The request fiber has started and not yet exited. */
+  running: boolean
+  /** A 5xx written while the fiber ran: logged when the fiber exits, with its cause. */
+  failed: { readonly status: number; readonly millis: number } | undefined
   /** Wakes a streaming writer waiting for `onWritable`. */
   writable: (() => void) | undefined
 }
 
-const answerDirectly = (exchange: Exchange, status: number, body: string, close: boolean) => {
+const answerDirectly = (exchange: Exchange, status: number, body: string, close: boolean, cause?: string) => {
   if (exchange.aborted || exchange.done) return
   exchange.done = true
   exchange.release()
@@ -100,7 +109,35 @@ const answerDirectly = (exchange: Exchange, status: number, body: string, close:
       .writeHeader("x-request-id", exchange.source.requestId)
       .end(body, close)
   })
-  recordRequest(exchange.source.method, exchange.source.url, status, performance.now() - exchange.started, exchange.source.requestId)
+  recordRequest(exchange.source, status, performance.now() - exchange.started, cause)
+}
+
+/** Bodies the app reads as text: JSON (also when untyped, as HttpApi assumes) and forms. */
+const bodyKind = (contentType: string): "json" | "form" | undefined => {
+  const type = contentType.toLowerCase()
+  if (type === "" || type.includes("json")) return "json"
+  return type.startsWith("application/x-www-form-urlencoded") ? "form" : undefined
+}
+
+/**
+ * Refuses with 422 what no handler can store (see screen.ts) and returns false.
+ * A text body is decoded here once; the app reads the kept text.
+ */
+const screened = (exchange: Exchange, contentType: string | undefined): boolean => {
+  const source = exchange.source
+  let issues = urlIssues(source.url)
+  const kind = contentType === undefined ? undefined : bodyKind(contentType)
+  if (kind !== undefined) {
+    const text = decodeUtf8(source.body)
+    if (text !== undefined) {
+      source.text = text
+      const bodyIssues = kind === "json" ? jsonIssues(text) : formIssues(text)
+      if (bodyIssues !== undefined) issues = issues === undefined ? bodyIssues : [...issues, ...bodyIssues].slice(0, MAX_ISSUES)
+    }
+  }
+  if (issues === undefined) return true
+  answerDirectly(exchange, 422, validationBody(issues, source.requestId), false)
+  return false
 }
 
 const writeHead = (exchange: Exchange, response: HttpServerResponse.HttpServerResponse) => {
@@ -127,7 +164,10 @@ const writeHead = (exchange: Exchange, response: HttpServerResponse.HttpServerRe
 
 const finish = (exchange: Exchange, status: number) => {
   exchange.done = true
-  recordRequest(exchange.source.method, exchange.source.url, status, performance.now() - exchange.started, exchange.source.requestId)
+  const millis = performance.now() - exchange.started
+  // The cause of a 5xx is known only when the fiber exits (just after the response is written).
+  if (status >= 500 && exchange.running) exchange.failed = { status, millis }
+  else recordRequest(exchange.source, status, millis)
 }
 
 const writeResponse = (exchange: Exchange, response: HttpServerResponse.HttpServerResponse): Effect.Effect<void> => {
@@ -266,6 +306,8 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
       aborted: false,
       done: false,
       fiber: undefined,
+      running: false,
+      failed: undefined,
       writable: undefined,
       release: () => {
         if (released) return
@@ -277,11 +319,11 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
     source.exchange = exchange
     res.onAborted(() => {
       exchange.aborted = true
-      clearTimeout(timer)
+      clock?.stop()
       exchange.fiber?.interruptUnsafe()
       exchange.release()
     })
-    let timer: NodeJS.Timeout | undefined
+    let clock: BodyClock | undefined
     connections.open++
     inFlight.add(exchange)
     if (draining || handler === undefined) {
@@ -294,28 +336,39 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
     const cap = contentType.startsWith("multipart/form-data") ? options.maxMultipartBodyBytes : options.maxJsonBodyBytes
     const declared = headers["content-length"]
     const hasBody = (declared !== undefined && declared !== "0") || headers["transfer-encoding"] !== undefined
-    if (!hasBody) return handler(res, source, exchange)
+    if (!hasBody) {
+      if (screened(exchange, undefined)) handler(res, source, exchange)
+      return
+    }
     if (declared !== undefined && Number(declared) > cap) {
       return answerDirectly(exchange, 413, transportError("PAYLOAD_TOO_LARGE", `request body exceeds ${cap} bytes`, requestId), true)
     }
     const chunks: Uint8Array[] = []
     let received = 0
-    timer = setTimeout(() => {
-      answerDirectly(exchange, 408, transportError("REQUEST_TIMEOUT", "request body was not received in time", requestId), true)
-    }, options.bodyTimeoutMs)
+    const bodyClock = new BodyClock(options.bodyIdleTimeoutMs, options.bodyTimeoutMs, (reason) => {
+      const message =
+        reason === "total"
+          ? `request body was not complete within ${options.bodyTimeoutMs} ms`
+          : `request body stalled: less than ${UWS_PROGRESS_BYTES} bytes arrived in ${options.bodyIdleTimeoutMs} ms`
+      answerDirectly(exchange, 408, transportError("REQUEST_TIMEOUT", message, requestId), true)
+    })
+    clock = bodyClock
     res.onData((chunk, isLast) => {
       if (exchange.done || exchange.aborted) return
       received += chunk.byteLength
       if (received > cap) {
-        clearTimeout(timer)
+        bodyClock.stop()
         return answerDirectly(exchange, 413, transportError("PAYLOAD_TOO_LARGE", `request body exceeds ${cap} bytes`, requestId), true)
       }
       // uWS reuses the chunk's memory after this callback returns.
       chunks.push(new Uint8Array(chunk.slice(0)))
-      if (!isLast) return
-      clearTimeout(timer)
+      if (!isLast) {
+        bodyClock.add(chunk.byteLength)
+        return
+      }
+      bodyClock.stop()
       source.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
-      handler!(res, source, exchange)
+      if (screened(exchange, contentType)) handler!(res, source, exchange)
     })
   })
 
@@ -348,11 +401,16 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
         const context = yield* Effect.context<never>()
         handler = (_res, source, exchange) => {
           const request = new UwsRequest(source)
+          exchange.running = true
           const fiber = Effect.runForkWith(Context.add(context, HttpServerRequest, request))(handled)
           exchange.fiber = fiber
-          fiber.addObserver(() => {
-            if (!exchange.done && !exchange.aborted) {
-              answerDirectly(exchange, 500, transportError("INTERNAL_ERROR", "the request failed", source.requestId), false)
+          fiber.addObserver((exit) => {
+            exchange.running = false
+            // Rendered only for 5xx: 4xx answers fail the fiber too (a 404 is a failure), and rendering costs.
+            const cause = () => (exit._tag === "Failure" ? failureText(exit.cause) : undefined)
+            if (exchange.failed !== undefined) recordRequest(source, exchange.failed.status, exchange.failed.millis, cause())
+            else if (!exchange.done && !exchange.aborted) {
+              answerDirectly(exchange, 500, transportError("INTERNAL_ERROR", "the request failed", source.requestId), false, cause())
             }
             exchange.release()
           })

@@ -8,19 +8,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Principal } from "../../protocol/auth.js"
 import { NOTIFICATIONS_PER_TYPE, type NotificationItem } from "../../protocol/notifications.js"
-import { ApprovalsPort, type PendingApproval } from "../actions/ports.js"
+import { approvalNotificationItem } from "../actions/approvals.js"
+import { ApprovalsPort } from "../actions/ports.js"
 import { makeNotificationsStore } from "./store.js"
-
-export const approvalNotification = (pending: PendingApproval, read: boolean): NotificationItem => ({
-  id: pending.action_uuid,
-  type: "action_approval",
-  notification_key: `action:${pending.action_uuid}`,
-  title: `Approval needed: ${pending.action_type}`,
-  description: pending.agent_id ? `Agent ${pending.agent_id} requests ${pending.action_type}` : `An agent requests ${pending.action_type}`,
-  href: `/actions/${pending.action_uuid}`,
-  created_at: pending.created_at,
-  read
-})
 
 /** Newest first; items without a time go last. */
 const newestFirst = (a: NotificationItem, b: NotificationItem) => (b.created_at ?? "").localeCompare(a.created_at ?? "")
@@ -47,7 +37,7 @@ export class Notifications extends Context.Service<
             const rows = yield* approvals.pending(principal.orgUuid, NOTIFICATIONS_PER_TYPE)
             const keys = rows.map((row) => `action:${row.action_uuid}`)
             const read = principal.kind === "jwt" ? yield* Effect.orDie(store.readKeys(principal.userUuid, keys)) : new Set<string>()
-            const items = rows.map((row) => approvalNotification(row, read.has(`action:${row.action_uuid}`))).sort(newestFirst)
+            const items = rows.map((row): NotificationItem => approvalNotificationItem(row, read.has(`action:${row.action_uuid}`))).sort(newestFirst)
             return { items, total: items.length, unread_count: items.filter((item) => !item.read).length }
           }),
         // Only keys of items the organization currently has pending count, so foreign or made-up keys mark nothing.

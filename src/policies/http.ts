@@ -1,9 +1,9 @@
-/** Handlers of `/api/v1/policies*` (scopes policies:read / policies:write). */
+/** Handlers of `/api/v1/policies*` (scopes policies:read / policies:write; writes need owner or admin). */
 import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { requireScope } from "../access/guards.js"
+import { requireRole, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
 import { Policies } from "./service.js"
 
@@ -14,7 +14,8 @@ const auditContext = Effect.gen(function* () {
 export const PoliciesHttp = HttpApiBuilder.group(GatewayApi, "policies", (handlers) =>
   Effect.gen(function* () {
     const policies = yield* Policies
-    const write = requireScope("policies:write")
+    // Policies guard the whole organization: a member must not be able to switch them off (nor add one that blocks everyone).
+    const write = Effect.flatMap(requireScope("policies:write"), requireRole(["owner", "admin"], "changing policies"))
     const read = requireScope("policies:read")
     return handlers
       .handle("create", ({ payload }) =>

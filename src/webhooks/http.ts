@@ -2,7 +2,7 @@
 import * as Effect from "effect/Effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { requireScope } from "../access/guards.js"
+import { requireRole, requireScope } from "../access/guards.js"
 import { Webhooks } from "./service.js"
 
 export const WebhooksHttp = HttpApiBuilder.group(GatewayApi, "webhooks", (handlers) =>
@@ -14,7 +14,10 @@ export const WebhooksHttp = HttpApiBuilder.group(GatewayApi, "webhooks", (handle
       )
       .handle("list", () => Effect.flatMap(requireScope("webhooks:read"), (principal) => webhooks.list(principal.orgUuid)))
       .handle("remove", ({ params }) =>
-        Effect.flatMap(requireScope("webhooks:write"), (principal) => webhooks.remove(principal.orgUuid, params.webhook_id))
+        // Deleting an endpoint silences what the organization watches with it: owner or admin only.
+        Effect.flatMap(Effect.flatMap(requireScope("webhooks:write"), requireRole(["owner", "admin"], "deleting webhooks")), (principal) =>
+          webhooks.remove(principal.orgUuid, params.webhook_id)
+        )
       )
       .handle("deliveries", ({ params, query }) =>
         Effect.flatMap(requireScope("webhooks:read"), (principal) =>

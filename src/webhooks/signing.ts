@@ -20,12 +20,16 @@ export const standardSignature = (secret: string, id: string, timestampSeconds: 
 export const simpleSignature = (secret: string, body: string): string =>
   `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`
 
-/** Every header of one delivery attempt. */
-export const signedHeaders = (secret: string, deliveryId: string, timestampSeconds: number, body: string): Record<string, string> => ({
-  "content-type": "application/json",
-  "user-agent": "accountability-gateway-webhooks/1",
-  "webhook-id": deliveryId,
-  "webhook-timestamp": String(timestampSeconds),
-  "webhook-signature": standardSignature(secret, deliveryId, timestampSeconds, body),
-  "x-signature": simpleSignature(secret, body)
-})
+/** Every header of one delivery attempt; `X-Aira-Signature` repeats `X-Signature` for the published SDK's verifier. */
+export const signedHeaders = (secret: string, deliveryId: string, timestampSeconds: number, body: string): Record<string, string> => {
+  const simple = simpleSignature(secret, body)
+  return {
+    "content-type": "application/json",
+    "user-agent": "accountability-gateway-webhooks/1",
+    "webhook-id": deliveryId,
+    "webhook-timestamp": String(timestampSeconds),
+    "webhook-signature": standardSignature(secret, deliveryId, timestampSeconds, body),
+    "x-signature": simple,
+    "x-aira-signature": simple
+  }
+}

@@ -7,15 +7,13 @@
  * with the portable verifier.
  *
  * Storage: a fresh Postgres database when DATABASE_URL is set, otherwise
- * embedded PGlite on disk in a temporary DATA_DIR. PGlite writes its files
- * through the OS page cache, which a SIGKILL of the process does not lose,
- * so the same checks apply to it (it does not claim to survive power loss;
- * this test does not simulate that).
+ * the embedded default (its own PostgreSQL under a temporary DATA_DIR), so
+ * each kill also leaves a cluster for the next start to recover.
  *
  * Run it alone: `npx tsx test/crash/crash.ts` (CRASH_KILLS, CRASH_CLIENTS,
  * CRASH_AGENTS, CRASH_LIFE_MS tune it); `test/crash.test.ts` runs it small.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { canonicalJson, type Ed25519Jwk, payloadHash, verifyReceipt } from "../../protocol/verifier/index.js"
@@ -41,7 +39,7 @@ export interface CrashOptions {
 }
 
 export interface CrashReport {
-  readonly backend: "postgres" | "pglite"
+  readonly backend: "postgres" | "embedded"
   readonly kills: number
   /** Notarize calls answered 200 (the receipts that must survive). */
   readonly acknowledged: number
@@ -128,8 +126,10 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
   const log = options.log ?? (() => {})
   const started = performance.now()
 
-  const database: FreshDatabase | undefined = await freshDatabaseUrl()
+  const database: FreshDatabase | undefined = process.env.DATABASE_URL ? await freshDatabaseUrl() : undefined
   const dataDir = mkdtempSync(join(tmpdir(), "crash-test-"))
+  // mkdtemp makes it 0700; the embedded server may run as another user.
+  chmodSync(dataDir, 0o755)
   const env: Record<string, string> = {
     DATABASE_URL: database?.url ?? "",
     DATA_DIR: dataDir,
@@ -163,7 +163,7 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
     })
     if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${registered.text}`)
     const key: string = registered.body.api_key.key
-    log(`server up (${database ? "postgres" : "pglite"}), org registered`)
+    log(`server up (${database ? "postgres" : "embedded postgres"}), org registered`)
 
     let stopping = false
     let counter = 0
@@ -299,7 +299,7 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
     }
 
     return {
-      backend: database ? "postgres" : "pglite",
+      backend: database ? "postgres" : "embedded",
       kills,
       acknowledged: acknowledged.length,
       documentsRecorded: acknowledged.filter((ack) => ack.document !== undefined).length,

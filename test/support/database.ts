@@ -1,8 +1,11 @@
 /**
- * A throwaway Postgres database per test file, on the server of
- * process.env.DATABASE_URL, so parallel test files never share tables.
+ * A throwaway Postgres database per test file, on the server of DATABASE_URL,
+ * or else of the run's embedded PostgreSQL (test/support/global-setup.ts), so
+ * parallel test files never share tables.
  */
 import { randomBytes } from "node:crypto"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -14,6 +17,16 @@ export interface FreshDatabase {
   readonly drop: () => Promise<void>
 }
 
+/** DATA_DIR of servers that get a DATABASE_URL and a MASTER_KEY: nothing is ever written there. */
+export const UNUSED_DATA_DIR = join(tmpdir(), "gateway-test-unused")
+
+/** The server the tests create their databases on. */
+export const databaseServerUrl = (): string => {
+  const url = process.env.DATABASE_URL || process.env.TEST_DATABASE_SERVER_URL
+  if (!url) throw new Error("no database server: set DATABASE_URL, or run under vitest (its global setup starts one)")
+  return url
+}
+
 /** Runs one statement on the admin database of `serverUrl` over a short-lived connection. */
 const runAdmin = (serverUrl: string, statement: string): Promise<void> =>
   Effect.runPromise(
@@ -23,11 +36,7 @@ const runAdmin = (serverUrl: string, statement: string): Promise<void> =>
     }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 })))
   )
 
-/** `undefined` when DATABASE_URL is unset (the tests then run on PGlite only). */
-export const freshDatabaseUrl = async (
-  serverUrl: string | undefined = process.env.DATABASE_URL
-): Promise<FreshDatabase | undefined> => {
-  if (!serverUrl) return undefined
+export const freshDatabaseUrl = async (serverUrl: string = databaseServerUrl()): Promise<FreshDatabase> => {
   const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
   // Identifiers are generated here ([a-z0-9_] only), so inlining them is safe.
   await runAdmin(serverUrl, `CREATE DATABASE ${name}`)

@@ -1,8 +1,8 @@
 /**
  * Boots the real server (uWS, HttpApi, all services) in this process on a free
- * port: against a fresh Postgres database and the shared Redis when
- * DATABASE_URL / REDIS_URL are set, otherwise on in-memory PGlite and the
- * in-process stand-ins.
+ * port, against a fresh database (on DATABASE_URL's server, else the run's
+ * embedded PostgreSQL), and the shared Redis when REDIS_URL is set, otherwise
+ * the in-process stand-ins.
  */
 import { createServer } from "node:net"
 import type * as Context from "effect/Context"
@@ -12,9 +12,8 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { appLayer } from "../../src/app.js"
 import { type AppConfig, loadConfig } from "../../src/config.js"
-import { MEMORY_DATA_DIR } from "../../src/platform/db/index.js"
 import { setLogLevel } from "../../src/platform/log.js"
-import { freshDatabaseUrl } from "./database.js"
+import { freshDatabaseUrl, UNUSED_DATA_DIR } from "./database.js"
 
 export interface TestServer {
   readonly url: string
@@ -33,8 +32,6 @@ export const freePort = (): Promise<number> =>
     })
   })
 
-export const usingRealServices = () => Boolean(process.env.DATABASE_URL)
-
 export const startServer = async (env: Record<string, string | undefined> = {}): Promise<TestServer> => {
   setLogLevel((process.env.TEST_LOG_LEVEL as any) ?? "silent")
   const port = await freePort()
@@ -45,7 +42,7 @@ export const startServer = async (env: Record<string, string | undefined> = {}):
     HOST: "127.0.0.1",
     // vitest sets BASE_URL to "/" (Vite's base path); the gateway's is its own address.
     BASE_URL: `http://127.0.0.1:${port}`,
-    DATA_DIR: MEMORY_DATA_DIR,
+    DATA_DIR: UNUSED_DATA_DIR,
     MASTER_KEY: "0000000000000000000000000000000000000000000000000000000000000001",
     RATE_LIMIT_PER_MINUTE: "100000",
     ADMIN_KEY: "test-admin-key",

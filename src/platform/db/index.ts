@@ -1,8 +1,9 @@
 /**
- * The database: Postgres through `@effect/sql-pg` when DATABASE_URL is set,
- * otherwise embedded PGlite under DATA_DIR/pglite. Either way the layer
- * checks the database answers, runs the migrations, and provides `SqlClient`
- * plus a small `Database` service (which backend, and a health ping).
+ * The database: PostgreSQL through `@effect/sql-pg`, at DATABASE_URL when it
+ * is set, otherwise a PostgreSQL the service runs itself under DATA_DIR/pg
+ * (embedded/). Either way the layer checks the database answers, runs the
+ * migrations, and provides `SqlClient` plus a small `Database` service (which
+ * backend, and a health ping).
  */
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
@@ -10,24 +11,24 @@ import { Context, Effect, Layer, Redacted } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { ConnectionError, SqlError, UnknownError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
+import { logLine } from "../log.js"
+import { startEmbeddedPostgres } from "./embedded/index.js"
 import { migrations } from "./migrations/index.js"
-import { MEMORY_DATA_DIR, pgliteLayer } from "./pglite.js"
-
-export { MEMORY_DATA_DIR } from "./pglite.js"
 
 export interface DatabaseConfig {
-  /** DATABASE_URL; unset means embedded PGlite. */
+  /** DATABASE_URL; unset means the embedded PostgreSQL. */
   readonly url?: string | undefined
-  /** DATA_DIR; PGlite keeps its files in `<dataDir>/pglite`. "memory://" = in memory (tests). */
+  /** DATA_DIR; the embedded PostgreSQL keeps its files in `<dataDir>/pg`. */
   readonly dataDir: string
-  /** Postgres pool size (default 10); PGlite always has one connection. */
+  /** Pool size (default 10). */
   readonly maxConnections?: number | undefined
   /** CI=true: said in the error when DATABASE_URL is unreachable (there is never a fallback). */
   readonly ci?: boolean | undefined
 }
 
 export interface DatabaseInfo {
-  readonly kind: "postgres" | "pglite"
+  /** "embedded": the PostgreSQL this process started under DATA_DIR/pg. */
+  readonly kind: "postgres" | "embedded"
   readonly ping: Effect.Effect<void, SqlError>
 }
 
@@ -45,13 +46,20 @@ export const MIGRATION_LOCK_KEY = 7_305_941_022
  * time waits, then finds nothing left to do (the lock is released by COMMIT or
  * ROLLBACK, also when the process dies).
  */
-export const runMigrations: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, SqlError, SqlClient.SqlClient> =
+export const runMigrations: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, SqlError, SqlClient.SqlClient> = Effect.suspend(() =>
+  runMigrationsOf(migrations)
+)
+
+/** `runMigrations` over a given set (tests of an upgrade run the older ones first). */
+export const runMigrationsOf = (
+  record: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
+): Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const run = Effect.andThen(
       // pg_advisory_xact_lock returns void, which the drivers cannot decode: select a constant.
       sql.unsafe(`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})) AS lock`),
-      migrator({ loader: Migrator.fromRecord(migrations) })
+      migrator({ loader: Migrator.fromRecord(record) })
     )
     return yield* sql.withTransaction(run)
   }).pipe(
@@ -78,8 +86,54 @@ export const describePostgresUrl = (url: string): string => {
   }
 }
 
-export const pgliteDirectory = (dataDir: string): string =>
-  dataDir === MEMORY_DATA_DIR ? MEMORY_DATA_DIR : join(dataDir, "pglite")
+/** The bare client of a DatabaseConfig: connected lazily, nothing migrated (tests of migrations). */
+export const databaseClientLayer = (config: DatabaseConfig): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  config.url ? postgresClientLayer(config.url, config.maxConnections) : embeddedClientLayer(config)
+
+const embeddedDirectory = (dataDir: string): string => join(dataDir, "pg")
+
+/** Started before the pool and stopped after it (same layer scope, reverse order). */
+const embeddedClientLayer = (config: DatabaseConfig) =>
+  Layer.unwrap(
+    Effect.map(
+      Effect.acquireRelease(startEmbedded(embeddedDirectory(config.dataDir)), (cluster) => Effect.promise(() => cluster.stop())),
+      (cluster) => postgresClientLayer(cluster.url, config.maxConnections)
+    )
+  )
+
+const startEmbedded = (directory: string) =>
+  Effect.tryPromise({
+    try: () =>
+      startEmbeddedPostgres({
+        directory,
+        onUnexpectedExit: (code, signal) =>
+          logLine("error", "embedded postgres exited", { directory, code, signal, log: join(directory, "postgres.log") })
+      }),
+    catch: (cause) =>
+      new SqlError({
+        reason: new ConnectionError({
+          cause,
+          operation: "connect",
+          message: `Embedded PostgreSQL in ${directory} could not start: ${cause instanceof Error ? cause.message : String(cause)}`
+        })
+      })
+  }).pipe(
+    Effect.tap((cluster) =>
+      Effect.sync(() =>
+        logLine("info", "embedded postgres ready", {
+          directory: cluster.directory,
+          user: cluster.user.name,
+          uid: cluster.user.uid,
+          port: cluster.port,
+          pid: cluster.pid,
+          initdb_ms: cluster.initMs,
+          start_ms: cluster.startMs,
+          stopped_orphan: cluster.stoppedOrphan,
+          log: cluster.logFile
+        })
+      )
+    )
+  )
 
 const postgresClientLayer = (url: string, maxConnections: number | undefined) =>
   PgClient.layer({
@@ -99,8 +153,8 @@ const unreachable = (config: DatabaseConfig & { url: string }) => (error: SqlErr
         `DATABASE_URL is set but Postgres at ${describePostgresUrl(config.url)} cannot be used: ` +
         `${error.reason.message}${causeText(error)}. ` +
         (config.ci
-          ? "CI=true: not falling back to embedded PGlite."
-          : "Start that database, or unset DATABASE_URL to use the embedded PGlite store.")
+          ? "CI=true: not falling back to the embedded PostgreSQL."
+          : "Start that database, or unset DATABASE_URL to use the embedded PostgreSQL under DATA_DIR.")
     })
   })
 
@@ -115,10 +169,8 @@ const causeText = (error: SqlError): string => {
  */
 export const databaseLayer = (config: DatabaseConfig): Layer.Layer<SqlClient.SqlClient | Database, SqlError> => {
   const url = config.url
-  const kind: DatabaseInfo["kind"] = url ? "postgres" : "pglite"
-  const client: Layer.Layer<SqlClient.SqlClient, SqlError> = url
-    ? postgresClientLayer(url, config.maxConnections)
-    : pgliteLayer({ dataDir: pgliteDirectory(config.dataDir) })
+  const kind: DatabaseInfo["kind"] = url ? "postgres" : "embedded"
+  const client = databaseClientLayer(config)
 
   const ready = Layer.effect(Database)(
     Effect.gen(function* () {

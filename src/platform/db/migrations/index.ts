@@ -12,6 +12,8 @@ import actions from "./0004_actions.js"
 import policies from "./0005_policies.js"
 import webhooks from "./0006_webhooks.js"
 import notifications from "./0007_notifications.js"
+import approvalGrants from "./0008_approval_grants.js"
+import inviteCodeHash from "./0009_invite_code_hash.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -20,5 +22,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0004_actions": actions,
   "0005_policies": policies,
   "0006_webhooks": webhooks,
-  "0007_notifications": notifications
+  "0007_notifications": notifications,
+  "0008_approval_grants": approvalGrants,
+  "0009_invite_code_hash": inviteCodeHash
 }
