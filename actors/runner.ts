@@ -20,7 +20,7 @@ import * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { agentWorkLayer } from "../src/actions/transitions.js"
-import type { AppConfig } from "../src/config.js"
+import type { AppConfig } from "../src/platform/config.js"
 import { AgentMailbox, agentActorLayer } from "./agent.js"
 import { orgActorsLayer } from "./org.js"
 

@@ -9,8 +9,8 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import { appLayer } from "./app.js"
-import { loadConfig } from "./config.js"
 import { loadedUwsBinary } from "./gateway/uws.js"
+import { loadConfig } from "./platform/config.js"
 import { logLine, setLogLevel } from "./platform/log.js"
 
 const config = loadConfig()

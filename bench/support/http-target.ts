@@ -6,8 +6,8 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { appLayer } from "../../src/app.js"
-import { loadConfig } from "../../src/config.js"
 import { loadUws } from "../../src/gateway/uws.js"
+import { loadConfig } from "../../src/platform/config.js"
 import { setLogLevel } from "../../src/platform/log.js"
 
 const [mode, portText] = process.argv.slice(2)

@@ -5,49 +5,15 @@
  * HMAC-SHA256 under a server pepper; JWTs are EdDSA. Both secrets are derived
  * from the master key, so every gateway process sharing `MASTER_KEY` agrees.
  */
-import { createHash, createPrivateKey, createPublicKey, hkdfSync, type KeyObject, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
+import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 import bs58 from "bs58"
 import { jwtVerify, SignJWT } from "jose"
 import type { Role } from "../../protocol/auth.js"
 import { hmacSha256Hex } from "../platform/hmac.js"
+import type { ServerSecrets } from "../platform/secrets.js"
 
 export const KEY_PREFIX = "svc_live_"
 export const JWT_LIFETIME_SECONDS = 86_400
-
-export interface ServerSecrets {
-  readonly pepper: Buffer
-  /** Keys invite-code hashes; distinct from `pepper`, so an invite hash never equals a key digest. */
-  readonly invitePepper: Buffer
-  readonly jwtPrivateKey: KeyObject
-  readonly jwtPublicKey: KeyObject
-  /** `iss` of every JWT: the same on every node sharing MASTER_KEY, whatever their BASE_URL. */
-  readonly jwtIssuer: string
-  /** Signs legacy approve/deny tokens. */
-  readonly tokenKey: Buffer
-}
-
-const derive = (master: Uint8Array, label: string, length = 32): Buffer =>
-  Buffer.from(hkdfSync("sha256", master, Buffer.alloc(0), `agent-gateway/${label}`, length))
-
-/** PKCS#8 wrapper of a raw Ed25519 seed (RFC 8410). */
-const ed25519Pkcs8 = (seed: Buffer): Buffer => Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), seed])
-
-/** Names the signing key, not a node: a fixed prefix and a digest of the public key. */
-const issuerOf = (publicKey: KeyObject): string =>
-  `urn:agent-gateway:jwt:${createHash("sha256").update(publicKey.export({ format: "der", type: "spki" })).digest("hex").slice(0, 32)}`
-
-export const deriveServerSecrets = (masterKey: Uint8Array): ServerSecrets => {
-  const jwtPrivateKey = createPrivateKey({ key: ed25519Pkcs8(derive(masterKey, "jwt-ed25519")), format: "der", type: "pkcs8" })
-  const jwtPublicKey = createPublicKey(jwtPrivateKey)
-  return {
-    pepper: derive(masterKey, "api-key-pepper"),
-    invitePepper: derive(masterKey, "invite-code-pepper"),
-    jwtPrivateKey,
-    jwtPublicKey,
-    jwtIssuer: issuerOf(jwtPublicKey),
-    tokenKey: derive(masterKey, "approval-token")
-  }
-}
 
 export const generateApiKey = (): { key: string; prefix: string } => {
   const key = KEY_PREFIX + bs58.encode(randomBytes(32))

@@ -21,7 +21,7 @@ import {
 } from "../access/credentials.js"
 import { isAdmin } from "../access/guards.js"
 import { Access } from "../access/service.js"
-import { Config } from "../config.js"
+import { Config } from "../platform/config.js"
 import { newCrockfordCode, newId, newUuid } from "../platform/ids.js"
 import { Secrets } from "../platform/secrets.js"
 import { isUniqueViolation } from "../platform/sql.js"

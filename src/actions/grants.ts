@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { Config } from "../config.js"
+import { Config } from "../platform/config.js"
 import { newId } from "../platform/ids.js"
 import { Secrets } from "../platform/secrets.js"
 import { approvalCodeDigest, codeRecipients, newApprovalCode, signApprovalToken } from "./approvals.js"

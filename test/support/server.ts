@@ -11,7 +11,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { appLayer } from "../../src/app.js"
-import { type AppConfig, loadConfig } from "../../src/config.js"
+import { type AppConfig, loadConfig } from "../../src/platform/config.js"
 import { setLogLevel } from "../../src/platform/log.js"
 import { freshDatabaseUrl, UNUSED_DATA_DIR } from "./database.js"
 
