@@ -6,6 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { AdminKey, Authenticated, PublicRoute } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
+import { Conflict, Forbidden, NotFound, Unauthorized } from "./errors.js"
 
 export const Roles = ["owner", "admin", "member"] as const
 export const Plans = ["starter", "pro", "business", "enterprise", "self_hosted"] as const
@@ -72,11 +73,11 @@ export const Member = Schema.Struct({
 
 export class AuthGroup extends HttpApiGroup.make("auth")
   .add(
-    HttpApiEndpoint.post("register", "/api/v1/auth/register", {
+    HttpApiEndpoint.post("register", "/api/v1/auth/register", { error: [NotFound, Conflict],
       payload: RegisterRequest,
       success: RegisterResponse.pipe(HttpApiSchema.status(201))
     }).middleware(PublicRoute),
-    HttpApiEndpoint.post("login", "/api/v1/auth/login", {
+    HttpApiEndpoint.post("login", "/api/v1/auth/login", { error: Unauthorized,
       payload: Schema.Struct({ email: Schema.String, password: Schema.String }),
       success: LoginResponse
     }).middleware(PublicRoute),
@@ -91,10 +92,10 @@ export class AuthGroup extends HttpApiGroup.make("auth")
         key_id: Schema.NullOr(Schema.String)
       })
     }).middleware(Authenticated),
-    HttpApiEndpoint.post("leaveOrg", "/api/v1/auth/leave-org", {
+    HttpApiEndpoint.post("leaveOrg", "/api/v1/auth/leave-org", { error: Conflict,
       success: Schema.Struct({ left: Schema.Boolean, user_uuid: Schema.String, org_uuid: Schema.String })
     }).middleware(Authenticated),
-    HttpApiEndpoint.delete("deleteAccount", "/api/v1/auth/account", {
+    HttpApiEndpoint.delete("deleteAccount", "/api/v1/auth/account", { error: Forbidden,
       success: Schema.Struct({ deleted: Schema.Boolean, org_uuid: Schema.String })
     }).middleware(Authenticated)
   )
@@ -108,7 +109,7 @@ export class AuthGroup extends HttpApiGroup.make("auth")
 
 export class TeamGroup extends HttpApiGroup.make("team")
   .add(
-    HttpApiEndpoint.post("invite", "/api/v1/team/invites", {
+    HttpApiEndpoint.post("invite", "/api/v1/team/invites", { error: Forbidden,
       payload: Schema.Struct({ email: Email, role: Schema.Literals(["admin", "member"]) }),
       success: Schema.Struct({
         invite_code: Schema.String,
@@ -117,23 +118,23 @@ export class TeamGroup extends HttpApiGroup.make("team")
         expires_at: Timestamp
       }).pipe(HttpApiSchema.status(201))
     }),
-    HttpApiEndpoint.get("members", "/api/v1/team/members", {
+    HttpApiEndpoint.get("members", "/api/v1/team/members", { error: Forbidden,
       query: PageQuery,
       success: Schema.Struct({ data: Schema.Array(Member), members: Schema.Array(Member), pagination: Pagination })
     }),
-    HttpApiEndpoint.get("defaultApprovers", "/api/v1/team/default-approvers", {
+    HttpApiEndpoint.get("defaultApprovers", "/api/v1/team/default-approvers", { error: Forbidden,
       success: Schema.Struct({ emails: Schema.Array(Schema.String), default_approvers: Schema.Array(Schema.String) })
     }),
-    HttpApiEndpoint.put("setDefaultApprovers", "/api/v1/team/default-approvers", {
+    HttpApiEndpoint.put("setDefaultApprovers", "/api/v1/team/default-approvers", { error: Forbidden,
       payload: Schema.Struct({ emails: Schema.Array(Email).check(Schema.isMaxLength(100)) }),
       success: Schema.Struct({ emails: Schema.Array(Schema.String), default_approvers: Schema.Array(Schema.String) })
     }),
-    HttpApiEndpoint.patch("setRole", "/api/v1/team/members/:user_uuid", {
+    HttpApiEndpoint.patch("setRole", "/api/v1/team/members/:user_uuid", { error: [Forbidden, NotFound, Conflict],
       params: { user_uuid: Schema.String },
       payload: Schema.Struct({ role: Schema.Literals(["admin", "member"]) }),
       success: Member
     }),
-    HttpApiEndpoint.post("transferOwnership", "/api/v1/team/transfer-ownership", {
+    HttpApiEndpoint.post("transferOwnership", "/api/v1/team/transfer-ownership", { error: [Forbidden, NotFound],
       payload: Schema.Struct({ target_user_id: Schema.String }),
       success: Schema.Struct({ org_uuid: Schema.String, previous_owner: Schema.String, new_owner: Schema.String })
     })
@@ -144,7 +145,7 @@ export class TeamGroup extends HttpApiGroup.make("team")
 
 export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .add(
-    HttpApiEndpoint.post("create", "/api/v1/api-keys", {
+    HttpApiEndpoint.post("create", "/api/v1/api-keys", { error: Forbidden,
       payload: Schema.Struct({
         name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100)),
         scopes: Schema.optionalKey(Schema.Array(Scope).check(Schema.isMinLength(1), Schema.isMaxLength(50))),
@@ -152,11 +153,11 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
       }),
       success: CreatedKey.pipe(HttpApiSchema.status(201))
     }),
-    HttpApiEndpoint.get("list", "/api/v1/api-keys", {
+    HttpApiEndpoint.get("list", "/api/v1/api-keys", { error: Forbidden,
       query: PageQuery,
       success: Schema.Struct({ data: Schema.Array(KeyInfo), pagination: Pagination })
     }),
-    HttpApiEndpoint.delete("revoke", "/api/v1/api-keys/:key_id", {
+    HttpApiEndpoint.delete("revoke", "/api/v1/api-keys/:key_id", { error: [Forbidden, NotFound],
       params: { key_id: Schema.String },
       success: Schema.Struct({ id: Schema.String, revoked_at: Timestamp })
     })
@@ -167,7 +168,7 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
 
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
-    HttpApiEndpoint.put("setPlan", "/api/v1/admin/orgs/:org_uuid/plan", {
+    HttpApiEndpoint.put("setPlan", "/api/v1/admin/orgs/:org_uuid/plan", { error: NotFound,
       params: { org_uuid: Schema.String },
       payload: Schema.Struct({ plan: Schema.Literals(Plans) }),
       success: Schema.Struct({ org_uuid: Schema.String, plan: Schema.String })

@@ -8,6 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
+import { BadRequest, Conflict, Forbidden, Gone, NotFound } from "./errors.js"
 
 export const ActionStatuses = [
   "authorized",
@@ -163,7 +164,7 @@ const HoldResult = Schema.Struct({ action_uuid: Schema.String, legal_hold: Schem
 
 export class ActionsGroup extends HttpApiGroup.make("actions")
   .add(
-    HttpApiEndpoint.post("authorize", "/api/v1/actions", {
+    HttpApiEndpoint.post("authorize", "/api/v1/actions", { error: [Forbidden, NotFound, Conflict, Gone],
       headers: {
         "idempotency-key": Schema.optionalKey(IdempotencyKey).annotate({
           description: "Same as the body's idempotency_key (the published SDK sends it here); both given and different → 422"
@@ -172,7 +173,7 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
       payload: AuthorizeRequest,
       success: AuthorizeResponse.pipe(HttpApiSchema.status(201))
     }),
-    HttpApiEndpoint.get("list", "/api/v1/actions", {
+    HttpApiEndpoint.get("list", "/api/v1/actions", { error: Forbidden,
       query: {
         ...PageQuery,
         action_type: Schema.optionalKey(Schema.String),
@@ -181,24 +182,24 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
       },
       success: Schema.Struct({ data: Schema.Array(ActionListItem), actions: Schema.Array(ActionListItem), pagination: Pagination })
     }),
-    HttpApiEndpoint.get("get", "/api/v1/actions/:action_uuid", { params: ActionParam, success: ActionDetail }),
-    HttpApiEndpoint.post("notarize", "/api/v1/actions/:action_uuid/notarize", {
+    HttpApiEndpoint.get("get", "/api/v1/actions/:action_uuid", { error: [Forbidden, NotFound], params: ActionParam, success: ActionDetail }),
+    HttpApiEndpoint.post("notarize", "/api/v1/actions/:action_uuid/notarize", { error: [BadRequest, Forbidden, NotFound, Conflict, Gone],
       params: ActionParam,
       payload: NotarizeRequest,
       success: NotarizeResponse
     }),
-    HttpApiEndpoint.post("dashboardApprove", "/api/v1/actions/:action_uuid/dashboard-approve", {
+    HttpApiEndpoint.post("dashboardApprove", "/api/v1/actions/:action_uuid/dashboard-approve", { error: [Forbidden, NotFound, Conflict, Gone],
       params: ActionParam,
       success: ApprovalResult
     }),
-    HttpApiEndpoint.post("dashboardDeny", "/api/v1/actions/:action_uuid/dashboard-deny", {
+    HttpApiEndpoint.post("dashboardDeny", "/api/v1/actions/:action_uuid/dashboard-deny", { error: [Forbidden, NotFound, Conflict, Gone],
       params: ActionParam,
       success: ApprovalResult
     }),
-    HttpApiEndpoint.post("cosign", "/api/v1/actions/:action_uuid/cosign", { params: ActionParam, success: Cosignature }),
-    HttpApiEndpoint.post("hold", "/api/v1/actions/:action_uuid/hold", { params: ActionParam, success: HoldResult }),
-    HttpApiEndpoint.delete("release", "/api/v1/actions/:action_uuid/hold", { params: ActionParam, success: HoldResult }),
-    HttpApiEndpoint.get("chain", "/api/v1/actions/:action_uuid/chain", {
+    HttpApiEndpoint.post("cosign", "/api/v1/actions/:action_uuid/cosign", { error: [NotFound, Conflict], params: ActionParam, success: Cosignature }),
+    HttpApiEndpoint.post("hold", "/api/v1/actions/:action_uuid/hold", { error: [Forbidden, NotFound], params: ActionParam, success: HoldResult }),
+    HttpApiEndpoint.delete("release", "/api/v1/actions/:action_uuid/hold", { error: [Forbidden, NotFound], params: ActionParam, success: HoldResult }),
+    HttpApiEndpoint.get("chain", "/api/v1/actions/:action_uuid/chain", { error: [Forbidden, NotFound],
       params: ActionParam,
       success: Schema.Struct({ action_uuid: Schema.String, chain: Schema.Array(ChainLink) })
     })
@@ -215,21 +216,21 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
 
 export class ActionApprovalsGroup extends HttpApiGroup.make("actionApprovals")
   .add(
-    HttpApiEndpoint.get("review", "/api/v1/actions/approval/:code", {
+    HttpApiEndpoint.get("review", "/api/v1/actions/approval/:code", { error: [NotFound, Gone],
       params: { code: Schema.String },
       success: ApprovalReview
     }),
-    HttpApiEndpoint.post("confirm", "/api/v1/actions/approval/:code/confirm", {
+    HttpApiEndpoint.post("confirm", "/api/v1/actions/approval/:code/confirm", { error: [Forbidden, NotFound, Conflict, Gone],
       params: { code: Schema.String },
       payload: Schema.Struct({ decision: Schema.Literals(["approve", "deny"]), reason: Schema.optionalKey(Schema.NullOr(Text(2000))) }),
       success: ApprovalResult
     }),
-    HttpApiEndpoint.post("tokenApprove", "/api/v1/actions/:action_uuid/approve", {
+    HttpApiEndpoint.post("tokenApprove", "/api/v1/actions/:action_uuid/approve", { error: [Forbidden, NotFound, Conflict, Gone],
       params: ActionParam,
       query: { token: Schema.optionalKey(Schema.String) },
       success: ApprovalResult
     }),
-    HttpApiEndpoint.post("tokenDeny", "/api/v1/actions/:action_uuid/deny", {
+    HttpApiEndpoint.post("tokenDeny", "/api/v1/actions/:action_uuid/deny", { error: [Forbidden, NotFound, Conflict, Gone],
       params: ActionParam,
       query: { token: Schema.optionalKey(Schema.String), reason: Schema.optionalKey(Text(2000)) },
       success: ApprovalResult

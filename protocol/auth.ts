@@ -4,7 +4,7 @@
  */
 import * as Context from "effect/Context"
 import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
-import { ApiErrors } from "./errors.js"
+import { TooManyRequests, Unauthorized, Unprocessable } from "./errors.js"
 
 export type Role = "owner" | "admin" | "member"
 
@@ -33,25 +33,28 @@ export class CurrentClient extends Context.Service<CurrentClient, Client>()("gat
  */
 export class Authenticated extends HttpApiMiddleware.Service<Authenticated, { provides: CurrentPrincipal }>()(
   "gateway/Authenticated",
-  { security: { bearer: HttpApiSecurity.bearer }, error: ApiErrors }
+  { security: { bearer: HttpApiSecurity.bearer }, error: [Unauthorized, TooManyRequests] }
 ) {}
 
 /** Like `Authenticated`, but a missing credential is allowed (routes that are public yet richer with a key). */
 export class OptionallyAuthenticated extends HttpApiMiddleware.Service<OptionallyAuthenticated, { provides: CurrentClient }>()(
   "gateway/OptionallyAuthenticated",
-  { error: ApiErrors }
+  { error: TooManyRequests }
 ) {}
 
 /** Public routes: no credentials, rate limited per client IP. */
 export class PublicRoute extends HttpApiMiddleware.Service<PublicRoute, { provides: CurrentClient }>()("gateway/PublicRoute", {
-  error: ApiErrors
+  error: TooManyRequests
 }) {}
 
 /** Platform administration: `X-Admin-Key` header (ADMIN_KEY unset → every call is 401). */
 export class AdminKey extends HttpApiMiddleware.Service<AdminKey>()("gateway/AdminKey", {
   security: { adminKey: HttpApiSecurity.apiKey({ in: "header", key: "X-Admin-Key" }) },
-  error: ApiErrors
+  error: Unauthorized
 }) {}
 
-/** Turns schema failures into the contract's 422 / 400 bodies; declares every error of the API. */
-export class ErrorShape extends HttpApiMiddleware.Service<ErrorShape>()("gateway/ErrorShape", { error: ApiErrors }) {}
+/**
+ * Turns schema failures into the contract's 422 bodies (and 400 for a body that is not JSON, which
+ * `completeOpenApi` lists on the operations that take a body). The edge screen answers 422 on any route.
+ */
+export class ErrorShape extends HttpApiMiddleware.Service<ErrorShape>()("gateway/ErrorShape", { error: Unprocessable }) {}

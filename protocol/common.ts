@@ -37,4 +37,18 @@ export const pagination = (page: number, perPage: number, total: number): Pagina
   has_more: page * perPage < total
 })
 
+/**
+ * A page of a list as the contract answers it: the spec's key (`policies`, `members`, ...) and
+ * `data` with the same array, and `pagination`. Without a key, only `data`.
+ */
+export const listPage = <T, const K extends string = never>(
+  items: ReadonlyArray<T>,
+  page: { readonly page: number; readonly perPage: number; readonly total: number },
+  key?: K
+): { data: Array<T>; pagination: Pagination } & { [P in K]: Array<T> } => {
+  const data = [...items]
+  const body = { data, pagination: pagination(page.page, page.perPage, page.total) }
+  return (key === undefined ? body : { [key]: data, ...body }) as { data: Array<T>; pagination: Pagination } & { [P in K]: Array<T> }
+}
+
 export const boundedInt = intFromString

@@ -15,19 +15,24 @@ const fields = {
   details: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
 }
 
-export class BadRequest extends Schema.Error<BadRequest>("BadRequest")(fields, { httpApiStatus: 400, description: "Bad request" }) {}
-export class Unauthorized extends Schema.Error<Unauthorized>("Unauthorized")(fields, { httpApiStatus: 401, description: "Missing, invalid or revoked credentials" }) {}
-export class Forbidden extends Schema.Error<Forbidden>("Forbidden")(fields, { httpApiStatus: 403, description: "Not allowed" }) {}
-export class NotFound extends Schema.Error<NotFound>("NotFound")(fields, { httpApiStatus: 404, description: "Not found (also for other organizations' objects)" }) {}
-export class Conflict extends Schema.Error<Conflict>("Conflict")(fields, { httpApiStatus: 409, description: "Conflict with the current state" }) {}
-export class Gone extends Schema.Error<Gone>("Gone")(fields, { httpApiStatus: 410, description: "Expired or already used" }) {}
-export class Unprocessable extends Schema.Error<Unprocessable>("Unprocessable")(fields, { httpApiStatus: 422, description: "Validation failed" }) {}
-export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyRequests")(fields, { httpApiStatus: 429, description: "Rate or plan limit exceeded" }) {}
-export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("ServiceUnavailable")(fields, { httpApiStatus: 503, description: "A dependency is unavailable" }) {}
+/**
+ * The classes share one field set, so TypeScript would see them as the same type; a type-only
+ * status brand keeps them apart, so a handler cannot answer an error its endpoint does not declare.
+ */
+interface Status<S extends number> {
+  readonly "~status": S
+}
 
-/** Every error an endpoint of this API may answer. */
-export const ApiErrors = [BadRequest, Unauthorized, Forbidden, NotFound, Conflict, Gone, Unprocessable, TooManyRequests, ServiceUnavailable] as const
-export type ApiError = InstanceType<(typeof ApiErrors)[number]>
+export class BadRequest extends Schema.Error<BadRequest, Status<400>>("BadRequest")(fields, { httpApiStatus: 400, description: "Bad request" }) {}
+export class Unauthorized extends Schema.Error<Unauthorized, Status<401>>("Unauthorized")(fields, { httpApiStatus: 401, description: "Missing, invalid or revoked credentials" }) {}
+export class Forbidden extends Schema.Error<Forbidden, Status<403>>("Forbidden")(fields, { httpApiStatus: 403, description: "Not allowed" }) {}
+export class NotFound extends Schema.Error<NotFound, Status<404>>("NotFound")(fields, { httpApiStatus: 404, description: "Not found (also for other organizations' objects)" }) {}
+export class Conflict extends Schema.Error<Conflict, Status<409>>("Conflict")(fields, { httpApiStatus: 409, description: "Conflict with the current state" }) {}
+export class Gone extends Schema.Error<Gone, Status<410>>("Gone")(fields, { httpApiStatus: 410, description: "Expired or already used" }) {}
+export class Unprocessable extends Schema.Error<Unprocessable, Status<422>>("Unprocessable")(fields, { httpApiStatus: 422, description: "Validation failed" }) {}
+export class TooManyRequests extends Schema.Error<TooManyRequests, Status<429>>("TooManyRequests")(fields, { httpApiStatus: 429, description: "Rate or plan limit exceeded" }) {}
+export class ServiceUnavailable extends Schema.Error<ServiceUnavailable, Status<503>>("ServiceUnavailable")(fields, { httpApiStatus: 503, description: "A dependency is unavailable" }) {}
+
 
 type Details = Record<string, unknown>
 

@@ -7,6 +7,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
+import { Forbidden } from "./errors.js"
 
 const Email = Schema.String.check(Schema.isPattern(/^[^\s@]{1,64}@[^\s@]{1,255}$/))
 const HookUrl = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048))
@@ -38,8 +39,8 @@ export const NotificationChannelsInput = Schema.Struct({
 
 export class NotificationChannelsGroup extends HttpApiGroup.make("notificationChannels")
   .add(
-    HttpApiEndpoint.get("get", "/api/v1/approvers/notification-channels", { success: NotificationChannels }),
-    HttpApiEndpoint.put("put", "/api/v1/approvers/notification-channels", {
+    HttpApiEndpoint.get("get", "/api/v1/approvers/notification-channels", { error: Forbidden, success: NotificationChannels }),
+    HttpApiEndpoint.put("put", "/api/v1/approvers/notification-channels", { error: Forbidden,
       payload: NotificationChannelsInput,
       success: NotificationChannels
     })

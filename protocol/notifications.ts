@@ -6,6 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
+import { Forbidden } from "./errors.js"
 
 export const NOTIFICATIONS_PER_TYPE = 50
 
@@ -35,9 +36,9 @@ export const Marked = Schema.Struct({ marked: Schema.Int })
 
 export class NotificationsGroup extends HttpApiGroup.make("notifications")
   .add(
-    HttpApiEndpoint.get("pending", "/api/v1/notifications/pending", { success: PendingNotifications }),
-    HttpApiEndpoint.post("markRead", "/api/v1/notifications/mark-read", { payload: MarkReadRequest, success: Marked }),
-    HttpApiEndpoint.post("markAllRead", "/api/v1/notifications/mark-all-read", { success: Marked })
+    HttpApiEndpoint.get("pending", "/api/v1/notifications/pending", { error: Forbidden, success: PendingNotifications }),
+    HttpApiEndpoint.post("markRead", "/api/v1/notifications/mark-read", { error: Forbidden, payload: MarkReadRequest, success: Marked }),
+    HttpApiEndpoint.post("markAllRead", "/api/v1/notifications/mark-all-read", { error: Forbidden, success: Marked })
   )
   .middleware(Authenticated)
   .annotateMerge(

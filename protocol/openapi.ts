@@ -60,9 +60,24 @@ const extraPaths = {
   }
 }
 
+/** What the edge answers for a body that is not JSON, on every operation that takes a body. */
+const invalidJson = {
+  description: "The body is not valid JSON (INVALID_JSON)",
+  content: {
+    "application/json": {
+      schema: {
+        type: "object",
+        properties: { code: { type: "string", enum: ["INVALID_JSON"] }, message: { type: "string" }, details: { type: "object" } },
+        required: ["code", "message", "details"]
+      }
+    }
+  }
+}
+
 export const completeOpenApi = (spec: Record<string, any>): Record<string, any> => {
   for (const path of Object.values<any>(spec.paths ?? {})) {
     for (const operation of Object.values<any>(path)) {
+      if (operation?.requestBody && operation.responses && !operation.responses["400"]) operation.responses["400"] = invalidJson
       for (const response of Object.values<any>(operation?.responses ?? {})) {
         withRequestId(response?.content?.["application/json"]?.schema)
       }

@@ -3,6 +3,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
+import { Forbidden } from "./errors.js"
 
 export const OutputPolicyView = Schema.Struct({
   enabled: Schema.Boolean,
@@ -14,13 +15,13 @@ export const OutputPolicyView = Schema.Struct({
 
 export class OutputPoliciesGroup extends HttpApiGroup.make("outputPolicies")
   .add(
-    HttpApiEndpoint.get("get", "/api/v1/output-policies", { success: OutputPolicyView }),
+    HttpApiEndpoint.get("get", "/api/v1/output-policies", { error: Forbidden, success: OutputPolicyView }),
     // Validated by mergeOutputPolicy so every issue is listed in one 422.
-    HttpApiEndpoint.patch("update", "/api/v1/output-policies", {
+    HttpApiEndpoint.patch("update", "/api/v1/output-policies", { error: Forbidden,
       payload: Schema.Record(Schema.String, Schema.Unknown),
       success: OutputPolicyView
     }),
-    HttpApiEndpoint.post("test", "/api/v1/output-policies/test", {
+    HttpApiEndpoint.post("test", "/api/v1/output-policies/test", { error: Forbidden,
       payload: Schema.Struct({ text: Schema.String.check(Schema.isMaxLength(1_000_000)) }),
       success: Schema.Struct({
         flags: Schema.Array(

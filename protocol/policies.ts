@@ -9,6 +9,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
+import { BadRequest, Conflict, Forbidden, NotFound } from "./errors.js"
 
 const Decision = Schema.Literals(["allow", "require_approval", "deny"])
 
@@ -111,38 +112,38 @@ const PolicyId = { policy_uuid: Schema.String }
 
 export class PoliciesGroup extends HttpApiGroup.make("policies")
   .add(
-    HttpApiEndpoint.post("create", "/api/v1/policies", {
+    HttpApiEndpoint.post("create", "/api/v1/policies", { error: [BadRequest, Forbidden],
       payload: CreatePolicyRequest,
       success: PolicyView.pipe(HttpApiSchema.status(201))
     }),
-    HttpApiEndpoint.get("list", "/api/v1/policies", {
+    HttpApiEndpoint.get("list", "/api/v1/policies", { error: Forbidden,
       query: PolicyListQuery,
       success: Schema.Struct({ policies: Schema.Array(PolicySummary), data: Schema.Array(PolicySummary), pagination: Pagination })
     }),
-    HttpApiEndpoint.get("get", "/api/v1/policies/:policy_uuid", { params: PolicyId, success: PolicyView }),
-    HttpApiEndpoint.patch("update", "/api/v1/policies/:policy_uuid", {
+    HttpApiEndpoint.get("get", "/api/v1/policies/:policy_uuid", { error: [Forbidden, NotFound], params: PolicyId, success: PolicyView }),
+    HttpApiEndpoint.patch("update", "/api/v1/policies/:policy_uuid", { error: [BadRequest, Forbidden, NotFound],
       params: PolicyId,
       payload: UpdatePolicyRequest,
       success: PolicyView
     }),
-    HttpApiEndpoint.put("replace", "/api/v1/policies/:policy_uuid", {
+    HttpApiEndpoint.put("replace", "/api/v1/policies/:policy_uuid", { error: [BadRequest, Forbidden, NotFound],
       params: PolicyId,
       payload: UpdatePolicyRequest,
       success: PolicyView
     }),
-    HttpApiEndpoint.delete("remove", "/api/v1/policies/:policy_uuid", {
+    HttpApiEndpoint.delete("remove", "/api/v1/policies/:policy_uuid", { error: [Forbidden, NotFound, Conflict],
       params: PolicyId,
       success: Schema.Struct({ id: Schema.String, deleted: Schema.Boolean })
     }),
-    HttpApiEndpoint.post("activate", "/api/v1/policies/:policy_uuid/activate", {
+    HttpApiEndpoint.post("activate", "/api/v1/policies/:policy_uuid/activate", { error: [Forbidden, NotFound, Conflict],
       params: PolicyId,
       success: Schema.Struct({ id: Schema.String, status: Schema.String, activated_at: Timestamp })
     }),
-    HttpApiEndpoint.post("deactivate", "/api/v1/policies/:policy_uuid/deactivate", {
+    HttpApiEndpoint.post("deactivate", "/api/v1/policies/:policy_uuid/deactivate", { error: [Forbidden, NotFound, Conflict],
       params: PolicyId,
       success: Schema.Struct({ id: Schema.String, status: Schema.String, deactivated_at: Timestamp })
     }),
-    HttpApiEndpoint.post("dryRun", "/api/v1/policies/:policy_uuid/dry-run", {
+    HttpApiEndpoint.post("dryRun", "/api/v1/policies/:policy_uuid/dry-run", { error: [Forbidden, NotFound],
       params: PolicyId,
       payload: DryRunRequest,
       success: Schema.Struct({

@@ -8,6 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { AdminKey, Authenticated, PublicRoute } from "./auth.js"
 import { Ed25519Signature, Sha256Hash, Timestamp } from "./common.js"
+import { Conflict, Forbidden, NotFound } from "./errors.js"
 
 export const PublicJwk = Schema.Struct({
   kty: Schema.Literal("OKP"),
@@ -93,11 +94,11 @@ export class ReceiptsPublicGroup extends HttpApiGroup.make("receiptsPublic")
       query: { format: Schema.optionalKey(Schema.Literals(["pem", "der"])) },
       success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "application/pem-certificate-chain" }))
     }).middleware(PublicRoute),
-    HttpApiEndpoint.get("verifyAction", "/api/v1/verify/action/:action_uuid", {
+    HttpApiEndpoint.get("verifyAction", "/api/v1/verify/action/:action_uuid", { error: NotFound,
       params: { action_uuid: Schema.String },
       success: ReceiptVerification
     }).middleware(PublicRoute),
-    HttpApiEndpoint.get("verifyReceipt", "/api/v1/verify/:receipt_uuid", {
+    HttpApiEndpoint.get("verifyReceipt", "/api/v1/verify/:receipt_uuid", { error: NotFound,
       params: { receipt_uuid: Schema.String },
       success: ReceiptVerification
     }).middleware(PublicRoute)
@@ -113,7 +114,7 @@ export class ReceiptsPublicGroup extends HttpApiGroup.make("receiptsPublic")
 
 export class ReceiptsGroup extends HttpApiGroup.make("receipts")
   .add(
-    HttpApiEndpoint.get("get", "/api/v1/receipts/:receipt_uuid", {
+    HttpApiEndpoint.get("get", "/api/v1/receipts/:receipt_uuid", { error: [Forbidden, NotFound],
       params: { receipt_uuid: Schema.String },
       success: StoredReceipt
     })
@@ -124,7 +125,7 @@ export class ReceiptsGroup extends HttpApiGroup.make("receipts")
 
 export class ReceiptsAdminGroup extends HttpApiGroup.make("receiptsAdmin")
   .add(
-    HttpApiEndpoint.post("rotateSigningKey", "/api/v1/admin/signing-keys/rotate", { success: RotationResult })
+    HttpApiEndpoint.post("rotateSigningKey", "/api/v1/admin/signing-keys/rotate", { error: Conflict, success: RotationResult })
   )
   .middleware(AdminKey)
   .annotateMerge(

@@ -7,6 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
+import { Forbidden, NotFound } from "./errors.js"
 
 export const WebhookStatuses = ["active", "disabled"] as const
 export const DeliveryStatuses = ["pending", "delivered", "failed"] as const
@@ -38,18 +39,18 @@ export const CreateWebhookRequest = Schema.Struct({
 
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
-    HttpApiEndpoint.post("create", "/api/v1/webhooks", {
+    HttpApiEndpoint.post("create", "/api/v1/webhooks", { error: Forbidden,
       payload: CreateWebhookRequest,
       success: Webhook.pipe(HttpApiSchema.status(201))
     }),
-    HttpApiEndpoint.get("list", "/api/v1/webhooks", {
+    HttpApiEndpoint.get("list", "/api/v1/webhooks", { error: Forbidden,
       success: Schema.Array(Webhook)
     }),
-    HttpApiEndpoint.delete("remove", "/api/v1/webhooks/:webhook_id", {
+    HttpApiEndpoint.delete("remove", "/api/v1/webhooks/:webhook_id", { error: [Forbidden, NotFound],
       params: { webhook_id: Schema.String },
       success: HttpApiSchema.NoContent
     }),
-    HttpApiEndpoint.get("deliveries", "/api/v1/webhooks/:webhook_id/deliveries", {
+    HttpApiEndpoint.get("deliveries", "/api/v1/webhooks/:webhook_id/deliveries", { error: [Forbidden, NotFound],
       params: { webhook_id: Schema.String },
       query: PageQuery,
       success: Schema.Struct({ data: Schema.Array(WebhookDelivery), pagination: Pagination })

@@ -4,6 +4,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { NullableTimestamp, Timestamp } from "./common.js"
+import { Conflict, Forbidden, NotFound } from "./errors.js"
 
 export const WhitelistEntry = Schema.Struct({
   id: Schema.String,
@@ -33,10 +34,10 @@ const Resolved = Schema.Struct({ id: Schema.String, status: Schema.String })
 
 export class WhitelistGroup extends HttpApiGroup.make("whitelist")
   .add(
-    HttpApiEndpoint.get("list", "/api/v1/endpoint-whitelist", {
+    HttpApiEndpoint.get("list", "/api/v1/endpoint-whitelist", { error: Forbidden,
       success: Schema.Struct({ entries: Schema.Array(WhitelistEntry), data: Schema.Array(WhitelistEntry) })
     }),
-    HttpApiEndpoint.post("add", "/api/v1/endpoint-whitelist", {
+    HttpApiEndpoint.post("add", "/api/v1/endpoint-whitelist", { error: Forbidden,
       payload: Schema.Struct({
         url_pattern: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048)),
         name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
@@ -46,25 +47,25 @@ export class WhitelistGroup extends HttpApiGroup.make("whitelist")
       }),
       success: WhitelistEntry.pipe(HttpApiSchema.status(201))
     }),
-    HttpApiEndpoint.get("settings", "/api/v1/endpoint-whitelist/settings", { success: Settings }),
-    HttpApiEndpoint.put("setSettings", "/api/v1/endpoint-whitelist/settings", { payload: Settings, success: Settings }),
-    HttpApiEndpoint.post("approve", "/api/v1/endpoint-whitelist/:id/approve", { params: IdParam, success: Resolved }),
-    HttpApiEndpoint.post("reject", "/api/v1/endpoint-whitelist/:id/reject", { params: IdParam, success: Resolved }),
-    HttpApiEndpoint.delete("remove", "/api/v1/endpoint-whitelist/:id", {
+    HttpApiEndpoint.get("settings", "/api/v1/endpoint-whitelist/settings", { error: Forbidden, success: Settings }),
+    HttpApiEndpoint.put("setSettings", "/api/v1/endpoint-whitelist/settings", { error: Forbidden, payload: Settings, success: Settings }),
+    HttpApiEndpoint.post("approve", "/api/v1/endpoint-whitelist/:id/approve", { error: [Forbidden, NotFound], params: IdParam, success: Resolved }),
+    HttpApiEndpoint.post("reject", "/api/v1/endpoint-whitelist/:id/reject", { error: [Forbidden, NotFound], params: IdParam, success: Resolved }),
+    HttpApiEndpoint.delete("remove", "/api/v1/endpoint-whitelist/:id", { error: [Forbidden, NotFound],
       params: IdParam,
       success: Schema.Struct({ id: Schema.String, deleted: Schema.Boolean })
     }),
-    HttpApiEndpoint.get("approvals", "/api/v1/endpoint-approvals", {
+    HttpApiEndpoint.get("approvals", "/api/v1/endpoint-approvals", { error: Forbidden,
       success: Schema.Struct({ approvals: Schema.Array(EndpointApproval), data: Schema.Array(EndpointApproval) })
     }),
-    HttpApiEndpoint.post("approveRequest", "/api/v1/endpoint-approvals/:id/approve", {
+    HttpApiEndpoint.post("approveRequest", "/api/v1/endpoint-approvals/:id/approve", { error: [Forbidden, NotFound, Conflict],
       params: IdParam,
       // The body is optional: a separate `Null` member makes HttpApi decode an empty body as null
       // (a union containing Null does not). No body, `null` or `{}` all mean "do not add the pattern".
       payload: [Schema.Struct({ add_pattern: Schema.optionalKey(Schema.Boolean) }), Schema.Null],
       success: Schema.Struct({ id: Schema.String, status: Schema.String, entry: Schema.NullOr(WhitelistEntry) })
     }),
-    HttpApiEndpoint.post("rejectRequest", "/api/v1/endpoint-approvals/:id/reject", { params: IdParam, success: Resolved })
+    HttpApiEndpoint.post("rejectRequest", "/api/v1/endpoint-approvals/:id/reject", { error: [Forbidden, NotFound, Conflict], params: IdParam, success: Resolved })
   )
   .middleware(Authenticated)
   .annotateMerge(

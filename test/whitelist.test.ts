@@ -19,6 +19,7 @@ import { databaseLayer } from "../src/platform/db/index.js"
 import { certificateFingerprint } from "../src/platform/outbound/index.js"
 import { platformMemoryLayer } from "../src/platform/redis/index.js"
 import { EndpointGuard } from "../src/policies/ports.js"
+import type { WhitelistError } from "../src/whitelist/errors.js"
 import { matchesPattern, parsePattern, suggestPattern } from "../src/whitelist/patterns.js"
 import { Whitelist, whitelistLayer } from "../src/whitelist/service.js"
 import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
@@ -143,7 +144,7 @@ describe("whitelist entries and checks", () => {
     const twice = await runtime.runPromise(
       Effect.flip(Effect.flatMap(Effect.service(Whitelist), (w) => w.resolveApproval(admin, blocked.approval_id, "rejected", false)))
     )
-    expect((twice as any).code).toBe("ALREADY_RESOLVED")
+    expect(twice.reason.code).toBe("ALREADY_RESOLVED")
     // Without add_pattern nothing is added.
     const other = await check(admin.orgUuid, "https://pay.example.com/v3/x")
     if (other.outcome !== "blocked") throw new Error("expected blocked")
@@ -164,8 +165,8 @@ describe("whitelist entries and checks", () => {
       Effect.flatMap(Effect.service(Whitelist), (w) => w.resolveApproval(stranger, blocked.approval_id, "approved", true))
     ]
     for (const attempt of attempts) {
-      const error = await runtime.runPromise(Effect.flip(attempt as Effect.Effect<unknown, { code: string }, Whitelist>))
-      expect(error.code).toBe("NOT_FOUND")
+      const error = await runtime.runPromise(Effect.flip(attempt as Effect.Effect<unknown, WhitelistError, Whitelist>))
+      expect(error.reason.code).toBe("NOT_FOUND")
     }
   })
 

@@ -9,23 +9,20 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { OrgSnapshots } from "../../actors/org.js"
 import type { Principal } from "../../protocol/auth.js"
-import { conflict, notFound, validationError } from "../../protocol/errors.js"
 import { isAdmin } from "../access/guards.js"
 import { Config } from "../platform/config.js"
+import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
 import { type OutboundPolicy, outboundPolicyFromEnv, tlsFingerprintEffect } from "../platform/outbound/index.js"
 import { ShortCache } from "../platform/redis/index.js"
 import { type EndpointCheck, EndpointGuard } from "../policies/ports.js"
+import { AlreadyResolved, ApprovalNotFound, EntryNotFound, refuse } from "./errors.js"
 import { matchesPattern, parsePattern, suggestPattern } from "./patterns.js"
 import { type EntryRow, makeWhitelistStore, type WhitelistMode } from "./store.js"
 
 const TLS_CACHE_TTL_MS = 5 * 60_000
 const TLS_UNREACHABLE = "unreachable"
 
-const entryNotFound = (id: string) => notFound(`Whitelist entry ${id} not found`, "NOT_FOUND", { id })
-const approvalNotFound = (id: string) => notFound(`Endpoint approval ${id} not found`, "NOT_FOUND", { id })
-const alreadyResolved = (id: string, status: string) =>
-  conflict("ALREADY_RESOLVED", `The approval request is already ${status}`, { id })
 const actorOf = (principal: Principal) => principal.userUuid ?? principal.keyId ?? "unknown"
 
 export const makeWhitelist = Effect.gen(function* () {
@@ -37,9 +34,7 @@ export const makeWhitelist = Effect.gen(function* () {
   const addEntry = (principal: Principal, input: { url_pattern: string; name: string; tls_fingerprint?: string | null | undefined }, status?: string) =>
     Effect.gen(function* () {
       if (parsePattern(input.url_pattern) === undefined) {
-        return yield* Effect.fail(
-          validationError([{ path: "url_pattern", message: "must be an http(s) URL pattern like https://api.example.com/v1/*" }])
-        )
+        return yield* refuse(InvalidInput.one("url_pattern", "must be an http(s) URL pattern like https://api.example.com/v1/*"))
       }
       return yield* Effect.orDie(
         store.insertEntry({
@@ -62,31 +57,29 @@ export const makeWhitelist = Effect.gen(function* () {
       addEntry(principal, input).pipe(changed(principal.orgUuid)),
     setEntryStatus: (principal: Principal, id: string, status: "approved" | "rejected") =>
       Effect.flatMap(Effect.orDie(store.setEntryStatus(principal.orgUuid, id, status)), (row) =>
-        row ? Effect.succeed({ id: row.id, status: row.status }) : Effect.fail(entryNotFound(id))
+        row ? Effect.succeed({ id: row.id, status: row.status }) : refuse(new EntryNotFound({ id }))
       ).pipe(changed(principal.orgUuid)),
     remove: (principal: Principal, id: string) =>
       Effect.flatMap(Effect.orDie(store.deleteEntry(principal.orgUuid, id)), (deleted) =>
-        deleted ? Effect.succeed({ id, deleted: true }) : Effect.fail(entryNotFound(id))
+        deleted ? Effect.succeed({ id, deleted: true }) : refuse(new EntryNotFound({ id }))
       ).pipe(changed(principal.orgUuid)),
     approvals: (principal: Principal) =>
       Effect.map(Effect.orDie(store.approvals(principal.orgUuid)), (approvals) => ({ approvals, data: approvals })),
     resolveApproval: (principal: Principal, id: string, status: "approved" | "rejected", addPattern: boolean) =>
       Effect.gen(function* () {
         const current = yield* Effect.orDie(store.findApproval(principal.orgUuid, id))
-        if (current === undefined) return yield* Effect.fail(approvalNotFound(id))
-        if (current.status !== "pending") return yield* Effect.fail(alreadyResolved(id, current.status))
+        if (current === undefined) return yield* refuse(new ApprovalNotFound({ id }))
+        if (current.status !== "pending") return yield* refuse(new AlreadyResolved({ id, status: current.status }))
         const withPattern = status === "approved" && addPattern
         // Checked first so a request whose URL yields no valid pattern is not left approved without its entry.
         if (withPattern && parsePattern(current.url_pattern_suggested) === undefined) {
-          return yield* Effect.fail(
-            validationError([{ path: "add_pattern", message: `the suggested pattern ${current.url_pattern_suggested} is not a valid URL pattern` }])
-          )
+          return yield* refuse(InvalidInput.one("add_pattern", `the suggested pattern ${current.url_pattern_suggested} is not a valid URL pattern`))
         }
         // Resolution and the added entry commit together; only a still-pending request is resolved, so of two
         // concurrent resolutions exactly one wins and the other answers ALREADY_RESOLVED.
         const resolve = Effect.gen(function* () {
           const resolved = yield* Effect.orDie(store.resolveApproval(principal.orgUuid, id, status, actorOf(principal)))
-          if (resolved === undefined) return yield* Effect.fail(alreadyResolved(id, "resolved"))
+          if (resolved === undefined) return yield* refuse(new AlreadyResolved({ id, status: "resolved" }))
           const entry: EntryRow | null = withPattern
             ? yield* addEntry(principal, { url_pattern: current.url_pattern_suggested, name: `Approved from request ${id}` }, "approved")
             : null

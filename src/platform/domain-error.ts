@@ -1,0 +1,35 @@
+/**
+ * What every area's domain error carries. Each area has one error class with a `reason` union
+ * (`src/<area>/errors.ts`); each reason names its contract code and says what happened. Nothing
+ * here knows HTTP: the handlers map reasons to wire errors with `answer` (`wire-errors.ts`).
+ */
+import * as Schema from "effect/Schema"
+
+export interface Reason {
+  readonly _tag: string
+  /** The contract's error code, e.g. `NOT_FOUND`. */
+  readonly code: string
+  readonly message: string
+  readonly details?: Record<string, unknown> | undefined
+}
+
+export interface Issue {
+  readonly path: string
+  readonly message: string
+}
+
+const Issues = Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String }))
+
+/** Input the schema let through but the domain refuses (the contract's VALIDATION_ERROR). */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", { issues: Issues }) {
+  readonly code = "VALIDATION_ERROR"
+  override get message() {
+    return this.issues.length === 1 ? `${this.issues[0]!.path}: ${this.issues[0]!.message}` : `${this.issues.length} validation issues`
+  }
+  get details() {
+    return { issues: this.issues }
+  }
+  static one(path: string, message: string) {
+    return new InvalidInput({ issues: [{ path, message }] })
+  }
+}
