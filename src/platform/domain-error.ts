@@ -23,12 +23,8 @@ const Issues = Schema.Array(Schema.Struct({ path: Schema.String, message: Schema
 /** Input the schema let through but the domain refuses (the contract's VALIDATION_ERROR). */
 export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", { issues: Issues }) {
   readonly code = "VALIDATION_ERROR"
-  override get message() {
-    return this.issues.length === 1 ? `${this.issues[0]!.path}: ${this.issues[0]!.message}` : `${this.issues.length} validation issues`
-  }
-  get details() {
-    return { issues: this.issues }
-  }
+  override readonly message = this.issues.length === 1 ? `${this.issues[0]!.path}: ${this.issues[0]!.message}` : `${this.issues.length} validation issues`
+  readonly details = { issues: this.issues }
   static one(path: string, message: string) {
     return new InvalidInput({ issues: [{ path, message }] })
   }
