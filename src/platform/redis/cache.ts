@@ -6,6 +6,7 @@
  */
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import { Context, Effect, Layer } from "effect"
+import { ExpiringEntries } from "./expiring.js"
 
 export interface ShortCacheRedisOptions {
   /** Prepended to every key (default `"cache:"`). */
@@ -71,14 +72,13 @@ const ttl = (ttlMs: number): number => Math.max(1, Math.ceil(ttlMs))
  * sweep at most once per `sweepEveryMs`; past `maxEntries` the oldest written
  * entries go first, so memory stays bounded.
  */
-export class ExpiringMap {
-  private readonly entries = new Map<string, { value: string; expiresAt: number }>()
-  private nextSweepAt = 0
-
+export class ExpiringMap extends ExpiringEntries<{ readonly value: string; readonly expiresAt: number }> {
   constructor(
     private readonly maxEntries = 100_000,
-    private readonly sweepEveryMs = 1_000
-  ) {}
+    sweepEveryMs = 1_000
+  ) {
+    super(sweepEveryMs)
+  }
 
   get(key: string, now: number = Date.now()): string | undefined {
     const entry = this.entries.get(key)
@@ -91,7 +91,7 @@ export class ExpiringMap {
   }
 
   set(key: string, value: string, ttlMs: number, now: number = Date.now()): void {
-    if (now >= this.nextSweepAt) this.sweep(now)
+    this.sweepIfDue(now)
     // Re-inserting moves the key to the end, so eviction order is write order.
     this.entries.delete(key)
     this.entries.set(key, { value, expiresAt: now + ttlMs })
@@ -109,16 +109,5 @@ export class ExpiringMap {
 
   delete(key: string): void {
     this.entries.delete(key)
-  }
-
-  sweep(now: number = Date.now()): void {
-    this.nextSweepAt = now + this.sweepEveryMs
-    for (const [key, entry] of this.entries) {
-      if (entry.expiresAt <= now) this.entries.delete(key)
-    }
-  }
-
-  get size(): number {
-    return this.entries.size
   }
 }

@@ -11,6 +11,7 @@
  */
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import { Context, Effect, Layer } from "effect"
+import { ExpiringEntries } from "./expiring.js"
 
 export interface RateLimitResult {
   readonly allowed: boolean
@@ -43,39 +44,20 @@ const normalizeWindow = (windowMs: number): number => Math.max(1, Math.ceil(wind
 
 /**
  * The in-process counters, synchronous so callers on a hot path can use them
- * directly. Expired windows are swept at most once per `sweepEveryMs`, which
- * bounds memory by the number of keys seen within one window.
+ * directly. A window's entry expires when the window ends.
  */
-export class FixedWindowCounters {
-  private readonly windows = new Map<string, { count: number; resetAt: number }>()
-  private nextSweepAt = 0
-
-  constructor(private readonly sweepEveryMs = 1_000) {}
-
+export class FixedWindowCounters extends ExpiringEntries<{ count: number; readonly expiresAt: number }> {
   consume(key: string, limit: number, windowMs: number, now: number = Date.now()): RateLimitResult {
     const window = normalizeWindow(windowMs)
-    if (now >= this.nextSweepAt) this.sweep(now)
-    let entry = this.windows.get(key)
-    if (entry === undefined || entry.resetAt <= now) {
-      entry = { count: 0, resetAt: now + window }
-      this.windows.set(key, entry)
+    this.sweepIfDue(now)
+    let entry = this.entries.get(key)
+    if (entry === undefined || entry.expiresAt <= now) {
+      entry = { count: 0, expiresAt: now + window }
+      this.entries.set(key, entry)
     }
     // Refused hits still count (as INCR does in Redis) but stop growing once past the limit.
     if (entry.count <= limit) entry.count += 1
-    return rateLimitResult(entry.count, limit, window, entry.resetAt - now)
-  }
-
-  /** Drops every window that has ended. */
-  sweep(now: number = Date.now()): void {
-    this.nextSweepAt = now + this.sweepEveryMs
-    for (const [key, entry] of this.windows) {
-      if (entry.resetAt <= now) this.windows.delete(key)
-    }
-  }
-
-  /** Number of keys currently held. */
-  get size(): number {
-    return this.windows.size
+    return rateLimitResult(entry.count, limit, window, entry.expiresAt - now)
   }
 }
 
