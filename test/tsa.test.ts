@@ -33,7 +33,8 @@ import {
   type TimestampPost,
   TimestampRequestError,
 } from "../src/receipts/tsa/client.js"
-import { parseTimestampToken, TimestampTokenError, verifyTimestampToken } from "../src/receipts/tsa/parse.js"
+import { parseTimestampToken, TimestampTokenError } from "../src/receipts/tsa/parse.js"
+import { verifyTimestampToken } from "../src/receipts/tsa/verify.js"
 
 const sha256 = (text: string): Uint8Array => new Uint8Array(crypto.createHash("sha256").update(text).digest())
 const hexOf = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex")
