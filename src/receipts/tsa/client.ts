@@ -1,10 +1,10 @@
 // RFC 3161 client for an external timestamp authority reached over HTTP(S).
 // The HTTP call is injected so the caller can route it through the SSRF-safe
 // outbound client; this module only builds, checks and unwraps the DER.
-import * as crypto from "node:crypto"
 import * as asn1js from "asn1js"
 import * as pkijs from "pkijs"
 import { decodeSingle, encodingOf, itemsOf } from "./decode.js"
+import { randomPositiveInteger } from "./der-writer.js"
 import { OID } from "./oids.js"
 import { verifyTimestampToken } from "./verify.js"
 
@@ -37,12 +37,6 @@ export interface RequestTimestampOptions {
   readonly trustedCertificateDer?: Uint8Array
 }
 
-const randomNonce = (): bigint => {
-  const bytes = crypto.randomBytes(8)
-  bytes[0] &= 0x7f
-  return BigInt("0x" + bytes.toString("hex"))
-}
-
 /**
  * TimeStampReq ::= SEQUENCE { version 1, messageImprint, nonce, certReq TRUE }.
  * certReq asks the TSA to embed its certificate so the token verifies on its own.
@@ -72,7 +66,7 @@ export const requestTimestamp = async (
   options: RequestTimestampOptions = {},
 ): Promise<Uint8Array> => {
   if (digest.length !== 32) throw new TimestampRequestError("invalid_digest", "digest must be 32 bytes of SHA-256")
-  const nonce = randomNonce()
+  const nonce = randomPositiveInteger(8)
   const response = await post(tsaUrl, buildTimestampRequest(digest, nonce), {
     "content-type": "application/timestamp-query",
     accept: "application/timestamp-reply",
