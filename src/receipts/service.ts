@@ -24,7 +24,8 @@ import { type MintedReceipt, type ReceiptContent, ReceiptMinter } from "./ports.
 import { canonicalJsonBytes, type ReceiptSigner, sha256Digest, sha256Tagged, signPayload, verifySignature } from "./signing.js"
 import * as store from "./store.js"
 import { requestTimestamp } from "./tsa/client.js"
-import { parseTimestampToken, verifyTimestampToken } from "./tsa/parse.js"
+import { parseTimestampToken } from "./tsa/parse.js"
+import { verifyTimestampToken } from "./tsa/verify.js"
 
 export const RECEIPT_VERSION = "1.1"
 export const SIGNING_KEYS_TOPIC = "signing-keys"
