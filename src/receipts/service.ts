@@ -7,11 +7,13 @@
  * waits. A rotation elsewhere is announced on the Fanout topic "signing-keys";
  * the next mint then re-reads the active key.
  */
+import { createHash } from "node:crypto"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
 import { conflict, notFound } from "../../protocol/errors.js"
+import { readTimestampImprint } from "../../protocol/verifier/timestamp.js"
 import { Config } from "../platform/config.js"
 import { jsonb } from "../platform/db/index.js"
 import { newId } from "../platform/ids.js"
@@ -24,8 +26,10 @@ import { type MintedReceipt, type ReceiptContent, ReceiptMinter } from "./ports.
 import { canonicalJsonBytes, type ReceiptSigner, sha256Digest, sha256Tagged, signPayload, verifySignature } from "./signing.js"
 import * as store from "./store.js"
 import { requestTimestamp } from "./tsa/client.js"
-import { parseTimestampToken } from "./tsa/parse.js"
 import { verifyTimestampToken } from "./tsa/verify.js"
+
+/** Token signature checks remembered (about 100 bytes each). */
+const SIGNATURE_CHECKS_REMEMBERED = 10_000
 
 export const RECEIPT_VERSION = "1.1"
 export const SIGNING_KEYS_TOPIC = "signing-keys"
@@ -178,18 +182,31 @@ export const makeReceipts = Effect.gen(function* () {
       }
     })
 
+  // A token's CMS signature never changes, and checking it through pkijs costs milliseconds: the
+  // answer is remembered per token (bounded, oldest forgotten first). The imprint is read by the
+  // portable verifier's DER reader, in microseconds.
+  const signatureChecks = new Map<string, boolean>()
+  const tokenSignatureValid = (token: string, der: Uint8Array): boolean => {
+    const key = createHash("sha256").update(token).digest("base64")
+    const known = signatureChecks.get(key)
+    if (known !== undefined) return known
+    // With an external TSA the trust anchor is the certificate the token carries.
+    const valid = verifyTimestampToken(der, config.tsaUrl === undefined ? { certificateDer: tsaCertificateDer } : {}).valid
+    if (signatureChecks.size >= SIGNATURE_CHECKS_REMEMBERED) signatureChecks.delete(signatureChecks.keys().next().value!)
+    signatureChecks.set(key, valid)
+    return valid
+  }
+
   const timestampChecks = (token: string | null, bytes: Buffer | undefined) => {
     if (token === null) return { timestamp_imprint: null, timestamp_signature: null }
     const der = new Uint8Array(Buffer.from(token, "base64"))
     let imprint = false
     try {
-      imprint = bytes !== undefined && Buffer.from(parseTimestampToken(der).imprint).equals(sha256Digest(bytes))
+      imprint = bytes !== undefined && Buffer.from(readTimestampImprint(der).hashedMessage).equals(sha256Digest(bytes))
     } catch {
       imprint = false
     }
-    // With an external TSA the trust anchor is the certificate the token carries.
-    const trusted = verifyTimestampToken(der, config.tsaUrl === undefined ? { certificateDer: tsaCertificateDer } : {})
-    return { timestamp_imprint: imprint, timestamp_signature: trusted.valid }
+    return { timestamp_imprint: imprint, timestamp_signature: tokenSignatureValid(token, der) }
   }
 
   const chainCheck = (receipt: store.ReceiptRow, payload: Record<string, unknown> | undefined) =>
