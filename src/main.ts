@@ -9,10 +9,17 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { appLayer } from "./app.js"
 import { loadedUwsBinary } from "./gateway/uws.js"
-import { loadConfig } from "./platform/config.js"
+import { type AppConfig, loadConfig } from "./platform/config.js"
 import { loggerLayer, logLine, setLogLevel } from "./platform/log.js"
 
-const config = loadConfig()
+let config: AppConfig
+try {
+  config = loadConfig()
+} catch (error) {
+  // The variable and value at fault, as a log line like every other; nothing has started yet.
+  logLine("error", "invalid configuration", { error: (error as Error).message })
+  process.exit(1)
+}
 setLogLevel(config.logLevel)
 
 const program = Effect.gen(function* () {

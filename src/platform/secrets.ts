@@ -6,6 +6,7 @@ import { createHash, createPrivateKey, createPublicKey, hkdfSync, type KeyObject
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import { Config } from "./config.js"
 import { type Envelope, loadMasterKey, makeEnvelope } from "./envelope.js"
 
@@ -53,7 +54,7 @@ export class Secrets extends Context.Service<Secrets, SecretsService>()("gateway
     Effect.gen(function* () {
       const config = yield* Config
       const master = yield* Effect.try({
-        try: () => loadMasterKey({ MASTER_KEY: config.masterKey, dataDir: config.dataDir }),
+        try: () => loadMasterKey({ MASTER_KEY: config.masterKey && Redacted.value(config.masterKey), dataDir: config.dataDir }),
         catch: (cause) => new Error(`cannot load the master key: ${(cause as Error).message}`)
       })
       if (master.generated) {
