@@ -55,8 +55,12 @@ export const setLogLevel = (level: LogThreshold) => {
   threshold = thresholdRank[level]
 }
 
-const write = (date: Date, level: string, msg: string, fields: Record<string, unknown>) => {
-  pending += `${JSON.stringify({ time: date.toISOString(), level, msg, ...fields })}\n`
+/** For values JSON has no form for (Effect's fields may hold any value): bigints as digits, errors as their text. */
+const lenient = (_key: string, value: unknown) =>
+  typeof value === "bigint" ? value.toString() : value instanceof Error ? `${value.name}: ${value.message}` : value
+
+const write = (date: Date, level: string, msg: string, fields: Record<string, unknown>, replacer?: typeof lenient) => {
+  pending += `${JSON.stringify({ time: date.toISOString(), level, msg, ...fields }, replacer)}\n`
   if (pending.length > 64 * 1024) return flush()
   if (!scheduled) {
     scheduled = true
@@ -97,7 +101,7 @@ export const gatewayLogger = Logger.make<unknown, void>(({ cause, date, fiber, l
     fields.spans = Object.fromEntries(spans.map(([label, started]) => [label, now - started]))
   }
   if (cause.reasons.length > 0) fields.cause = Cause.pretty(cause)
-  write(date, levelName[logLevel], typeof first === "string" ? first : JSON.stringify(first) ?? String(first), fields)
+  write(date, levelName[logLevel], typeof first === "string" ? first : (JSON.stringify(first, lenient) ?? String(first)), fields, lenient)
 })
 
 /**
