@@ -67,7 +67,7 @@ export const OptionallyAuthenticatedLive = Layer.effect(OptionallyAuthenticated)
 export const AdminKeyLive = Layer.effect(AdminKey)(
   Effect.gen(function* () {
     const config = yield* Config
-    const expected = config.adminKey ? Buffer.from(config.adminKey) : undefined
+    const expected = config.adminKey ? Buffer.from(Redacted.value(config.adminKey)) : undefined
     return AdminKey.of({
       adminKey: (httpEffect, { credential }) => {
         const given = Buffer.from(Redacted.value(credential))
