@@ -12,10 +12,11 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { AdminKey, Authenticated, CurrentClient, CurrentPrincipal, ErrorShape, OptionallyAuthenticated, PublicRoute } from "../../protocol/auth.js"
-import { unauthorized } from "../../protocol/errors.js"
+import { Unauthorized, unauthorized } from "../../protocol/errors.js"
 import { addResponseHeaders, requestIdOf } from "../gateway/request.js"
 import { Config } from "../platform/config.js"
 import { type RateLimitResult, rateLimitHeaders } from "../platform/redis/index.js"
+import { answer } from "../platform/wire-errors.js"
 import { Access } from "./service.js"
 
 const tooMany = (result: RateLimitResult, policy: string, requestId: string) => {
@@ -35,7 +36,7 @@ export const AuthenticatedLive = Layer.effect(Authenticated)(
     return Authenticated.of({
       bearer: (httpEffect, { credential }) =>
         Effect.gen(function* () {
-          const principal = yield* access.authenticate(Redacted.value(credential))
+          const principal = yield* answer({ InvalidCredential: Unauthorized })(access.authenticate(Redacted.value(credential)))
           const limit = yield* access.rateLimitPrincipal(principal)
           const request = yield* HttpServerRequest
           if (!limit.allowed) return tooMany(limit, "per-key", requestIdOf(request))
