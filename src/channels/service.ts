@@ -10,16 +10,17 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
 import nodemailer from "nodemailer"
-import { type Unprocessable, validationError } from "../../protocol/errors.js"
 import type { NotificationChannelsInput } from "../../protocol/notification-channels.js"
 import { ApprovalGrants } from "../actions/ports.js"
 import { Config } from "../platform/config.js"
 import { jsonb } from "../platform/db/index.js"
+import { InvalidInput } from "../platform/domain-error.js"
 import { type OutboundPolicy, outbound, outboundPolicyFromEnv } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { jsonValue } from "../platform/sql.js"
-import { webhookUrlProblem } from "../webhooks/url.js"
+import { ChannelsError } from "./errors.js"
 import { type ApprovalRequest, approverEmail, maskUrl, noticeEmail, slackMessage, teamsMessage } from "./messages.js"
+import { webhookUrlProblem } from "./url.js"
 
 export type ChannelName = "email" | "slack" | "teams"
 type Input = typeof NotificationChannelsInput.Type
@@ -52,7 +53,7 @@ export class ApprovalChannels extends Context.Service<
   ApprovalChannels,
   {
     readonly get: (orgUuid: string) => Effect.Effect<ChannelsView>
-    readonly put: (orgUuid: string, input: Input) => Effect.Effect<ChannelsView, Unprocessable>
+    readonly put: (orgUuid: string, input: Input) => Effect.Effect<ChannelsView, ChannelsError>
     /** Sends to every enabled channel in parallel and records each result; never fails. */
     readonly notifyApproval: (request: ApprovalRequest) => Effect.Effect<ReadonlyArray<{ channel: ChannelName; status: string; detail: string | null }>>
   }
@@ -110,7 +111,7 @@ export class ApprovalChannels extends Context.Service<
           const teamsEnabled = input.teams?.enabled ?? row?.teams_enabled ?? false
           if (slackEnabled && slackUrl === null) issues.push({ path: "slack.webhook_url", message: "required when slack is enabled" })
           if (teamsEnabled && teamsUrl === null) issues.push({ path: "teams.webhook_url", message: "required when teams is enabled" })
-          if (issues.length > 0) return yield* Effect.fail(validationError(issues))
+          if (issues.length > 0) return yield* Effect.fail(new ChannelsError({ reason: new InvalidInput({ issues }) }))
           const emailEnabled = input.email?.enabled ?? row?.email_enabled ?? false
           const recipients = input.email?.recipients ?? jsonValue<Array<string>>(row?.email_recipients, [])
           yield* sql`

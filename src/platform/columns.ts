@@ -15,6 +15,10 @@ export const NullableTimestamp = fromColumn(Schema.NullOr(Schema.String), iso)
 
 /** int8 (COUNT(*), bigint columns) as a number. */
 export const Count = fromColumn(Schema.Number, count)
+export const NullableCount = fromColumn(Schema.NullOr(Schema.Number), (value) => (value === null || value === undefined ? null : count(value)))
+
+/** A bigserial id (int8 arrives as a string or bigint), to order by. */
+export const Serial = fromColumn(Schema.BigInt, (value) => BigInt(value as string | number | bigint))
 
 /** A jsonb column checked against `schema`; `fallback` when null or unparseable. */
 export const Json = <S extends Schema.Top>(schema: S, fallback: S["Encoded"]) => fromColumn(schema, (value) => jsonValue(value, fallback))
