@@ -49,7 +49,7 @@ export const AuthenticatedLive = Layer.effect(Authenticated)(
 
 const publicMiddleware = Effect.gen(function* () {
   const access = yield* Access
-  return (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, any, any>) =>
+  return <E>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, CurrentClient>) =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest
       const ip = clientIp(request)
@@ -60,9 +60,9 @@ const publicMiddleware = Effect.gen(function* () {
     })
 })
 
-export const PublicRouteLive = Layer.effect(PublicRoute)(Effect.map(publicMiddleware, (run) => PublicRoute.of(run as any)))
+export const PublicRouteLive = Layer.effect(PublicRoute)(Effect.map(publicMiddleware, (run) => PublicRoute.of(run)))
 export const OptionallyAuthenticatedLive = Layer.effect(OptionallyAuthenticated)(
-  Effect.map(publicMiddleware, (run) => OptionallyAuthenticated.of(run as any))
+  Effect.map(publicMiddleware, (run) => OptionallyAuthenticated.of(run))
 )
 
 export const AdminKeyLive = Layer.effect(AdminKey)(
