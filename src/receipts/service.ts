@@ -12,7 +12,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
-import { conflict, notFound } from "../../protocol/errors.js"
 import { readTimestampImprint } from "../../protocol/verifier/timestamp.js"
 import { Config } from "../platform/config.js"
 import { jsonb } from "../platform/db/index.js"
@@ -21,10 +20,12 @@ import { logLine } from "../platform/log.js"
 import { outboundPolicyFromEnv, outboundRequest } from "../platform/outbound/index.js"
 import { Fanout } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
+import { ActionReceiptNotFound, ReceiptNotFound, RotationInProgress, refuse } from "./errors.js"
 import { jwkOf, loadActiveSigner, loadTimestampAuthorityIdentity, rawPublicKeyOf, rotateSigningKey } from "./keys.js"
 import { type MintedReceipt, type ReceiptContent, ReceiptMinter } from "./ports.js"
 import { canonicalJsonBytes, type ReceiptSigner, sha256Digest, sha256Tagged, signPayload, verifySignature } from "./signing.js"
 import * as store from "./store.js"
+import { receiptSummary } from "./summary.js"
 import { requestTimestamp } from "./tsa/client.js"
 import { verifyTimestampToken } from "./tsa/verify.js"
 
@@ -169,17 +170,14 @@ export const makeReceipts = Effect.gen(function* () {
           created_at: createdAt
         })
       )
-      return {
+      const summary = receiptSummary({
+        ...signed,
         receipt_uuid: receiptUuid,
-        payload_hash: signed.payload_hash,
-        signature: signed.signature,
-        public_key_id: signed.public_key_id,
         timestamp_token: timestampToken,
         receipt_version: RECEIPT_VERSION,
-        verify_url: verifyUrlOf(content.action_uuid),
-        created_at: createdAt,
-        signed_payload: signedPayload
-      }
+        verify_url: verifyUrlOf(content.action_uuid)
+      })
+      return { ...summary, created_at: createdAt, signed_payload: signedPayload }
     })
 
   // A token's CMS signature never changes, and checking it through pkijs costs milliseconds: the
@@ -253,22 +251,20 @@ export const makeReceipts = Effect.gen(function* () {
       }
     }).pipe(Effect.orDie)
 
-  const notFoundReceipt = notFound("No receipt found")
-
   return {
     mint,
 
     verifyAction: (actionUuid: string) =>
       Effect.gen(function* () {
         const receipt = yield* Effect.orDie(store.latestReceiptOfAction(actionUuid))
-        if (receipt === undefined) return yield* Effect.fail(notFound("No receipt for this action"))
+        if (receipt === undefined) return yield* refuse(new ActionReceiptNotFound())
         return yield* verifyRow(receipt)
       }),
 
     verifyReceipt: (receiptUuid: string) =>
       Effect.gen(function* () {
         const receipt = yield* Effect.orDie(store.receiptByUuid(receiptUuid))
-        if (receipt === undefined) return yield* Effect.fail(notFoundReceipt)
+        if (receipt === undefined) return yield* refuse(new ReceiptNotFound())
         return yield* verifyRow(receipt)
       }),
 
@@ -276,7 +272,7 @@ export const makeReceipts = Effect.gen(function* () {
     receiptOf: (orgUuid: string, receiptUuid: string) =>
       Effect.gen(function* () {
         const receipt = yield* Effect.orDie(store.receiptByUuid(receiptUuid))
-        if (receipt === undefined || receipt.org_uuid !== orgUuid) return yield* Effect.fail(notFoundReceipt)
+        if (receipt === undefined || receipt.org_uuid !== orgUuid) return yield* refuse(new ReceiptNotFound())
         return {
           receipt_uuid: receipt.receipt_uuid,
           action_uuid: receipt.action_uuid,
@@ -332,7 +328,7 @@ export const makeReceipts = Effect.gen(function* () {
             return result
           })
         ).pipe(Effect.orDie)
-        if (rotated === undefined) return yield* Effect.fail(conflict("ROTATION_IN_PROGRESS", "Another rotation finished first; retry"))
+        if (rotated === undefined) return yield* refuse(new RotationInProgress())
         // This process switches at once; the others re-read on the announcement.
         signer = yield* Effect.orDie(loadActiveSigner(envelope))
         signerStale = false
