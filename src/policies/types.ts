@@ -9,6 +9,7 @@ export type PolicyStatus = "draft" | "active" | "inactive"
 
 export const POLICY_MODES: ReadonlyArray<PolicyMode> = ["rules", "ai", "consensus", "content_scan"]
 export const POLICY_DECISIONS: ReadonlyArray<PolicyDecision> = ["allow", "require_approval", "deny"]
+export const POLICY_STATUSES: ReadonlyArray<PolicyStatus> = ["draft", "active", "inactive"]
 
 const DECISION_RANK: Readonly<Record<PolicyDecision, number>> = { allow: 0, require_approval: 1, deny: 2 }
 
