@@ -6,6 +6,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type { OrgSnapshotPort } from "../platform/org-snapshot.js"
 import type { OutputPolicy } from "../scan/output-filter.js"
 import type { EvaluablePolicy } from "./types.js"
 
@@ -15,15 +16,8 @@ export interface OrgPolicySnapshot {
   readonly policies: ReadonlyArray<EvaluablePolicy>
 }
 
-/** The organization's policies as its OrgActor holds them, compiled and cached in this process. */
-export class OrgPolicies extends Context.Service<
-  OrgPolicies,
-  {
-    readonly get: (orgUuid: string) => Effect.Effect<OrgPolicySnapshot>
-    /** After a committed change: the actor reloads; this and every other process drop older copies. Answers the new version. */
-    readonly changed: (orgUuid: string) => Effect.Effect<number>
-  }
->()("gateway/OrgPolicies") {}
+/** The organization's policies as its OrgActor holds them. */
+export class OrgPolicies extends Context.Service<OrgPolicies, OrgSnapshotPort<OrgPolicySnapshot>>()("gateway/OrgPolicies") {}
 
 /** What a policy sees of an action being authorized. */
 export interface ActionSubject {

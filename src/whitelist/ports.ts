@@ -1,6 +1,6 @@
 /** What the whitelist asks of the organization's actor (implemented in `actors/org.ts`). */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import type { OrgSnapshotPort } from "../platform/org-snapshot.js"
 import type { ParsedPattern } from "./patterns.js"
 import type { WhitelistMode } from "./store.js"
 
@@ -16,12 +16,5 @@ export interface WhitelistSnapshot {
   readonly entries: ReadonlyArray<CompiledEntry>
 }
 
-/** The organization's whitelist as its OrgActor holds it, compiled and cached in this process. */
-export class OrgWhitelist extends Context.Service<
-  OrgWhitelist,
-  {
-    readonly get: (orgUuid: string) => Effect.Effect<WhitelistSnapshot>
-    /** After a committed change: the actor reloads; this and every other process drop older copies. Answers the new version. */
-    readonly changed: (orgUuid: string) => Effect.Effect<number>
-  }
->()("gateway/OrgWhitelist") {}
+/** The organization's whitelist as its OrgActor holds it. */
+export class OrgWhitelist extends Context.Service<OrgWhitelist, OrgSnapshotPort<WhitelistSnapshot>>()("gateway/OrgWhitelist") {}
