@@ -34,6 +34,7 @@ import { OutputPoliciesHttp } from "./output-policies/http.js"
 import { outputPoliciesLayer } from "./output-policies/service.js"
 import { type AppConfig, configLayer } from "./platform/config.js"
 import { databaseLayer } from "./platform/db/index.js"
+import { loggerLayer } from "./platform/log.js"
 import { platformRedisLayer } from "./platform/redis/index.js"
 import { Secrets } from "./platform/secrets.js"
 import { PoliciesHttp } from "./policies/http.js"
@@ -91,5 +92,7 @@ export const appLayer = (config: AppConfig) =>
     // Merged, not only provided: tests and tools reach the services of a running server through its context.
     Layer.provideMerge(servicesLayer(config)),
     // File system, paths and ETags for static and multipart bodies (no Node HTTP server involved).
-    Layer.provide(NodeHttpServer.layerHttpServices)
+    Layer.provide(NodeHttpServer.layerHttpServices),
+    // Effect's log lines (start-up, background fibers) in the request log's JSON shape.
+    Layer.provide(loggerLayer)
   )

@@ -7,30 +7,38 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
 import { appLayer } from "./app.js"
 import { loadedUwsBinary } from "./gateway/uws.js"
-import { loadConfig } from "./platform/config.js"
-import { logLine, setLogLevel } from "./platform/log.js"
+import { type AppConfig, loadConfig } from "./platform/config.js"
+import { loggerLayer, logLine, setLogLevel } from "./platform/log.js"
 
-const config = loadConfig()
+let config: AppConfig
+try {
+  config = loadConfig()
+} catch (error) {
+  // The variable and value at fault, as a log line like every other; nothing has started yet.
+  logLine("error", "invalid configuration", { error: (error as Error).message })
+  process.exit(1)
+}
 setLogLevel(config.logLevel)
 
 const program = Effect.gen(function* () {
   const scope = yield* Effect.scope
-  // Effect's own log lines (start-up, background fibers) as JSON, like the request log.
-  yield* Layer.buildWithScope(appLayer(config).pipe(Layer.provide(Logger.layer([Logger.consoleJson]))), scope)
-  logLine("info", "listening", {
-    url: `http://${config.host}:${config.port}`,
-    base_url: config.baseUrl,
-    database: config.databaseUrl ? "postgres" : "embedded postgres",
-    redis: config.redisUrl ? "redis" : "in-process",
-    docs: `${config.baseUrl}/docs`,
-    // Which native uWS file serves: the package's own, or its copy patched for glibc < 2.38.
-    uws_binary: loadedUwsBinary()?.file
-  })
+  // appLayer logs through the gateway's logger itself (one JSON line shape with the request log).
+  yield* Layer.buildWithScope(appLayer(config), scope)
+  yield* Effect.logInfo("listening").pipe(
+    Effect.annotateLogs({
+      url: `http://${config.host}:${config.port}`,
+      base_url: config.baseUrl,
+      database: config.databaseUrl ? "postgres" : "embedded postgres",
+      redis: config.redisUrl ? "redis" : "in-process",
+      docs: `${config.baseUrl}/docs`,
+      // Which native uWS file serves: the package's own, or its copy patched for glibc < 2.38.
+      uws_binary: loadedUwsBinary()?.file
+    })
+  )
   return yield* Effect.never
-})
+}).pipe(Effect.provide(loggerLayer))
 
 const fiber = Effect.runFork(Effect.scoped(program))
 let stopping = false

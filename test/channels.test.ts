@@ -160,7 +160,7 @@ describe("notification channel settings", () => {
     // Omitting the URL keeps it.
     expect((await put({ slack: { enabled: false } })).slack.webhook_url).toBe(view.slack.webhook_url)
     const refused = await run(Effect.flip(Effect.flatMap(ApprovalChannels, (c) => c.put(org, { teams: { enabled: true, webhook_url: "http://hooks.example.com/x" } }))))
-    expect(refused).toMatchObject({ code: "VALIDATION_ERROR" })
+    expect(refused.reason).toMatchObject({ code: "VALIDATION_ERROR" })
   })
 })
 

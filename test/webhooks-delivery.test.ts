@@ -261,8 +261,8 @@ describe("webhook delivery", () => {
   it("another organization's webhook is not found", async () => {
     const hook = await createHook(newUuid(), "/mine")
     const failure = await run(Effect.flip(Effect.flatMap(Webhooks, (w) => w.deliveries(newUuid(), hook.id, 1, 20))))
-    expect(failure).toMatchObject({ code: "NOT_FOUND" })
+    expect(failure.reason).toMatchObject({ code: "NOT_FOUND" })
     const removal = await run(Effect.flip(Effect.flatMap(Webhooks, (w) => w.remove(newUuid(), hook.id))))
-    expect(removal).toMatchObject({ code: "NOT_FOUND" })
+    expect(removal.reason).toMatchObject({ code: "NOT_FOUND" })
   })
 })

@@ -12,10 +12,11 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { AdminKey, Authenticated, CurrentClient, CurrentPrincipal, ErrorShape, OptionallyAuthenticated, PublicRoute } from "../../protocol/auth.js"
-import { unauthorized } from "../../protocol/errors.js"
+import { Unauthorized, unauthorized } from "../../protocol/errors.js"
 import { addResponseHeaders, requestIdOf } from "../gateway/request.js"
 import { Config } from "../platform/config.js"
 import { type RateLimitResult, rateLimitHeaders } from "../platform/redis/index.js"
+import { answer } from "../platform/wire-errors.js"
 import { Access } from "./service.js"
 
 const tooMany = (result: RateLimitResult, policy: string, requestId: string) => {
@@ -35,7 +36,7 @@ export const AuthenticatedLive = Layer.effect(Authenticated)(
     return Authenticated.of({
       bearer: (httpEffect, { credential }) =>
         Effect.gen(function* () {
-          const principal = yield* access.authenticate(Redacted.value(credential))
+          const principal = yield* answer({ InvalidCredential: Unauthorized })(access.authenticate(Redacted.value(credential)))
           const limit = yield* access.rateLimitPrincipal(principal)
           const request = yield* HttpServerRequest
           if (!limit.allowed) return tooMany(limit, "per-key", requestIdOf(request))
@@ -48,7 +49,7 @@ export const AuthenticatedLive = Layer.effect(Authenticated)(
 
 const publicMiddleware = Effect.gen(function* () {
   const access = yield* Access
-  return (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, any, any>) =>
+  return <E>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, CurrentClient>) =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest
       const ip = clientIp(request)
@@ -59,15 +60,15 @@ const publicMiddleware = Effect.gen(function* () {
     })
 })
 
-export const PublicRouteLive = Layer.effect(PublicRoute)(Effect.map(publicMiddleware, (run) => PublicRoute.of(run as any)))
+export const PublicRouteLive = Layer.effect(PublicRoute)(Effect.map(publicMiddleware, (run) => PublicRoute.of(run)))
 export const OptionallyAuthenticatedLive = Layer.effect(OptionallyAuthenticated)(
-  Effect.map(publicMiddleware, (run) => OptionallyAuthenticated.of(run as any))
+  Effect.map(publicMiddleware, (run) => OptionallyAuthenticated.of(run))
 )
 
 export const AdminKeyLive = Layer.effect(AdminKey)(
   Effect.gen(function* () {
     const config = yield* Config
-    const expected = config.adminKey ? Buffer.from(config.adminKey) : undefined
+    const expected = config.adminKey ? Buffer.from(Redacted.value(config.adminKey)) : undefined
     return AdminKey.of({
       adminKey: (httpEffect, { credential }) => {
         const given = Buffer.from(Redacted.value(credential))

@@ -15,13 +15,13 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type { Principal } from "../../protocol/auth.js"
-import { unauthorized } from "../../protocol/errors.js"
-import { makeAccountsStore } from "../accounts/store.js"
 import { Config } from "../platform/config.js"
 import { logLine } from "../platform/log.js"
 import { Fanout, type RateLimitResult, RateLimits } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { digestsEqual, keyDigest, looksLikeApiKey, verifyJwt } from "./credentials.js"
+import { AccessError, InvalidCredential } from "./errors.js"
+import { makeCredentialsStore } from "./store.js"
 
 const CACHE_TTL_MS = 30_000
 const INVALIDATION_TOPIC = "access-invalidate"
@@ -49,10 +49,10 @@ export interface Session {
 }
 
 export interface AccessService {
-  /** The principal a bearer token stands for; fails with 401 otherwise. */
-  readonly authenticate: (token: string) => Effect.Effect<Principal, ReturnType<typeof unauthorized>>
+  /** The principal a bearer token stands for; fails with InvalidCredential otherwise. */
+  readonly authenticate: (token: string) => Effect.Effect<Principal, AccessError>
   /** Like `authenticate`, with the credential's expiry, for connections that outlive a request. */
-  readonly authenticateSession: (token: string) => Effect.Effect<Session, ReturnType<typeof unauthorized>>
+  readonly authenticateSession: (token: string) => Effect.Effect<Session, AccessError>
   readonly rateLimitPrincipal: (principal: Principal) => Effect.Effect<RateLimitResult>
   readonly rateLimitClient: (ip: string) => Effect.Effect<RateLimitResult>
   /** When this process last saw the key used, if that is not yet written to the database. */
@@ -71,7 +71,7 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
     Effect.gen(function* () {
       const config = yield* Config
       const secrets = yield* Secrets
-      const store = yield* makeAccountsStore
+      const store = yield* makeCredentialsStore
       const limits = yield* RateLimits
       const fanout = yield* Fanout
 
@@ -131,7 +131,7 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
         )
       )
 
-      const fail = unauthorized()
+      const fail = new AccessError({ reason: new InvalidCredential() })
 
       const keySession = (token: string) =>
         Effect.gen(function* () {
@@ -183,7 +183,7 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
           return { principal: entry.value, expiresAt: claims.expiresAt }
         })
 
-      const authenticateSession = (token: string): Effect.Effect<Session, ReturnType<typeof unauthorized>> => {
+      const authenticateSession = (token: string): Effect.Effect<Session, AccessError> => {
         if (token === "") return Effect.fail(fail)
         return looksLikeApiKey(token) ? keySession(token) : jwtSession(token)
       }

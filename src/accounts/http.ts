@@ -5,9 +5,21 @@ import { HttpApiBuilder } from "effect/http-api"
 import * as Layer from "effect/Layer"
 import { GatewayApi } from "../../protocol/api.js"
 import { CurrentPrincipal } from "../../protocol/auth.js"
+import { Conflict, Forbidden, NotFound, Unauthorized, Unprocessable } from "../../protocol/errors.js"
 import { requireJwt, requireRole, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
+import { answer } from "../platform/wire-errors.js"
 import { Accounts } from "./service.js"
+
+const registerErrors = answer({ InvalidInput: Unprocessable, InviteNotFound: NotFound, EmailTaken: Conflict })
+const loginErrors = answer({ InvalidCredentials: Unauthorized })
+const leaveErrors = answer({ OwnerLeaving: Conflict })
+const ownerErrors = answer({ OwnerOnly: Forbidden })
+const setRoleErrors = answer({ MemberNotFound: NotFound, OwnerRoleChange: Conflict })
+const transferErrors = answer({ OwnerOnly: Forbidden, MemberNotFound: NotFound, TargetNotAdmin: Unprocessable })
+const createKeyErrors = answer({ InvalidInput: Unprocessable, ScopesBeyondKey: Forbidden })
+const revokeKeyErrors = answer({ KeyNotFound: NotFound, NotKeyCreator: Forbidden })
+const setPlanErrors = answer({ OrganizationNotFound: NotFound })
 
 const auditContext = Effect.gen(function* () {
   return { requestId: requestIdOf(yield* HttpServerRequest) }
@@ -17,8 +29,8 @@ export const AuthHandlers = HttpApiBuilder.group(GatewayApi, "auth", (handlers) 
   Effect.gen(function* () {
     const accounts = yield* Accounts
     return handlers
-      .handle("register", ({ payload }) => Effect.flatMap(auditContext, (audit) => accounts.register(payload, audit)))
-      .handle("login", ({ payload }) => accounts.login(payload))
+      .handle("register", ({ payload }) => Effect.flatMap(auditContext, (audit) => registerErrors(accounts.register(payload, audit))))
+      .handle("login", ({ payload }) => loginErrors(accounts.login(payload)))
       .handle("whoami", () =>
         Effect.gen(function* () {
           const principal = yield* CurrentPrincipal
@@ -36,13 +48,13 @@ export const AuthHandlers = HttpApiBuilder.group(GatewayApi, "auth", (handlers) 
       .handle("leaveOrg", () =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* accounts.leave(principal, yield* auditContext)
+          return yield* leaveErrors(accounts.leave(principal, yield* auditContext))
         })
       )
       .handle("deleteAccount", () =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* accounts.deleteOrganization(principal, yield* auditContext)
+          return yield* ownerErrors(accounts.deleteOrganization(principal, yield* auditContext))
         })
       )
   })
@@ -77,13 +89,13 @@ export const TeamHandlers = HttpApiBuilder.group(GatewayApi, "team", (handlers) 
         Effect.gen(function* () {
           const principal = yield* requireJwt
           yield* requireRole(["owner", "admin"], "changing roles")(principal)
-          return yield* accounts.setRole(principal, params.user_uuid, payload.role, yield* auditContext)
+          return yield* setRoleErrors(accounts.setRole(principal, params.user_uuid, payload.role, yield* auditContext))
         })
       )
       .handle("transferOwnership", ({ payload }) =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* accounts.transferOwnership(principal, payload.target_user_id, yield* auditContext)
+          return yield* transferErrors(accounts.transferOwnership(principal, payload.target_user_id, yield* auditContext))
         })
       )
   })
@@ -96,7 +108,7 @@ export const ApiKeysHandlers = HttpApiBuilder.group(GatewayApi, "apiKeys", (hand
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
           const principal = yield* requireScope("keys:write")
-          return yield* accounts.createKey(principal, payload, yield* auditContext)
+          return yield* createKeyErrors(accounts.createKey(principal, payload, yield* auditContext))
         })
       )
       .handle("list", ({ query }) =>
@@ -108,7 +120,7 @@ export const ApiKeysHandlers = HttpApiBuilder.group(GatewayApi, "apiKeys", (hand
       .handle("revoke", ({ params }) =>
         Effect.gen(function* () {
           const principal = yield* requireScope("keys:write")
-          return yield* accounts.revokeKey(principal, params.key_id, yield* auditContext)
+          return yield* revokeKeyErrors(accounts.revokeKey(principal, params.key_id, yield* auditContext))
         })
       )
   })
@@ -118,7 +130,7 @@ export const AdminHandlers = HttpApiBuilder.group(GatewayApi, "admin", (handlers
   Effect.gen(function* () {
     const accounts = yield* Accounts
     return handlers.handle("setPlan", ({ params, payload }) =>
-      Effect.flatMap(auditContext, (audit) => accounts.setPlan(params.org_uuid, payload.plan, audit))
+      Effect.flatMap(auditContext, (audit) => setPlanErrors(accounts.setPlan(params.org_uuid, payload.plan, audit)))
     )
   })
 )

@@ -6,8 +6,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Principal, Role } from "../../protocol/auth.js"
-import { pagination } from "../../protocol/common.js"
-import { conflict, forbidden, notFound, unauthorized, unprocessable, validationError } from "../../protocol/errors.js"
+import { listPage } from "../../protocol/common.js"
 import {
   decoyPasswordHash,
   digestsEqual,
@@ -21,11 +20,28 @@ import {
 } from "../access/credentials.js"
 import { isAdmin } from "../access/guards.js"
 import { Access } from "../access/service.js"
+import type { KeyRow, UserRow } from "../access/store.js"
 import { Config } from "../platform/config.js"
+import { InvalidInput } from "../platform/domain-error.js"
 import { newCrockfordCode, newId, newUuid } from "../platform/ids.js"
 import { Secrets } from "../platform/secrets.js"
 import { isUniqueViolation } from "../platform/sql.js"
-import { type KeyRow, makeAccountsStore, type UserRow } from "./store.js"
+import {
+  EmailTaken,
+  InvalidCredentials,
+  InviteNotFound,
+  KeyNotFound,
+  MemberNotFound,
+  NotKeyCreator,
+  OrganizationNotFound,
+  OwnerLeaving,
+  OwnerOnly,
+  OwnerRoleChange,
+  refuse,
+  ScopesBeyondKey,
+  TargetNotAdmin
+} from "./errors.js"
+import { makeAccountsStore } from "./store.js"
 
 const INVITE_LIFETIME_MS = 7 * 24 * 3600 * 1000
 
@@ -109,7 +125,7 @@ export const makeAccounts = Effect.gen(function* () {
       audit: AuditContext
     ) {
       if (input.invite_code === undefined && (input.org_name === undefined || input.org_name.trim() === "")) {
-        return yield* Effect.fail(validationError([{ path: "org_name", message: "org_name is required unless invite_code is given" }]))
+        return yield* refuse(InvalidInput.one("org_name", "org_name is required unless invite_code is given"))
       }
       // Outside the transaction below, so a failed registration does not put plaintext codes back.
       if (input.invite_code !== undefined) yield* Effect.orDie(sealPlaintextInvites)
@@ -121,7 +137,7 @@ export const makeAccounts = Effect.gen(function* () {
           let role: Role
           if (input.invite_code !== undefined) {
             const invite = yield* acceptInvite(input.invite_code, input.email)
-            if (invite === undefined) return yield* Effect.fail(notFound("Invite code is unknown, used, expired or for another address"))
+            if (invite === undefined) return yield* refuse(new InviteNotFound())
             orgUuid = invite.orgUuid
             role = invite.role
           } else {
@@ -141,10 +157,8 @@ export const makeAccounts = Effect.gen(function* () {
           return { orgUuid, role, apiKey }
         })
       ).pipe(
-        Effect.catch((error: any) =>
-          isUniqueViolation(error) ? Effect.fail(conflict("EMAIL_TAKEN", "An account with this e-mail already exists")) : Effect.fail(error)
-        ),
-        Effect.catchTag("SqlError" as any, (error) => Effect.die(error))
+        Effect.catchTag("SqlError", (error) => (isUniqueViolation(error) ? refuse(new EmailTaken()) : Effect.die(error))),
+        Effect.catchTag("SchemaError", Effect.die)
       )
       const jwt = yield* token({ user_uuid: userUuid, org_uuid: result.orgUuid, role: result.role, email: input.email })
       return {
@@ -161,7 +175,7 @@ export const makeAccounts = Effect.gen(function* () {
       const user = yield* Effect.orDie(store.activeUserByEmail(input.email))
       const hash = user?.password_hash ?? (yield* Effect.promise(() => decoyPasswordHash))
       const ok = yield* Effect.promise(() => verifyPassword(input.password, hash))
-      if (!user || !ok) return yield* Effect.fail(unauthorized("Invalid e-mail or password", "INVALID_CREDENTIALS"))
+      if (!user || !ok) return yield* refuse(new InvalidCredentials())
       const jwt = yield* token(user)
       return { token: jwt, expires_in: JWT_LIFETIME_SECONDS, org_uuid: user.org_uuid, user_uuid: user.user_uuid, role: user.role }
     }),
@@ -176,8 +190,7 @@ export const makeAccounts = Effect.gen(function* () {
 
     members: Effect.fn("Accounts.members")(function* (principal: Principal, page: number, perPage: number) {
       const [rows, total] = yield* Effect.orDie(store.members(principal.orgUuid, page, perPage))
-      const data = rows.map(memberView)
-      return { data, members: data, pagination: pagination(page, perPage, total) }
+      return listPage(rows.map(memberView), { page, perPage, total }, "members")
     }),
 
     defaultApprovers: Effect.fn("Accounts.defaultApprovers")(function* (principal: Principal) {
@@ -195,8 +208,8 @@ export const makeAccounts = Effect.gen(function* () {
 
     setRole: Effect.fn("Accounts.setRole")(function* (principal: Principal, userUuid: string, role: "admin" | "member", audit: AuditContext) {
       const target = yield* Effect.orDie(store.userInOrg(principal.orgUuid, userUuid))
-      if (!target) return yield* Effect.fail(notFound("Member not found"))
-      if (target.role === "owner") return yield* Effect.fail(conflict("OWNER_MUST_TRANSFER", "The owner's role changes only through transfer-ownership"))
+      if (!target) return yield* refuse(new MemberNotFound())
+      if (target.role === "owner") return yield* refuse(new OwnerRoleChange())
       const updated = yield* Effect.orDie(store.setRole(principal.orgUuid, userUuid, role))
       yield* Effect.orDie(store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "member.role_changed", target: userUuid, details: { from: target.role, to: role }, requestId: audit.requestId }))
       yield* access.invalidate({ userUuid })
@@ -204,10 +217,10 @@ export const makeAccounts = Effect.gen(function* () {
     }),
 
     transferOwnership: Effect.fn("Accounts.transferOwnership")(function* (principal: Principal, targetUserId: string, audit: AuditContext) {
-      if (principal.role !== "owner") return yield* Effect.fail(forbidden("Only the owner can transfer ownership"))
+      if (principal.role !== "owner") return yield* refuse(new OwnerOnly({ action: "transfer ownership" }))
       const target = yield* Effect.orDie(store.userInOrg(principal.orgUuid, targetUserId))
-      if (!target || target.user_uuid === principal.userUuid) return yield* Effect.fail(notFound("Member not found"))
-      if (target.role !== "admin") return yield* Effect.fail(unprocessable("TARGET_NOT_ADMIN", "Ownership can only be transferred to an admin"))
+      if (!target || target.user_uuid === principal.userUuid) return yield* refuse(new MemberNotFound())
+      if (target.role !== "admin") return yield* refuse(new TargetNotAdmin())
       yield* Effect.orDie(
         sql.withTransaction(
           Effect.all([
@@ -223,7 +236,7 @@ export const makeAccounts = Effect.gen(function* () {
     }),
 
     leave: Effect.fn("Accounts.leave")(function* (principal: Principal, audit: AuditContext) {
-      if (principal.role === "owner") return yield* Effect.fail(conflict("OWNER_MUST_TRANSFER", "The owner must transfer ownership before leaving"))
+      if (principal.role === "owner") return yield* refuse(new OwnerLeaving())
       yield* Effect.orDie(
         sql.withTransaction(
           Effect.all([
@@ -237,7 +250,7 @@ export const makeAccounts = Effect.gen(function* () {
     }),
 
     deleteOrganization: Effect.fn("Accounts.deleteOrganization")(function* (principal: Principal, audit: AuditContext) {
-      if (principal.role !== "owner") return yield* Effect.fail(forbidden("Only the owner can delete the organization"))
+      if (principal.role !== "owner") return yield* refuse(new OwnerOnly({ action: "delete the organization" }))
       yield* Effect.orDie(
         sql.withTransaction(
           Effect.all([
@@ -259,15 +272,15 @@ export const makeAccounts = Effect.gen(function* () {
       let expiresAt: string | null = null
       if (input.expires_at !== undefined && input.expires_at !== null) {
         const at = Date.parse(input.expires_at)
-        if (Number.isNaN(at)) return yield* Effect.fail(validationError([{ path: "expires_at", message: "must be an ISO 8601 timestamp" }]))
-        if (at <= Date.now()) return yield* Effect.fail(validationError([{ path: "expires_at", message: "must be in the future" }]))
+        if (Number.isNaN(at)) return yield* refuse(InvalidInput.one("expires_at", "must be an ISO 8601 timestamp"))
+        if (at <= Date.now()) return yield* refuse(InvalidInput.one("expires_at", "must be in the future"))
         expiresAt = new Date(at).toISOString()
       }
       // A key can never hold more than the key that created it.
       const scopes = input.scopes ? [...new Set(input.scopes)] : principal.kind === "api_key" ? [...principal.scopes] : ["*"]
       if (principal.kind === "api_key" && !principal.scopes.includes("*")) {
         const beyond = scopes.filter((scope) => !principal.scopes.includes(scope))
-        if (beyond.length > 0) return yield* Effect.fail(forbidden(`A key cannot grant scopes it does not hold: ${beyond.join(", ")}`))
+        if (beyond.length > 0) return yield* refuse(new ScopesBeyondKey({ scopes: beyond }))
       }
       const created = yield* Effect.orDie(mintKey(principal.orgUuid, principal.userUuid, input.name, scopes, expiresAt))
       yield* Effect.orDie(store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "api_key.created", target: created.id, details: { scopes }, requestId: audit.requestId }))
@@ -276,18 +289,18 @@ export const makeAccounts = Effect.gen(function* () {
 
     listKeys: Effect.fn("Accounts.listKeys")(function* (principal: Principal, page: number, perPage: number) {
       const [rows, total] = yield* Effect.orDie(store.keys(principal.orgUuid, page, perPage))
-      return { data: rows.map((row) => keyView(withPendingUse(row))), pagination: pagination(page, perPage, total) }
+      return listPage(rows.map((row) => keyView(withPendingUse(row))), { page, perPage, total })
     }),
 
     revokeKey: Effect.fn("Accounts.revokeKey")(function* (principal: Principal, keyId: string, audit: AuditContext) {
       const key = yield* Effect.orDie(store.keyInOrg(principal.orgUuid, keyId))
-      if (!key) return yield* Effect.fail(notFound("API key not found"))
+      if (!key) return yield* refuse(new KeyNotFound())
       // Otherwise any member could cut off the owner's and admins' integrations.
       if (!isAdmin(principal) && key.user_uuid !== principal.userUuid) {
-        return yield* Effect.fail(forbidden("Members can revoke only keys they created"))
+        return yield* refuse(new NotKeyCreator())
       }
       const revoked = yield* Effect.orDie(store.revokeKey(principal.orgUuid, keyId))
-      if (!revoked) return yield* Effect.fail(notFound("API key not found"))
+      if (!revoked) return yield* refuse(new KeyNotFound())
       yield* access.invalidate({ keyDigest: revoked.digest, keyId: revoked.id })
       yield* Effect.orDie(store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "api_key.revoked", target: keyId, requestId: audit.requestId }))
       return { id: revoked.id, revoked_at: revoked.revoked_at }
@@ -295,7 +308,7 @@ export const makeAccounts = Effect.gen(function* () {
 
     setPlan: Effect.fn("Accounts.setPlan")(function* (orgUuid: string, plan: string, audit: AuditContext) {
       const found = yield* Effect.orDie(store.setPlan(orgUuid, plan))
-      if (!found) return yield* Effect.fail(notFound("Organization not found"))
+      if (!found) return yield* refuse(new OrganizationNotFound())
       yield* Effect.orDie(store.audit({ orgUuid, actor: "platform-admin", event: "plan.changed", target: orgUuid, details: { plan }, requestId: audit.requestId }))
       return { org_uuid: orgUuid, plan }
     }),

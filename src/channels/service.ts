@@ -8,18 +8,21 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { SqlClient } from "effect/sql"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { SqlClient, SqlSchema } from "effect/sql"
 import nodemailer from "nodemailer"
-import { type Unprocessable, validationError } from "../../protocol/errors.js"
 import type { NotificationChannelsInput } from "../../protocol/notification-channels.js"
 import { ApprovalGrants } from "../actions/ports.js"
+import { Json } from "../platform/columns.js"
 import { Config } from "../platform/config.js"
 import { jsonb } from "../platform/db/index.js"
+import { InvalidInput } from "../platform/domain-error.js"
 import { type OutboundPolicy, outbound, outboundPolicyFromEnv } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
-import { jsonValue } from "../platform/sql.js"
-import { webhookUrlProblem } from "../webhooks/url.js"
+import { ChannelsError } from "./errors.js"
 import { type ApprovalRequest, approverEmail, maskUrl, noticeEmail, slackMessage, teamsMessage } from "./messages.js"
+import { webhookUrlProblem } from "./url.js"
 
 export type ChannelName = "email" | "slack" | "teams"
 type Input = typeof NotificationChannelsInput.Type
@@ -30,14 +33,15 @@ export interface ChannelsView {
   readonly teams: { readonly enabled: boolean; readonly webhook_url: string | null }
 }
 
-interface ChannelsRow {
-  readonly email_enabled: boolean
-  readonly email_recipients: unknown
-  readonly slack_enabled: boolean
-  readonly slack_url_sealed: string | null
-  readonly teams_enabled: boolean
-  readonly teams_url_sealed: string | null
-}
+const ChannelsRow = Schema.Struct({
+  email_enabled: Schema.Boolean,
+  email_recipients: Json(Schema.Array(Schema.String), []),
+  slack_enabled: Schema.Boolean,
+  slack_url_sealed: Schema.NullOr(Schema.String),
+  teams_enabled: Schema.Boolean,
+  teams_url_sealed: Schema.NullOr(Schema.String)
+})
+type ChannelsRow = typeof ChannelsRow.Type
 
 const CHAT_TIMEOUT_MS = 10_000
 const SMTP_TIMEOUT_MS = 15_000
@@ -52,7 +56,7 @@ export class ApprovalChannels extends Context.Service<
   ApprovalChannels,
   {
     readonly get: (orgUuid: string) => Effect.Effect<ChannelsView>
-    readonly put: (orgUuid: string, input: Input) => Effect.Effect<ChannelsView, Unprocessable>
+    readonly put: (orgUuid: string, input: Input) => Effect.Effect<ChannelsView, ChannelsError>
     /** Sends to every enabled channel in parallel and records each result; never fails. */
     readonly notifyApproval: (request: ApprovalRequest) => Effect.Effect<ReadonlyArray<{ channel: ChannelName; status: string; detail: string | null }>>
   }
@@ -67,18 +71,20 @@ export class ApprovalChannels extends Context.Service<
       const mailer = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : undefined
       const sender = config.smtpFrom || `approvals@${hostOf(config.baseUrl)}`
 
-      const load = (orgUuid: string) =>
-        Effect.map(
-          sql<ChannelsRow>`SELECT email_enabled, email_recipients, slack_enabled, slack_url_sealed, teams_enabled, teams_url_sealed
-                           FROM notification_channels WHERE org_uuid = ${orgUuid}`,
-          (rows) => rows[0]
-        )
+      const loadRow = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: ChannelsRow,
+        execute: (orgUuid) =>
+          sql`SELECT email_enabled, email_recipients, slack_enabled, slack_url_sealed, teams_enabled, teams_url_sealed
+              FROM notification_channels WHERE org_uuid = ${orgUuid}`
+      })
+      const load = (orgUuid: string) => Effect.map(loadRow(orgUuid), Option.getOrUndefined)
 
       const chatUrl = (orgUuid: string, channel: "slack" | "teams", sealed: string | null) =>
         sealed === null ? null : envelope.openText(sealed, aadOf(orgUuid, channel))
 
       const view = (orgUuid: string, row: ChannelsRow | undefined): ChannelsView => ({
-        email: { enabled: row?.email_enabled ?? false, recipients: jsonValue<Array<string>>(row?.email_recipients, []) },
+        email: { enabled: row?.email_enabled ?? false, recipients: row?.email_recipients ?? [] },
         slack: { enabled: row?.slack_enabled ?? false, webhook_url: mapNull(chatUrl(orgUuid, "slack", row?.slack_url_sealed ?? null), maskUrl) },
         teams: { enabled: row?.teams_enabled ?? false, webhook_url: mapNull(chatUrl(orgUuid, "teams", row?.teams_url_sealed ?? null), maskUrl) }
       })
@@ -110,9 +116,9 @@ export class ApprovalChannels extends Context.Service<
           const teamsEnabled = input.teams?.enabled ?? row?.teams_enabled ?? false
           if (slackEnabled && slackUrl === null) issues.push({ path: "slack.webhook_url", message: "required when slack is enabled" })
           if (teamsEnabled && teamsUrl === null) issues.push({ path: "teams.webhook_url", message: "required when teams is enabled" })
-          if (issues.length > 0) return yield* Effect.fail(validationError(issues))
+          if (issues.length > 0) return yield* Effect.fail(new ChannelsError({ reason: new InvalidInput({ issues }) }))
           const emailEnabled = input.email?.enabled ?? row?.email_enabled ?? false
-          const recipients = input.email?.recipients ?? jsonValue<Array<string>>(row?.email_recipients, [])
+          const recipients = input.email?.recipients ?? row?.email_recipients ?? []
           yield* sql`
             INSERT INTO notification_channels
               (org_uuid, email_enabled, email_recipients, slack_enabled, slack_url_sealed, teams_enabled, teams_url_sealed, updated_at)
@@ -175,7 +181,7 @@ export class ApprovalChannels extends Context.Service<
           const row = yield* load(request.orgUuid).pipe(Effect.orElseSucceed(() => undefined))
           if (row === undefined) return []
           const jobs: Array<readonly [ChannelName, Effect.Effect<{ status: string; detail: string | null }, unknown>]> = []
-          if (row.email_enabled) jobs.push(["email", sendEmail(request, jsonValue<Array<string>>(row.email_recipients, []))])
+          if (row.email_enabled) jobs.push(["email", sendEmail(request, row.email_recipients)])
           for (const channel of ["slack", "teams"] as const) {
             const enabled = channel === "slack" ? row.slack_enabled : row.teams_enabled
             const sealed = channel === "slack" ? row.slack_url_sealed : row.teams_url_sealed

@@ -40,7 +40,8 @@ export const orgTopic = (orgUuid: string, channel: string) => `org:${orgUuid}:${
 export class Events extends Context.Service<
   Events,
   {
-    readonly record: (events: ReadonlyArray<DomainEvent>) => Effect.Effect<ReadonlyArray<RecordedEvent>, unknown, SqlClient.SqlClient>
+    /** A failed insert is a defect: it rolls back the caller's transaction. */
+    readonly record: (events: ReadonlyArray<DomainEvent>) => Effect.Effect<ReadonlyArray<RecordedEvent>, never, SqlClient.SqlClient>
     readonly announce: (orgUuid: string, channel: string, frame: Record<string, unknown>) => Effect.Effect<void>
   }
 >()("gateway/Events") {
@@ -58,7 +59,7 @@ export class Events extends Context.Service<
                        FROM jsonb_to_recordset(${eventRowsJson(recorded)})
                          AS r(event_id text, org_uuid text, type text, data jsonb, created_at timestamptz)`
             return recorded
-          }),
+          }).pipe(Effect.orDie),
         announce: (orgUuid, channel, frame) => fanout.publish(orgTopic(orgUuid, channel), JSON.stringify(frame))
       })
     })

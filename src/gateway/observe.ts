@@ -1,6 +1,6 @@
 /**
- * Per-request observability: one JSON log line and Prometheus counters per
- * request, labelled by the route template the router matched (never the raw
+ * Per-request observability: one JSON log line and Prometheus metrics (Effect
+ * `Metric`s) per request, labelled by the route template the router matched (never the raw
  * path), so series stay bounded by the route table whatever paths clients send.
  */
 import * as Cause from "effect/Cause"
@@ -9,8 +9,9 @@ import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Metric from "effect/Metric"
 import { logLine } from "../platform/log.js"
-import { metrics } from "../platform/metrics.js"
+import { record } from "../platform/metrics.js"
 import type { RequestSource } from "./request.js"
 
 /** The label of every request no route matched: router 404s and what the transport answers before routing. */
@@ -29,13 +30,38 @@ export const RouteLabel = HttpRouter.middleware((effect) =>
   })
 ).layer
 
-const requests = metrics.counter("http_requests_total", "HTTP requests served, by method, route and status", ["method", "route", "status"])
-const latency = metrics.histogram(
-  "http_request_duration_seconds",
-  "HTTP request latency, by method, route and status",
-  ["method", "route", "status"],
-  [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
-)
+const LATENCY_BOUNDARIES = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+/** The two metrics of one (method, route, status) series, made on its first request and reused after. */
+interface Series {
+  readonly requests: Metric.Counter<number>
+  readonly latency: Metric.Histogram<number>
+}
+
+const makeSeries = (method: string, route: string, status: number): Series => {
+  const attributes = { method, route, status: String(status) }
+  return {
+    requests: Metric.counter("http_requests_total", { description: "HTTP requests served, by method, route and status", attributes }),
+    latency: Metric.histogram("http_request_duration_seconds", {
+      description: "HTTP request latency, by method, route and status",
+      boundaries: LATENCY_BOUNDARIES,
+      attributes
+    })
+  }
+}
+
+/** method → route template → status; bounded by the labels below, so a request allocates nothing once its series exists. */
+const series = new Map<string, Map<string, Map<number, Series>>>()
+
+const seriesOf = (method: string, route: string, status: number): Series => {
+  let byRoute = series.get(method)
+  if (byRoute === undefined) series.set(method, (byRoute = new Map()))
+  let byStatus = byRoute.get(route)
+  if (byStatus === undefined) byRoute.set(route, (byStatus = new Map()))
+  let found = byStatus.get(status)
+  if (found === undefined) byStatus.set(status, (found = makeSeries(method, route, status)))
+  return found
+}
 
 /** uWS refuses unknown methods today; should that change, they share one label rather than grow the series. */
 const methods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"])
@@ -44,9 +70,9 @@ const methodLabel = (method: string) => (methods.has(method) ? method : "OTHER")
 /** `cause`: the rendered failure behind a 5xx, logged with the line (never the body or headers). */
 export const recordRequest = (source: RequestSource, status: number, millis: number, cause?: string) => {
   const route = source.route ?? UNMATCHED
-  const labels = [methodLabel(source.method), route, String(status)]
-  requests.inc(labels)
-  latency.observe(labels, millis / 1000)
+  const { requests, latency } = seriesOf(methodLabel(source.method), route, status)
+  record(requests, 1)
+  record(latency, millis / 1000)
   const fields: Record<string, unknown> = {
     request_id: source.requestId,
     method: source.method,

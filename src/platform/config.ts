@@ -1,8 +1,16 @@
 /**
- * Service configuration, read once from the environment (CONTRACT.md "Running it").
+ * Service configuration, read once from the environment (CONTRACT.md "Running it")
+ * through Effect `Config`; the secrets (ADMIN_KEY, MASTER_KEY) stay `Redacted`.
  */
+import * as EffectConfig from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 export type DeploymentMode = "selfhosted" | "cloud"
 
@@ -15,13 +23,13 @@ export interface AppConfig {
   readonly redisUrl: string | undefined
   /** Prefix of every Redis key and channel (several deployments, or test runs, on one Redis). */
   readonly redisKeyPrefix: string
-  readonly adminKey: string | undefined
+  readonly adminKey: Redacted.Redacted<string> | undefined
   readonly deploymentMode: DeploymentMode
   readonly rateLimitPerMinute: number
   readonly publicRateLimitPerMinute: number
   readonly outboundAllowPrivate: string | undefined
   readonly outboundAllowHttp: boolean
-  readonly masterKey: string | undefined
+  readonly masterKey: Redacted.Redacted<string> | undefined
   readonly maxJsonBodyBytes: number
   readonly maxMultipartBodyBytes: number
   readonly bodyTimeoutMs: number
@@ -56,74 +64,121 @@ export interface AppConfig {
 
 export class Config extends Context.Service<Config, AppConfig>()("gateway/Config") {}
 
-const int = (value: string | undefined, fallback: number, name: string, min = 0, max = Number.MAX_SAFE_INTEGER): number => {
-  if (value === undefined || value === "") return fallback
-  const parsed = Number(value)
-  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `between ${min} and ${max}`
-    throw new Error(`${name} must be an integer ${range}, got "${value}"`)
-  }
-  return parsed
-}
+/*
+ * The environment contract, as Effect `Config`s. An empty variable counts as unset
+ * (`ConfigProvider.fromEnvRecord` drops empty strings), so `X=` means the default.
+ */
 
-const bool = (value: string | undefined): boolean => value !== undefined && /^(1|true|yes|on)$/i.test(value)
+/** A failure naming the variable and the value, in the service's own words. */
+const invalid = (message: string) => new EffectConfig.ConfigError(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message })))
+
+const optional = (name: string): EffectConfig.Config<string | undefined> => EffectConfig.String(name).pipe(EffectConfig.withDefault(undefined))
+const string = (name: string, fallback: string): EffectConfig.Config<string> => EffectConfig.String(name).pipe(EffectConfig.withDefault(fallback))
+/** A secret: kept `Redacted` so it never prints with the configuration. */
+const secret = (name: string): EffectConfig.Config<Redacted.Redacted<string> | undefined> =>
+  EffectConfig.Redacted(name).pipe(EffectConfig.withDefault(undefined))
+
+/** An integer in [min, max]; as `Number()` reads it (so `1e3` and `0x10` pass, as they always did). */
+const optionalInt = (name: string, min = 0, max = Number.MAX_SAFE_INTEGER): EffectConfig.Config<number | undefined> =>
+  EffectConfig.String(name).pipe(
+    EffectConfig.mapEffect((value) => {
+      const parsed = Number(value)
+      if (Number.isInteger(parsed) && parsed >= min && parsed <= max) return Effect.succeed(parsed)
+      const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `between ${min} and ${max}`
+      return Effect.fail(invalid(`${name} must be an integer ${range}, got "${value}"`))
+    }),
+    EffectConfig.withDefault(undefined)
+  )
+const int = (name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): EffectConfig.Config<number> =>
+  EffectConfig.map(optionalInt(name, min, max), (value) => value ?? fallback)
+
+/** One of `choices`, or a start-up failure naming them. */
+const oneOf = <const C extends string>(name: string, choices: readonly [C, ...Array<C>]): EffectConfig.Config<C> =>
+  EffectConfig.String(name).pipe(
+    EffectConfig.mapEffect((value) =>
+      (choices as ReadonlyArray<string>).includes(value)
+        ? Effect.succeed(value as C)
+        : Effect.fail(invalid(`${name} must be ${choices.join(" or ")}, got "${value}"`))
+    ),
+    EffectConfig.withDefault(choices[0])
+  )
+
+/** An opt-in flag: on only for 1/true/yes/on. */
+const flag = (name: string): EffectConfig.Config<boolean> =>
+  EffectConfig.map(optional(name), (value) => value !== undefined && /^(1|true|yes|on)$/i.test(value))
 
 /** A default-on feature flag: only an explicit false/0/no/off turns it off. */
-const featureOn = (value: string | undefined): boolean => value === undefined || !/^(0|false|no|off)$/i.test(value.trim())
+const feature = (name: string): EffectConfig.Config<boolean> =>
+  EffectConfig.map(optional(name), (value) => value === undefined || !/^(0|false|no|off)$/i.test(value.trim()))
 
-/** The port in a did:web / URL host is written as `host%3Aport`; BASE_URL keeps the plain form. */
-export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
-  const port = int(env.PORT, 8080, "PORT")
-  const host = env.HOST || "127.0.0.1"
-  const mode = env.DEPLOYMENT_MODE || "selfhosted"
-  if (mode !== "selfhosted" && mode !== "cloud") throw new Error(`DEPLOYMENT_MODE must be selfhosted or cloud, got "${mode}"`)
-  const level = (env.LOG_LEVEL || "info") as AppConfig["logLevel"]
-  const clusterMode = env.CLUSTER_MODE || "memory"
-  if (clusterMode !== "memory" && clusterMode !== "sql") throw new Error(`CLUSTER_MODE must be memory or sql, got "${clusterMode}"`)
-  if (clusterMode === "sql" && !env.DATABASE_URL) throw new Error("CLUSTER_MODE=sql needs DATABASE_URL (the runners share Postgres)")
-  const baseUrl = (env.BASE_URL || `http://${host}:${port}`).replace(/\/+$/, "")
-  if (!/^https?:\/\/[^/]/.test(baseUrl)) throw new Error(`BASE_URL must be an absolute http(s) URL, got "${env.BASE_URL}"`)
-  return {
-    port,
-    host,
-    baseUrl,
-    dataDir: env.DATA_DIR || "./data",
-    databaseUrl: env.DATABASE_URL || undefined,
-    redisUrl: env.REDIS_URL || undefined,
-    redisKeyPrefix: env.REDIS_KEY_PREFIX || "",
-    adminKey: env.ADMIN_KEY || undefined,
-    deploymentMode: mode,
-    rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 60, "RATE_LIMIT_PER_MINUTE", 1),
-    publicRateLimitPerMinute: int(env.PUBLIC_RATE_LIMIT_PER_MINUTE, env.RATE_LIMIT_PER_MINUTE ? int(env.RATE_LIMIT_PER_MINUTE, 60, "RATE_LIMIT_PER_MINUTE", 1) : 60, "PUBLIC_RATE_LIMIT_PER_MINUTE", 1),
-    outboundAllowPrivate: env.OUTBOUND_ALLOW_PRIVATE || undefined,
-    outboundAllowHttp: bool(env.OUTBOUND_ALLOW_HTTP),
-    masterKey: env.MASTER_KEY || undefined,
-    maxJsonBodyBytes: int(env.MAX_BODY_BYTES, 1024 * 1024, "MAX_BODY_BYTES", 1024),
-    maxMultipartBodyBytes: int(env.MAX_MULTIPART_BYTES, 50 * 1024 * 1024, "MAX_MULTIPART_BYTES", 1024),
-    bodyTimeoutMs: int(env.BODY_TIMEOUT_MS, 30_000, "BODY_TIMEOUT_MS", 100),
-    // uWS may drop a stalled body 8 s after its last progress; ours must answer first.
-    bodyIdleTimeoutMs: int(env.BODY_IDLE_TIMEOUT_MS, 6_000, "BODY_IDLE_TIMEOUT_MS", 100, 7_000),
-    maxConnections: int(env.MAX_CONNECTIONS, 0, "MAX_CONNECTIONS"),
-    shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 10_000, "SHUTDOWN_GRACE_MS"),
-    approvalTtlMs: env.APPROVAL_TTL_MS
-      ? int(env.APPROVAL_TTL_MS, 0, "APPROVAL_TTL_MS", 1)
-      : int(env.APPROVAL_TTL_HOURS, 72, "APPROVAL_TTL_HOURS", 1) * 3_600_000,
-    approvalSweepMs: int(env.APPROVAL_SWEEP_MS, 30_000, "APPROVAL_SWEEP_MS", 10),
-    tsaUrl: env.TSA_URL || undefined,
-    smtpUrl: env.SMTP_URL || undefined,
-    smtpFrom: env.SMTP_FROM || undefined,
-    features: {
-      outputFiltering: featureOn(env.ENABLE_OUTPUT_FILTERING),
-      slackIntegration: featureOn(env.ENABLE_SLACK_INTEGRATION),
-      teamsIntegration: featureOn(env.ENABLE_TEAMS_INTEGRATION)
-    },
-    logLevel: ["debug", "info", "warn", "error", "silent"].includes(level) ? level : "info",
-    ci: bool(env.CI),
-    clusterMode,
-    runnerHost: env.RUNNER_HOST || host,
-    runnerPort: int(env.RUNNER_PORT, 34431, "RUNNER_PORT", 1),
-    maxResidentEntities: int(env.MAX_RESIDENT_ENTITIES, 100_000, "MAX_RESIDENT_ENTITIES", 1)
-  }
+const logLevels: ReadonlyArray<string> = ["debug", "info", "warn", "error", "silent"]
+
+/** Without APPROVAL_TTL_MS (tests), APPROVAL_TTL_HOURS, read only then. */
+const approvalTtlMs = EffectConfig.flatMap(optionalInt("APPROVAL_TTL_MS", 1), (millis) =>
+  millis !== undefined ? EffectConfig.succeed(millis) : EffectConfig.map(int("APPROVAL_TTL_HOURS", 72, 1), (hours) => hours * 3_600_000)
+)
+
+/** The whole configuration; the port in a did:web / URL host is written as `host%3Aport`, BASE_URL keeps the plain form. */
+export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
+  port: int("PORT", 8080),
+  host: string("HOST", "127.0.0.1"),
+  deploymentMode: oneOf("DEPLOYMENT_MODE", ["selfhosted", "cloud"]),
+  logLevel: EffectConfig.map(string("LOG_LEVEL", "info"), (level) => (logLevels.includes(level) ? (level as AppConfig["logLevel"]) : "info")),
+  clusterMode: oneOf("CLUSTER_MODE", ["memory", "sql"]),
+  databaseUrl: optional("DATABASE_URL"),
+  baseUrl: optional("BASE_URL"),
+  dataDir: string("DATA_DIR", "./data"),
+  redisUrl: optional("REDIS_URL"),
+  redisKeyPrefix: string("REDIS_KEY_PREFIX", ""),
+  adminKey: secret("ADMIN_KEY"),
+  rateLimitPerMinute: int("RATE_LIMIT_PER_MINUTE", 60, 1),
+  publicRateLimitPerMinute: optionalInt("PUBLIC_RATE_LIMIT_PER_MINUTE", 1),
+  outboundAllowPrivate: optional("OUTBOUND_ALLOW_PRIVATE"),
+  outboundAllowHttp: flag("OUTBOUND_ALLOW_HTTP"),
+  masterKey: secret("MASTER_KEY"),
+  maxJsonBodyBytes: int("MAX_BODY_BYTES", 1024 * 1024, 1024),
+  maxMultipartBodyBytes: int("MAX_MULTIPART_BYTES", 50 * 1024 * 1024, 1024),
+  bodyTimeoutMs: int("BODY_TIMEOUT_MS", 30_000, 100),
+  // uWS may drop a stalled body 8 s after its last progress; ours must answer first.
+  bodyIdleTimeoutMs: int("BODY_IDLE_TIMEOUT_MS", 6_000, 100, 7_000),
+  maxConnections: int("MAX_CONNECTIONS", 0),
+  shutdownGraceMs: int("SHUTDOWN_GRACE_MS", 10_000),
+  approvalTtlMs,
+  approvalSweepMs: int("APPROVAL_SWEEP_MS", 30_000, 10),
+  tsaUrl: optional("TSA_URL"),
+  smtpUrl: optional("SMTP_URL"),
+  smtpFrom: optional("SMTP_FROM"),
+  features: EffectConfig.all({
+    outputFiltering: feature("ENABLE_OUTPUT_FILTERING"),
+    slackIntegration: feature("ENABLE_SLACK_INTEGRATION"),
+    teamsIntegration: feature("ENABLE_TEAMS_INTEGRATION")
+  }),
+  ci: flag("CI"),
+  runnerHost: optional("RUNNER_HOST"),
+  runnerPort: int("RUNNER_PORT", 34431, 1),
+  maxResidentEntities: int("MAX_RESIDENT_ENTITIES", 100_000, 1)
+}).pipe(
+  EffectConfig.mapEffect((read) => {
+    if (read.clusterMode === "sql" && read.databaseUrl === undefined) return Effect.fail(invalid("CLUSTER_MODE=sql needs DATABASE_URL (the runners share Postgres)"))
+    const baseUrl = (read.baseUrl ?? `http://${read.host}:${read.port}`).replace(/\/+$/, "")
+    if (!/^https?:\/\/[^/]/.test(baseUrl)) return Effect.fail(invalid(`BASE_URL must be an absolute http(s) URL, got "${read.baseUrl}"`))
+    return Effect.succeed({
+      ...read,
+      baseUrl,
+      publicRateLimitPerMinute: read.publicRateLimitPerMinute ?? read.rateLimitPerMinute,
+      runnerHost: read.runnerHost ?? read.host
+    })
+  })
+)
+
+/**
+ * The configuration of an environment record (`process.env` by default; tests
+ * pass their own). Throws at start with the variable and value at fault.
+ */
+export const loadConfig = (env: Record<string, string | undefined> = process.env): AppConfig => {
+  const result = Effect.runSync(Effect.result(appConfig.parse(ConfigProvider.fromEnvRecord(env))))
+  if (Result.isFailure(result)) throw new Error(result.failure.cause.message)
+  return result.success
 }
 
 export const configLayer = (config: AppConfig) => Layer.succeed(Config)(config)

@@ -1,65 +1,28 @@
 /**
- * A minimal Prometheus registry (counters and histograms with labels), rendered
- * in the text exposition format at `/metrics`.
+ * The gateway's Prometheus metrics: Effect `Metric`s kept in a registry of
+ * their own and rendered at `/metrics` by Effect's Prometheus text exposition
+ * (`PrometheusMetrics` of `effect/observability`).
+ *
+ * A registry of its own, not Effect's default one: the cluster runtime records
+ * into the default registry too, some series per entity id (one per resident
+ * actor), and the scrape must stay bounded by the route table.
  */
-interface Metric {
-  render(): string
-}
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import { PrometheusMetrics } from "effect/observability"
 
-const registry: Metric[] = []
-const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")
-const labelText = (names: readonly string[], values: readonly string[]) =>
-  names.length === 0 ? "" : `{${names.map((n, i) => `${n}="${escapeLabel(values[i] ?? "")}"`).join(",")}}`
+const registry: Metric.MetricRegistry = new Map()
 
-export const metrics = {
-  counter(name: string, help: string, labels: readonly string[]) {
-    const series = new Map<string, { values: readonly string[]; count: number }>()
-    registry.push({
-      render: () =>
-        [`# HELP ${name} ${help}`, `# TYPE ${name} counter`, ...[...series.values()].map((s) => `${name}${labelText(labels, s.values)} ${s.count}`)].join("\n")
-    })
-    return {
-      inc(values: readonly string[], by = 1) {
-        const key = values.join("\u0000")
-        const entry = series.get(key)
-        if (entry) entry.count += by
-        else series.set(key, { values, count: by })
-      }
-    }
-  },
-  gauge(name: string, help: string, read: () => number) {
-    registry.push({ render: () => `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name} ${read()}` })
-  },
-  histogram(name: string, help: string, labels: readonly string[], buckets: readonly number[]) {
-    const series = new Map<string, { values: readonly string[]; counts: number[]; sum: number; total: number }>()
-    registry.push({
-      render: () => {
-        const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`]
-        for (const s of series.values()) {
-          let cumulative = 0
-          buckets.forEach((bound, i) => {
-            cumulative += s.counts[i]!
-            lines.push(`${name}_bucket${labelText([...labels, "le"], [...s.values, String(bound)])} ${cumulative}`)
-          })
-          lines.push(`${name}_bucket${labelText([...labels, "le"], [...s.values, "+Inf"])} ${s.total}`)
-          lines.push(`${name}_sum${labelText(labels, s.values)} ${s.sum}`)
-          lines.push(`${name}_count${labelText(labels, s.values)} ${s.total}`)
-        }
-        return lines.join("\n")
-      }
-    })
-    return {
-      observe(values: readonly string[], value: number) {
-        const key = values.join("\u0000")
-        let entry = series.get(key)
-        if (!entry) series.set(key, (entry = { values, counts: buckets.map(() => 0), sum: 0, total: 0 }))
-        const index = buckets.findIndex((bound) => value <= bound)
-        if (index !== -1) entry.counts[index]!++
-        entry.sum += value
-        entry.total++
-      }
-    }
-  }
-}
+/** The context metric updates and the exposition read: it names the gateway's registry. */
+const metricsContext = Context.make(Metric.MetricRegistry, registry) as Context.Context<never>
 
-export const renderMetrics = (): string => `${registry.map((m) => m.render()).join("\n")}\n`
+/**
+ * Adds `input` to a metric of the gateway's registry, without a fiber (the
+ * transport records a request after its fiber has ended). Cheap enough per
+ * request: the metric finds its series with one map look-up.
+ */
+export const record = <Input>(metric: Metric.Metric<Input, unknown>, input: Input): void => metric.updateUnsafe(input, metricsContext)
+
+/** The Prometheus text exposition of every series recorded so far. */
+export const renderMetrics: Effect.Effect<string> = Effect.sync(() => PrometheusMetrics.formatUnsafe(metricsContext))

@@ -5,9 +5,13 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Layer from "effect/Layer"
 import { GatewayApi } from "../../protocol/api.js"
+import { Conflict, NotFound } from "../../protocol/errors.js"
 import { requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
+import { answer } from "../platform/wire-errors.js"
 import { Receipts } from "./service.js"
+
+const lookupErrors = answer({ ReceiptNotFound: NotFound, ActionReceiptNotFound: NotFound })
 
 export const ReceiptsPublicHandlers = HttpApiBuilder.group(GatewayApi, "receiptsPublic", (handlers) =>
   Effect.gen(function* () {
@@ -22,8 +26,8 @@ export const ReceiptsPublicHandlers = HttpApiBuilder.group(GatewayApi, "receipts
             : HttpServerResponse.text(receipts.tsaCertificatePem, { contentType: "application/pem-certificate-chain" })
         )
       )
-      .handle("verifyAction", ({ params }) => receipts.verifyAction(params.action_uuid))
-      .handle("verifyReceipt", ({ params }) => receipts.verifyReceipt(params.receipt_uuid))
+      .handle("verifyAction", ({ params }) => lookupErrors(receipts.verifyAction(params.action_uuid)))
+      .handle("verifyReceipt", ({ params }) => lookupErrors(receipts.verifyReceipt(params.receipt_uuid)))
   })
 )
 
@@ -33,7 +37,7 @@ export const ReceiptsHandlers = HttpApiBuilder.group(GatewayApi, "receipts", (ha
     return handlers.handle("get", ({ params }) =>
       Effect.gen(function* () {
         const principal = yield* requireScope("receipts:read")
-        return yield* receipts.receiptOf(principal.orgUuid, params.receipt_uuid)
+        return yield* lookupErrors(receipts.receiptOf(principal.orgUuid, params.receipt_uuid))
       })
     )
   })
@@ -45,7 +49,7 @@ export const ReceiptsAdminHandlers = HttpApiBuilder.group(GatewayApi, "receiptsA
     return handlers.handle("rotateSigningKey", () =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest
-        return yield* receipts.rotate({ requestId: requestIdOf(request) })
+        return yield* answer({ RotationInProgress: Conflict })(receipts.rotate({ requestId: requestIdOf(request) }))
       })
     )
   })

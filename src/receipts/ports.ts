@@ -7,6 +7,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql"
+import type { ReceiptSummary } from "./summary.js"
 
 export type ReceiptStatus = "notarized" | "failed" | "denied" | "denied_by_human"
 
@@ -40,14 +41,7 @@ export interface ReceiptContent {
   readonly previous_payload_hash: string | null
 }
 
-export interface MintedReceipt {
-  readonly receipt_uuid: string
-  readonly payload_hash: string
-  readonly signature: string
-  readonly public_key_id: string
-  readonly timestamp_token: string | null
-  readonly receipt_version: string
-  readonly verify_url: string
+export interface MintedReceipt extends ReceiptSummary {
   readonly created_at: string
   /** The exact canonical JSON that was signed. */
   readonly signed_payload: string

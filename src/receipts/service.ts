@@ -7,11 +7,12 @@
  * waits. A rotation elsewhere is announced on the Fanout topic "signing-keys";
  * the next mint then re-reads the active key.
  */
+import { createHash } from "node:crypto"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
-import { conflict, notFound } from "../../protocol/errors.js"
+import { readTimestampImprint } from "../../protocol/verifier/timestamp.js"
 import { Config } from "../platform/config.js"
 import { jsonb } from "../platform/db/index.js"
 import { newId } from "../platform/ids.js"
@@ -19,12 +20,17 @@ import { logLine } from "../platform/log.js"
 import { outboundPolicyFromEnv, outboundRequest } from "../platform/outbound/index.js"
 import { Fanout } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
+import { ActionReceiptNotFound, ReceiptNotFound, RotationInProgress, refuse } from "./errors.js"
 import { jwkOf, loadActiveSigner, loadTimestampAuthorityIdentity, rawPublicKeyOf, rotateSigningKey } from "./keys.js"
 import { type MintedReceipt, type ReceiptContent, ReceiptMinter } from "./ports.js"
 import { canonicalJsonBytes, type ReceiptSigner, sha256Digest, sha256Tagged, signPayload, verifySignature } from "./signing.js"
 import * as store from "./store.js"
+import { receiptSummary } from "./summary.js"
 import { requestTimestamp } from "./tsa/client.js"
-import { parseTimestampToken, verifyTimestampToken } from "./tsa/parse.js"
+import { verifyTimestampToken } from "./tsa/verify.js"
+
+/** Token signature checks remembered (about 100 bytes each). */
+const SIGNATURE_CHECKS_REMEMBERED = 10_000
 
 export const RECEIPT_VERSION = "1.1"
 export const SIGNING_KEYS_TOPIC = "signing-keys"
@@ -164,31 +170,41 @@ export const makeReceipts = Effect.gen(function* () {
           created_at: createdAt
         })
       )
-      return {
+      const summary = receiptSummary({
+        ...signed,
         receipt_uuid: receiptUuid,
-        payload_hash: signed.payload_hash,
-        signature: signed.signature,
-        public_key_id: signed.public_key_id,
         timestamp_token: timestampToken,
         receipt_version: RECEIPT_VERSION,
-        verify_url: verifyUrlOf(content.action_uuid),
-        created_at: createdAt,
-        signed_payload: signedPayload
-      }
+        verify_url: verifyUrlOf(content.action_uuid)
+      })
+      return { ...summary, created_at: createdAt, signed_payload: signedPayload }
     })
+
+  // A token's CMS signature never changes, and checking it through pkijs costs milliseconds: the
+  // answer is remembered per token (bounded, oldest forgotten first). The imprint is read by the
+  // portable verifier's DER reader, in microseconds.
+  const signatureChecks = new Map<string, boolean>()
+  const tokenSignatureValid = (token: string, der: Uint8Array): boolean => {
+    const key = createHash("sha256").update(token).digest("base64")
+    const known = signatureChecks.get(key)
+    if (known !== undefined) return known
+    // With an external TSA the trust anchor is the certificate the token carries.
+    const valid = verifyTimestampToken(der, config.tsaUrl === undefined ? { certificateDer: tsaCertificateDer } : {}).valid
+    if (signatureChecks.size >= SIGNATURE_CHECKS_REMEMBERED) signatureChecks.delete(signatureChecks.keys().next().value!)
+    signatureChecks.set(key, valid)
+    return valid
+  }
 
   const timestampChecks = (token: string | null, bytes: Buffer | undefined) => {
     if (token === null) return { timestamp_imprint: null, timestamp_signature: null }
     const der = new Uint8Array(Buffer.from(token, "base64"))
     let imprint = false
     try {
-      imprint = bytes !== undefined && Buffer.from(parseTimestampToken(der).imprint).equals(sha256Digest(bytes))
+      imprint = bytes !== undefined && Buffer.from(readTimestampImprint(der).hashedMessage).equals(sha256Digest(bytes))
     } catch {
       imprint = false
     }
-    // With an external TSA the trust anchor is the certificate the token carries.
-    const trusted = verifyTimestampToken(der, config.tsaUrl === undefined ? { certificateDer: tsaCertificateDer } : {})
-    return { timestamp_imprint: imprint, timestamp_signature: trusted.valid }
+    return { timestamp_imprint: imprint, timestamp_signature: tokenSignatureValid(token, der) }
   }
 
   const chainCheck = (receipt: store.ReceiptRow, payload: Record<string, unknown> | undefined) =>
@@ -235,22 +251,20 @@ export const makeReceipts = Effect.gen(function* () {
       }
     }).pipe(Effect.orDie)
 
-  const notFoundReceipt = notFound("No receipt found")
-
   return {
     mint,
 
     verifyAction: (actionUuid: string) =>
       Effect.gen(function* () {
         const receipt = yield* Effect.orDie(store.latestReceiptOfAction(actionUuid))
-        if (receipt === undefined) return yield* Effect.fail(notFound("No receipt for this action"))
+        if (receipt === undefined) return yield* refuse(new ActionReceiptNotFound())
         return yield* verifyRow(receipt)
       }),
 
     verifyReceipt: (receiptUuid: string) =>
       Effect.gen(function* () {
         const receipt = yield* Effect.orDie(store.receiptByUuid(receiptUuid))
-        if (receipt === undefined) return yield* Effect.fail(notFoundReceipt)
+        if (receipt === undefined) return yield* refuse(new ReceiptNotFound())
         return yield* verifyRow(receipt)
       }),
 
@@ -258,7 +272,7 @@ export const makeReceipts = Effect.gen(function* () {
     receiptOf: (orgUuid: string, receiptUuid: string) =>
       Effect.gen(function* () {
         const receipt = yield* Effect.orDie(store.receiptByUuid(receiptUuid))
-        if (receipt === undefined || receipt.org_uuid !== orgUuid) return yield* Effect.fail(notFoundReceipt)
+        if (receipt === undefined || receipt.org_uuid !== orgUuid) return yield* refuse(new ReceiptNotFound())
         return {
           receipt_uuid: receipt.receipt_uuid,
           action_uuid: receipt.action_uuid,
@@ -314,7 +328,7 @@ export const makeReceipts = Effect.gen(function* () {
             return result
           })
         ).pipe(Effect.orDie)
-        if (rotated === undefined) return yield* Effect.fail(conflict("ROTATION_IN_PROGRESS", "Another rotation finished first; retry"))
+        if (rotated === undefined) return yield* refuse(new RotationInProgress())
         // This process switches at once; the others re-read on the announcement.
         signer = yield* Effect.orDie(loadActiveSigner(envelope))
         signerStale = false

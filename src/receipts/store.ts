@@ -4,87 +4,62 @@
  * transaction (a receipt is written with the action's terminal state).
  */
 import * as Effect from "effect/Effect"
-import { SqlClient } from "effect/sql"
-import { iso, isoRequired } from "../platform/sql.js"
+import * as Schema from "effect/Schema"
+import { SqlClient, SqlSchema } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
+import { Count, NullableTimestamp, Timestamp } from "../platform/columns.js"
 
-export interface SigningKeyRow {
-  readonly public_key_id: string
+export const SigningKeyRow = Schema.Struct({
+  public_key_id: Schema.String,
   /** Base64url of the 32 raw Ed25519 public key bytes. */
-  readonly public_key_raw: string
-  readonly private_key_sealed: string
-  readonly status: "active" | "retired"
-  readonly created_at: string
-  readonly retired_at: string | null
-}
+  public_key_raw: Schema.String,
+  private_key_sealed: Schema.String,
+  status: Schema.Literals(["active", "retired"]),
+  created_at: Timestamp,
+  retired_at: NullableTimestamp
+})
+export type SigningKeyRow = typeof SigningKeyRow.Type
 
-export interface TsaIdentityRow {
-  readonly id: string
-  readonly algorithm: string
+export const TsaIdentityRow = Schema.Struct({
+  id: Schema.String,
+  algorithm: Schema.String,
   /** Base64 DER. */
-  readonly certificate_der: string
-  readonly private_key_sealed: string
-}
-
-export interface ReceiptRow {
-  readonly receipt_uuid: string
-  readonly action_uuid: string
-  readonly org_uuid: string
-  readonly agent_id: string | null
-  readonly agent_sequence: number
-  readonly receipt_status: string
-  readonly receipt_version: string
-  readonly signed_payload: string
-  readonly payload_hash: string
-  readonly signature: string
-  readonly public_key_id: string
-  readonly timestamp_token: string | null
-  readonly created_at: string
-}
-
-const toKey = (row: any): SigningKeyRow => ({
-  public_key_id: row.public_key_id,
-  public_key_raw: row.public_key_raw,
-  private_key_sealed: row.private_key_sealed,
-  status: row.status,
-  created_at: isoRequired(row.created_at),
-  retired_at: iso(row.retired_at)
+  certificate_der: Schema.String,
+  private_key_sealed: Schema.String
 })
+export type TsaIdentityRow = typeof TsaIdentityRow.Type
 
-const toReceipt = (row: any): ReceiptRow => ({
-  receipt_uuid: row.receipt_uuid,
-  action_uuid: row.action_uuid,
-  org_uuid: row.org_uuid,
-  agent_id: row.agent_id ?? null,
-  agent_sequence: Number(row.agent_sequence),
-  receipt_status: row.receipt_status,
-  receipt_version: row.receipt_version,
-  signed_payload: row.signed_payload,
-  payload_hash: row.payload_hash,
-  signature: row.signature,
-  public_key_id: row.public_key_id,
-  timestamp_token: row.timestamp_token ?? null,
-  created_at: isoRequired(row.created_at)
+export const ReceiptRow = Schema.Struct({
+  receipt_uuid: Schema.String,
+  action_uuid: Schema.String,
+  org_uuid: Schema.String,
+  agent_id: Schema.NullOr(Schema.String),
+  agent_sequence: Count,
+  receipt_status: Schema.String,
+  receipt_version: Schema.String,
+  signed_payload: Schema.String,
+  payload_hash: Schema.String,
+  signature: Schema.String,
+  public_key_id: Schema.String,
+  timestamp_token: Schema.NullOr(Schema.String),
+  created_at: Timestamp
 })
+export type ReceiptRow = typeof ReceiptRow.Type
 
-const first = <A>(rows: ReadonlyArray<any>, map: (row: any) => A): A | undefined => (rows.length === 0 ? undefined : map(rows[0]))
+/** Rows of `statement` decoded as `Result`, with the SqlClient in scope (the caller's transaction). */
+const rowsOf = <S extends Schema.Top>(Result: S, statement: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => SqlSchema.findAll({ Request: Schema.Void, Result, execute: () => statement(sql) })(undefined))
 
-export const activeSigningKey = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  return first(yield* sql`SELECT * FROM signing_keys WHERE status = 'active'`, toKey)
-})
+const firstOf = <S extends Schema.Top>(Result: S, statement: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+  Effect.map(rowsOf(Result, statement), (rows) => rows[0])
+
+export const activeSigningKey = firstOf(SigningKeyRow, (sql) => sql`SELECT * FROM signing_keys WHERE status = 'active'`)
 
 /** Every key, the active one first, then the newest retired. */
-export const allSigningKeys = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql`SELECT * FROM signing_keys ORDER BY (status = 'active') DESC, created_at DESC, public_key_id`
-  return rows.map(toKey)
-})
+export const allSigningKeys = rowsOf(SigningKeyRow, (sql) => sql`SELECT * FROM signing_keys ORDER BY (status = 'active') DESC, created_at DESC, public_key_id`)
 
 export const signingKeyById = (publicKeyId: string) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    return first(yield* sql`SELECT * FROM signing_keys WHERE public_key_id = ${publicKeyId}`, toKey)
-  })
+  firstOf(SigningKeyRow, (sql) => sql`SELECT * FROM signing_keys WHERE public_key_id = ${publicKeyId}`)
 
 /** Inserts an active key unless one already exists (the partial unique index decides); true when inserted. */
 export const insertActiveKeyIfNone = (key: { publicKeyId: string; publicKeyRaw: string; sealed: string }) =>
@@ -99,26 +74,16 @@ export const insertActiveKeyIfNone = (key: { publicKeyId: string; publicKeyRaw: 
   })
 
 /** Retires the active key (if any) and returns its id; run in the same transaction as the insert of its successor. */
-export const retireActiveKey = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql`
-    UPDATE signing_keys SET status = 'retired', retired_at = now()
-    WHERE status = 'active'
-    RETURNING public_key_id`
-  return rows.length === 0 ? null : (rows[0] as any).public_key_id as string
-})
+export const retireActiveKey = Effect.map(
+  firstOf(
+    Schema.Struct({ public_key_id: Schema.String }),
+    (sql) => sql`UPDATE signing_keys SET status = 'retired', retired_at = now() WHERE status = 'active' RETURNING public_key_id`
+  ),
+  (row) => row?.public_key_id ?? null
+)
 
 export const tsaIdentity = (id: string) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql`SELECT id, algorithm, certificate_der, private_key_sealed FROM tsa_identity WHERE id = ${id}`
-    return first(rows, (row): TsaIdentityRow => ({
-      id: row.id,
-      algorithm: row.algorithm,
-      certificate_der: row.certificate_der,
-      private_key_sealed: row.private_key_sealed
-    }))
-  })
+  firstOf(TsaIdentityRow, (sql) => sql`SELECT id, algorithm, certificate_der, private_key_sealed FROM tsa_identity WHERE id = ${id}`)
 
 /** First writer wins; a concurrent starter reads the winner's identity back. */
 export const insertTsaIdentityIfNone = (identity: TsaIdentityRow) =>
@@ -141,27 +106,14 @@ export const insertReceipt = (receipt: ReceiptRow) =>
         ${receipt.signature}, ${receipt.public_key_id}, ${receipt.timestamp_token}, ${receipt.created_at})`
   })
 
-export const receiptByUuid = (receiptUuid: string) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    return first(yield* sql`SELECT * FROM receipts WHERE receipt_uuid = ${receiptUuid}`, toReceipt)
-  })
+export const receiptByUuid = (receiptUuid: string) => firstOf(ReceiptRow, (sql) => sql`SELECT * FROM receipts WHERE receipt_uuid = ${receiptUuid}`)
 
 export const latestReceiptOfAction = (actionUuid: string) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql`
-      SELECT * FROM receipts WHERE action_uuid = ${actionUuid}
-      ORDER BY created_at DESC, agent_sequence DESC LIMIT 1`
-    return first(rows, toReceipt)
-  })
+  firstOf(ReceiptRow, (sql) => sql`SELECT * FROM receipts WHERE action_uuid = ${actionUuid} ORDER BY created_at DESC, agent_sequence DESC LIMIT 1`)
 
 /** The receipt at `sequence` in the (org, agent) chain; a null agent is the per-org default chain. */
 export const receiptInChain = (orgUuid: string, agentId: string | null, sequence: number) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql`
-      SELECT * FROM receipts
-      WHERE org_uuid = ${orgUuid} AND COALESCE(agent_id, '') = ${agentId ?? ""} AND agent_sequence = ${sequence}`
-    return first(rows, toReceipt)
-  })
+  firstOf(
+    ReceiptRow,
+    (sql) => sql`SELECT * FROM receipts WHERE org_uuid = ${orgUuid} AND COALESCE(agent_id, '') = ${agentId ?? ""} AND agent_sequence = ${sequence}`
+  )

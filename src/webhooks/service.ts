@@ -8,19 +8,20 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { pagination } from "../../protocol/common.js"
-import { notFound, validationError } from "../../protocol/errors.js"
+import { listPage } from "../../protocol/common.js"
 import { isEventType } from "../../protocol/events.js"
 import { approvalRequestOf } from "../channels/messages.js"
 import { ApprovalChannels, policyOfConfig } from "../channels/service.js"
+import { webhookUrlProblem } from "../channels/url.js"
 import { Config } from "../platform/config.js"
+import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
 import { DEFAULT_TIMEOUT_MS, type OutboundPolicy, outbound } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
+import { refuse, WebhookNotFound } from "./errors.js"
 import { DISABLE_AFTER_MS, deliveryBody, judgeAttempt } from "./schedule.js"
 import { newWebhookSecret, signedHeaders } from "./signing.js"
 import { type DueDelivery, makeWebhooksStore, type NewDelivery } from "./store.js"
-import { webhookUrlProblem } from "./url.js"
 
 /** Time and randomness of delivery; tests replace them to check retry timing without waiting. */
 export interface WebhookClockService {
@@ -74,7 +75,7 @@ export const makeWebhooks = Effect.gen(function* () {
       events.forEach((name, index) => {
         if (name !== "*" && !isEventType(name)) issues.push({ path: `events[${index}]`, message: `unknown event "${name}"` })
       })
-      if (issues.length > 0) return yield* Effect.fail(validationError(issues))
+      if (issues.length > 0) return yield* refuse(new InvalidInput({ issues }))
       const id = newId("wh")
       const secret = newWebhookSecret()
       const createdAt = new Date(clock.now()).toISOString()
@@ -89,15 +90,15 @@ export const makeWebhooks = Effect.gen(function* () {
 
   const remove = (orgUuid: string, id: string) =>
     Effect.flatMap(Effect.orDie(store.deleteWebhook(orgUuid, id, clock.now())), (deleted) =>
-      deleted ? Effect.void : Effect.fail(notFound("Webhook not found"))
+      deleted ? Effect.void : refuse(new WebhookNotFound())
     )
 
   const deliveries = (orgUuid: string, id: string, page: number, perPage: number) =>
     Effect.gen(function* () {
       const webhook = yield* Effect.orDie(store.findWebhook(orgUuid, id))
-      if (webhook === undefined) return yield* Effect.fail(notFound("Webhook not found"))
+      if (webhook === undefined) return yield* refuse(new WebhookNotFound())
       const { data, total } = yield* Effect.orDie(store.listDeliveries(id, page, perPage))
-      return { data, pagination: pagination(page, perPage, total) }
+      return listPage(data, { page, perPage, total })
     })
 
   /**

@@ -3,30 +3,49 @@
  * clock) rather than taken from `now()`, so retry timing can be tested.
  */
 import * as Effect from "effect/Effect"
-import { SqlClient } from "effect/sql"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { DeliveryStatuses, WebhookStatuses } from "../../protocol/webhooks.js"
+import { Count, Json, NullableCount, NullableTimestamp, Serial, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
-import { count, iso, isoRequired, jsonValue } from "../platform/sql.js"
 
-export interface WebhookRow {
-  readonly id: string
-  readonly org_uuid: string
-  readonly url: string
-  readonly secret_sealed: string
-  readonly events: ReadonlyArray<string>
-  readonly status: "active" | "disabled"
-  readonly created_at: string
-}
+const Payload = Json(Schema.Record(Schema.String, Schema.Unknown), {})
 
-export interface DeliveryView {
-  readonly id: string
-  readonly event: string
-  readonly payload: Record<string, unknown>
-  readonly status_code: number | null
-  readonly attempt: number
-  readonly status: "pending" | "delivered" | "failed"
-  readonly delivered_at: string | null
-  readonly created_at: string
-}
+const WebhookRow = Schema.Struct({
+  id: Schema.String,
+  org_uuid: Schema.String,
+  url: Schema.String,
+  secret_sealed: Schema.String,
+  events: Json(Schema.Array(Schema.String), ["*"]),
+  status: Schema.Literals(WebhookStatuses),
+  created_at: Timestamp
+})
+export type WebhookRow = typeof WebhookRow.Type
+
+const DeliveryView = Schema.Struct({
+  id: Schema.String,
+  event: Schema.String,
+  payload: Payload,
+  status_code: NullableCount,
+  attempt: Count,
+  status: Schema.Literals(DeliveryStatuses),
+  delivered_at: NullableTimestamp,
+  created_at: Timestamp
+})
+export type DeliveryView = typeof DeliveryView.Type
+
+const ClaimedRow = Schema.Struct({ id: Serial, event_id: Schema.String, org_uuid: Schema.String, type: Schema.String, data: Payload, created_at: Timestamp })
+
+const DueRow = Schema.Struct({
+  id: Schema.String,
+  webhook_id: Schema.String,
+  org_uuid: Schema.String,
+  url: Schema.String,
+  secret_sealed: Schema.String,
+  payload: Payload,
+  attempt: Count
+})
 
 /** A claimed delivery with what sending needs. */
 export interface DueDelivery {
@@ -58,16 +77,6 @@ export interface ClaimedEvent {
 
 const at = (ms: number) => new Date(ms).toISOString()
 
-const webhookOf = (row: any): WebhookRow => ({
-  id: row.id,
-  org_uuid: row.org_uuid,
-  url: row.url,
-  secret_sealed: row.secret_sealed,
-  events: jsonValue<Array<string>>(row.events, ["*"]),
-  status: row.status,
-  created_at: isoRequired(row.created_at)
-})
-
 export const makeWebhooksStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
@@ -75,17 +84,18 @@ export const makeWebhooksStore = Effect.gen(function* () {
     sql`INSERT INTO webhooks (id, org_uuid, url, secret_sealed, events, status, created_at)
         VALUES (${row.id}, ${row.org_uuid}, ${row.url}, ${row.secret_sealed}, ${jsonb(row.events)}, 'active', ${row.created_at})`.pipe(Effect.asVoid)
 
-  const listWebhooks = (orgUuid: string) =>
-    Effect.map(
-      sql`SELECT * FROM webhooks WHERE org_uuid = ${orgUuid} AND deleted_at IS NULL ORDER BY created_at, id`,
-      (rows) => rows.map(webhookOf)
-    )
+  const listWebhooks = SqlSchema.findAll({
+    Request: Schema.String,
+    Result: WebhookRow,
+    execute: (orgUuid) => sql`SELECT * FROM webhooks WHERE org_uuid = ${orgUuid} AND deleted_at IS NULL ORDER BY created_at, id`
+  })
 
-  const findWebhook = (orgUuid: string, id: string) =>
-    Effect.map(
-      sql`SELECT * FROM webhooks WHERE id = ${id} AND org_uuid = ${orgUuid} AND deleted_at IS NULL`,
-      (rows) => (rows[0] === undefined ? undefined : webhookOf(rows[0]))
-    )
+  const findWebhookRow = SqlSchema.findOneOption({
+    Request: Schema.Struct({ orgUuid: Schema.String, id: Schema.String }),
+    Result: WebhookRow,
+    execute: ({ orgUuid, id }) => sql`SELECT * FROM webhooks WHERE id = ${id} AND org_uuid = ${orgUuid} AND deleted_at IS NULL`
+  })
+  const findWebhook = (orgUuid: string, id: string) => Effect.map(findWebhookRow({ orgUuid, id }), Option.getOrUndefined)
 
   /** Soft delete: the delivery log stays; pending deliveries stop. True when something was deleted. */
   const deleteWebhook = (orgUuid: string, id: string, now: number) =>
@@ -99,23 +109,23 @@ export const makeWebhooksStore = Effect.gen(function* () {
       })
     )
 
+  const deliveryCount = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: Schema.Struct({ n: Count }),
+    execute: (webhookId) => sql`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ${webhookId}`
+  })
+  const deliveryPage = SqlSchema.findAll({
+    Request: Schema.Struct({ webhookId: Schema.String, page: Schema.Number, perPage: Schema.Number }),
+    Result: DeliveryView,
+    execute: ({ webhookId, page, perPage }) =>
+      sql`SELECT id, event, payload, status_code, attempt, status, delivered_at, created_at
+          FROM webhook_deliveries WHERE webhook_id = ${webhookId}
+          ORDER BY created_at DESC, id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`
+  })
   const listDeliveries = (webhookId: string, page: number, perPage: number) =>
     Effect.gen(function* () {
-      const total = yield* sql`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ${webhookId}`
-      const rows = yield* sql`SELECT id, event, payload, status_code, attempt, status, delivered_at, created_at
-                              FROM webhook_deliveries WHERE webhook_id = ${webhookId}
-                              ORDER BY created_at DESC, id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`
-      const data: Array<DeliveryView> = rows.map((row: any) => ({
-        id: row.id,
-        event: row.event,
-        payload: jsonValue<Record<string, unknown>>(row.payload, {}),
-        status_code: row.status_code === null ? null : Number(row.status_code),
-        attempt: Number(row.attempt),
-        status: row.status,
-        delivered_at: iso(row.delivered_at),
-        created_at: isoRequired(row.created_at)
-      }))
-      return { data, total: count(total[0]?.n) }
+      const { n } = yield* deliveryCount(webhookId)
+      return { data: yield* deliveryPage({ webhookId, page, perPage }), total: n }
     })
 
   /**
@@ -123,30 +133,28 @@ export const makeWebhooksStore = Effect.gen(function* () {
    * statement; call inside the transaction that also writes their deliveries,
    * so a rollback leaves them undispatched. Oldest first.
    */
-  const claimEvents = (limit: number, now: number) =>
-    Effect.map(
+  const claimEventRows = SqlSchema.findAll({
+    Request: Schema.Struct({ limit: Schema.Number, now: Schema.Number }),
+    Result: ClaimedRow,
+    execute: ({ limit, now }) =>
       sql`UPDATE events SET dispatched_at = ${at(now)}
           WHERE id IN (SELECT id FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-          RETURNING id, event_id, org_uuid, type, data, created_at`,
-      (rows): Array<ClaimedEvent> =>
-        [...rows]
-          .sort((a: any, b: any) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0))
-          .map((row: any) => ({
-            eventId: row.event_id,
-            orgUuid: row.org_uuid,
-            type: row.type,
-            data: jsonValue<Record<string, unknown>>(row.data, {}),
-            createdAt: isoRequired(row.created_at)
-          }))
+          RETURNING id, event_id, org_uuid, type, data, created_at`
+  })
+  const claimEvents = (limit: number, now: number) =>
+    Effect.map(claimEventRows({ limit, now }), (rows): Array<ClaimedEvent> =>
+      rows
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map((row) => ({ eventId: row.event_id, orgUuid: row.org_uuid, type: row.type, data: row.data, createdAt: row.created_at }))
     )
 
+  const activeWebhookRows = SqlSchema.findAll({
+    Request: Schema.Array(Schema.String),
+    Result: WebhookRow,
+    execute: (orgUuids) => sql`SELECT * FROM webhooks WHERE status = 'active' AND deleted_at IS NULL AND org_uuid IN ${sql.in(orgUuids)}`
+  })
   const activeWebhooksOf = (orgUuids: ReadonlyArray<string>) =>
-    orgUuids.length === 0
-      ? Effect.succeed([] as Array<WebhookRow>)
-      : Effect.map(
-          sql`SELECT * FROM webhooks WHERE status = 'active' AND deleted_at IS NULL AND org_uuid IN ${sql.in(orgUuids)}`,
-          (rows) => rows.map(webhookOf)
-        )
+    orgUuids.length === 0 ? Effect.succeed([] as Array<WebhookRow>) : activeWebhookRows(orgUuids)
 
   const insertDeliveries = (deliveries: ReadonlyArray<NewDelivery>, now: number) =>
     deliveries.length === 0
@@ -161,10 +169,19 @@ export const makeWebhooksStore = Effect.gen(function* () {
    * Takes a lease on due deliveries of active webhooks (committed at once, so
    * other senders skip them; an expired lease means a sender died mid-send).
    */
+  const leaseDue = SqlSchema.findAll({
+    Request: Schema.Struct({ ids: Schema.Array(Schema.String), until: Schema.Number }),
+    Result: DueRow,
+    execute: ({ ids, until }) =>
+      sql`UPDATE webhook_deliveries d SET lease_until = ${at(until)}
+          FROM webhooks w WHERE w.id = d.webhook_id AND d.id IN ${sql.in(ids)}
+          RETURNING d.id, d.webhook_id, d.org_uuid, d.payload, d.attempt, w.url, w.secret_sealed`
+  })
+
   const claimDue = (limit: number, now: number, leaseMs: number) =>
     sql.withTransaction(
       Effect.gen(function* () {
-        const rows = yield* sql`
+        const rows = yield* sql<{ readonly id: string }>`
           SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
           WHERE d.status = 'pending' AND d.next_attempt_at <= ${at(now)}
             AND (d.lease_until IS NULL OR d.lease_until <= ${at(now)})
@@ -172,20 +189,16 @@ export const makeWebhooksStore = Effect.gen(function* () {
           ORDER BY d.next_attempt_at LIMIT ${limit}
           FOR UPDATE OF d SKIP LOCKED`
         if (rows.length === 0) return [] as Array<DueDelivery>
-        const ids = rows.map((row: any) => row.id as string)
-        const claimed = yield* sql`
-          UPDATE webhook_deliveries d SET lease_until = ${at(now + leaseMs)}
-          FROM webhooks w WHERE w.id = d.webhook_id AND d.id IN ${sql.in(ids)}
-          RETURNING d.id, d.webhook_id, d.org_uuid, d.payload, d.attempt, w.url, w.secret_sealed`
+        const claimed = yield* leaseDue({ ids: rows.map((row) => row.id), until: now + leaseMs })
         return claimed.map(
-          (row: any): DueDelivery => ({
+          (row): DueDelivery => ({
             id: row.id,
             webhookId: row.webhook_id,
             orgUuid: row.org_uuid,
             url: row.url,
             secretSealed: row.secret_sealed,
-            payload: jsonValue<Record<string, unknown>>(row.payload, {}),
-            attempt: Number(row.attempt)
+            payload: row.payload,
+            attempt: row.attempt
           })
         )
       })
@@ -223,11 +236,14 @@ export const makeWebhooksStore = Effect.gen(function* () {
     sql`UPDATE webhooks SET failing_since = NULL WHERE id = ${webhookId} AND failing_since IS NOT NULL`.pipe(Effect.asVoid)
 
   /** Notes a failure; returns when the endpoint started failing without a success since. */
+  const failingSince = SqlSchema.findOneOption({
+    Request: Schema.Struct({ webhookId: Schema.String, now: Schema.Number }),
+    Result: Schema.Struct({ failing_since: Timestamp }),
+    execute: ({ webhookId, now }) =>
+      sql`UPDATE webhooks SET failing_since = COALESCE(failing_since, ${at(now)}) WHERE id = ${webhookId} RETURNING failing_since`
+  })
   const markFailing = (webhookId: string, now: number) =>
-    Effect.map(
-      sql`UPDATE webhooks SET failing_since = COALESCE(failing_since, ${at(now)}) WHERE id = ${webhookId} RETURNING failing_since`,
-      (rows) => (rows[0] === undefined ? now : new Date(isoRequired((rows[0] as any).failing_since)).getTime())
-    )
+    Effect.map(failingSince({ webhookId, now }), Option.match({ onNone: () => now, onSome: (row) => Date.parse(row.failing_since) }))
 
   const disableWebhook = (webhookId: string, reason: string) =>
     sql.withTransaction(

@@ -119,19 +119,17 @@ const startEmbedded = (directory: string) =>
       })
   }).pipe(
     Effect.tap((cluster) =>
-      Effect.sync(() =>
-        logLine("info", "embedded postgres ready", {
-          directory: cluster.directory,
-          user: cluster.user.name,
-          uid: cluster.user.uid,
-          port: cluster.port,
-          pid: cluster.pid,
-          initdb_ms: cluster.initMs,
-          start_ms: cluster.startMs,
-          stopped_orphan: cluster.stoppedOrphan,
-          log: cluster.logFile
-        })
-      )
+      Effect.logInfo("embedded postgres ready", {
+        directory: cluster.directory,
+        user: cluster.user.name,
+        uid: cluster.user.uid,
+        port: cluster.port,
+        pid: cluster.pid,
+        initdb_ms: cluster.initMs,
+        start_ms: cluster.startMs,
+        stopped_orphan: cluster.stoppedOrphan,
+        log: cluster.logFile
+      })
     )
   )
 

@@ -1,10 +1,12 @@
 // RFC 3161 client for an external timestamp authority reached over HTTP(S).
 // The HTTP call is injected so the caller can route it through the SSRF-safe
 // outbound client; this module only builds, checks and unwraps the DER.
-import * as crypto from "node:crypto"
 import * as asn1js from "asn1js"
-import { childrenOf, derInteger, expectTag, OID, readDer, readInteger, TAG, tlv } from "./asn.js"
-import { verifyTimestampToken } from "./parse.js"
+import * as pkijs from "pkijs"
+import { decodeSingle, encodingOf, itemsOf } from "./decode.js"
+import { randomPositiveInteger } from "./der-writer.js"
+import { OID } from "./oids.js"
+import { verifyTimestampToken } from "./verify.js"
 
 export type TimestampPost = (
   url: string,
@@ -35,28 +37,23 @@ export interface RequestTimestampOptions {
   readonly trustedCertificateDer?: Uint8Array
 }
 
-// AlgorithmIdentifier { id-sha256 } with absent parameters (RFC 5754 §2).
-const sha256AlgorithmDer = tlv(TAG.sequence, new Uint8Array(new asn1js.ObjectIdentifier({ value: OID.sha256 }).toBER(false)))
-const booleanTrue = Uint8Array.of(0x01, 0x01, 0xff)
-
-const randomNonce = (): bigint => {
-  const bytes = crypto.randomBytes(8)
-  bytes[0] &= 0x7f
-  return BigInt("0x" + bytes.toString("hex"))
-}
-
 /**
  * TimeStampReq ::= SEQUENCE { version 1, messageImprint, nonce, certReq TRUE }.
  * certReq asks the TSA to embed its certificate so the token verifies on its own.
  */
-export const buildTimestampRequest = (digestSha256: Uint8Array, nonce: bigint): Uint8Array =>
-  tlv(
-    TAG.sequence,
-    derInteger(1n),
-    tlv(TAG.sequence, sha256AlgorithmDer, tlv(TAG.octetString, digestSha256)),
-    derInteger(nonce),
-    booleanTrue,
-  )
+export const buildTimestampRequest = (digestSha256: Uint8Array, nonce: bigint): Uint8Array => {
+  const request = new pkijs.TimeStampReq({
+    version: 1,
+    // id-sha256 with absent parameters (RFC 5754 §2).
+    messageImprint: new pkijs.MessageImprint({
+      hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: OID.sha256 }),
+      hashedMessage: new asn1js.OctetString({ valueHex: digestSha256 }),
+    }),
+    nonce: asn1js.Integer.fromBigInt(nonce),
+    certReq: true,
+  })
+  return new Uint8Array(request.toSchema().toBER(false))
+}
 
 /**
  * Asks the TSA at `tsaUrl` to timestamp a SHA-256 digest and returns the DER
@@ -69,7 +66,7 @@ export const requestTimestamp = async (
   options: RequestTimestampOptions = {},
 ): Promise<Uint8Array> => {
   if (digest.length !== 32) throw new TimestampRequestError("invalid_digest", "digest must be 32 bytes of SHA-256")
-  const nonce = randomNonce()
+  const nonce = randomPositiveInteger(8)
   const response = await post(tsaUrl, buildTimestampRequest(digest, nonce), {
     "content-type": "application/timestamp-query",
     accept: "application/timestamp-reply",
@@ -78,19 +75,17 @@ export const requestTimestamp = async (
     throw new TimestampRequestError("http_status", `TSA answered HTTP ${response.status}`)
   }
 
-  let status: { readonly code: bigint; readonly text: string }
+  let status: { readonly code: number; readonly text: string }
   let tokenDer: Uint8Array | undefined
   try {
     // TimeStampResp ::= SEQUENCE { status PKIStatusInfo, timeStampToken ContentInfo OPTIONAL }
-    const [statusNode, tokenNode] = childrenOf(expectTag(readDer(response.body), TAG.sequence, "TimeStampResp"))
-    const [code, ...rest] = childrenOf(expectTag(statusNode, TAG.sequence, "PKIStatusInfo"))
-    const freeText = rest.find((node) => node.tag === TAG.sequence)
-    const texts = (freeText === undefined ? [] : childrenOf(freeText))
-      .filter((node) => node.tag === TAG.utf8String)
-      .map((node) => Buffer.from(node.content).toString("utf8"))
-    status = { code: readInteger(code), text: texts.join("; ") }
+    const schema = decodeSingle(response.body)
+    const parsed = new pkijs.TimeStampResp({ schema })
+    const texts = (parsed.status.statusStrings ?? []).map((text) => text.valueBlock.value)
+    status = { code: parsed.status.status, text: texts.join("; ") }
     // The token is kept as received: its signature covers those exact bytes.
-    tokenDer = tokenNode === undefined ? undefined : new Uint8Array(tokenNode.der)
+    const tokenNode = itemsOf(schema)[1]
+    tokenDer = tokenNode === undefined ? undefined : encodingOf(tokenNode)
   } catch (cause) {
     throw new TimestampRequestError(
       "malformed_response",
@@ -98,7 +93,7 @@ export const requestTimestamp = async (
     )
   }
   // PKIStatus granted(0) or grantedWithMods(1).
-  if (status.code !== 0n && status.code !== 1n) {
+  if (status.code !== 0 && status.code !== 1) {
     throw new TimestampRequestError(
       "rejected",
       `TSA answered status ${status.code}${status.text === "" ? "" : `: ${status.text}`}`,

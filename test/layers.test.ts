@@ -1,0 +1,83 @@
+/**
+ * Imports point one way: `protocol` ← `src/platform` (and the transport in `src/gateway`) ← areas
+ * (`src/<area>/`) ← `actors` ← the app (`src/app.ts`, `src/main.ts`). Areas may use one another but
+ * not in a circle, and no module imports itself back through others.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import { dirname, join, relative, resolve } from "node:path"
+import { describe, expect, it } from "vitest"
+
+const root = resolve(import.meta.dirname, "..")
+
+const sourceFiles = (dir: string): Array<string> =>
+  readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : []
+  )
+
+const files = ["protocol", "src", "actors"].flatMap(sourceFiles)
+
+/** Relative imports and re-exports of a file, as repository paths (type-only ones included: a type cycle is a cycle). */
+const importsOf = (file: string, text = readFileSync(join(root, file), "utf8")): Array<string> =>
+  [...text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+["'](\.{1,2}\/[^"']+)["']/gms)].map((match) =>
+    relative(root, resolve(root, dirname(file), match[1]!)).replace(/\.js$/, ".ts")
+  )
+
+const APP = new Set(["src/app.ts", "src/main.ts"])
+
+const layerOf = (file: string): number => {
+  if (file.startsWith("protocol/")) return 0
+  if (file.startsWith("src/platform/") || file.startsWith("src/gateway/")) return 1
+  if (file.startsWith("actors/")) return 3
+  if (APP.has(file)) return 4
+  return 2
+}
+
+const LAYER_NAMES = ["protocol", "platform", "area", "actors", "app"]
+
+/** `src/<area>` for area files, else the layer's name. */
+const groupOf = (file: string) => (layerOf(file) === 2 ? file.split("/").slice(0, 2).join("/") : LAYER_NAMES[layerOf(file)]!)
+
+const edges = files.flatMap((file) => importsOf(file).map((target) => ({ file, target })))
+
+describe("layers", () => {
+  it("the checker sees imports (a fixture with an upward import is caught)", () => {
+    const text = 'import { x } from "../../actors/agent.js"\nexport { y } from "./y.js"\nimport type {\n  Z\n} from "../events/service.js"'
+    expect(importsOf("src/actions/service.ts", text)).toEqual(["actors/agent.ts", "src/actions/y.ts", "src/events/service.ts"])
+    expect(layerOf("actors/agent.ts")).toBeGreaterThan(layerOf("src/actions/service.ts"))
+  })
+
+  it("no import points back up the layers", () => {
+    const upward = edges.filter(({ file, target }) => layerOf(target) > layerOf(file)).map(({ file, target }) => `${file} → ${target}`)
+    expect(upward).toEqual([])
+  })
+
+  it("areas do not import one another in a circle", () => {
+    const graph = new Map<string, Set<string>>()
+    for (const { file, target } of edges) {
+      const [from, to] = [groupOf(file), groupOf(target)]
+      if (from !== to) graph.set(from, (graph.get(from) ?? new Set()).add(to))
+    }
+    const circles = [...graph].flatMap(([from, targets]) => [...targets].filter((to) => from < to && graph.get(to)?.has(from)).map((to) => `${from} ↔ ${to}`))
+    expect(circles).toEqual([])
+  })
+
+  it("no module imports itself back through others", () => {
+    const graph = new Map<string, Array<string>>()
+    for (const { file, target } of edges) graph.set(file, [...(graph.get(file) ?? []), target])
+    const cycles: Array<string> = []
+    const state = new Map<string, "open" | "done">()
+    const path: Array<string> = []
+    const visit = (file: string) => {
+      state.set(file, "open")
+      path.push(file)
+      for (const target of graph.get(file) ?? []) {
+        if (state.get(target) === "open") cycles.push([...path.slice(path.indexOf(target)), target].join(" → "))
+        else if (!state.has(target)) visit(target)
+      }
+      path.pop()
+      state.set(file, "done")
+    }
+    for (const file of files) if (!state.has(file)) visit(file)
+    expect(cycles).toEqual([])
+  })
+})
