@@ -1,7 +1,5 @@
 /** Small helpers shared by every store: timestamps and counts as the wire wants them. */
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
-import * as SchemaTransformation from "effect/SchemaTransformation"
 import type { SqlClient } from "effect/sql"
 
 export type Sql = SqlClient.SqlClient
@@ -30,16 +28,6 @@ export const jsonValue = <A>(value: unknown, fallback: A): A => {
   }
   return value as A
 }
-
-/** A column read through one of the helpers above, then checked against `to` (for `SqlSchema` results). */
-export const column = <To extends Schema.Constraint>(to: To, read: (value: unknown) => To["Encoded"]) =>
-  Schema.Unknown.pipe(Schema.decodeTo(to, SchemaTransformation.transform({ decode: read, encode: (value) => value })))
-
-export const IsoColumn = column(Schema.String, isoRequired)
-export const NullableIsoColumn = column(Schema.NullOr(Schema.String), iso)
-/** int8 and numeric arrive as bigint or text. */
-export const NumberColumn = column(Schema.Number, count)
-export const JsonColumn = <To extends Schema.Constraint>(to: To, fallback: To["Encoded"]) => column(to, (value) => jsonValue(value, fallback))
 
 export const offset = (page: number, perPage: number) => (page - 1) * perPage
 

@@ -3,8 +3,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { SqlClient, SqlSchema } from "effect/sql"
+import { Count, Json, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
-import { column, IsoColumn, JsonColumn, jsonValue, NullableIsoColumn, NumberColumn, offset } from "../platform/sql.js"
+import { offset } from "../platform/sql.js"
 import { POLICY_DECISIONS, POLICY_MODES, POLICY_STATUSES, type PolicyStatus } from "./types.js"
 
 const Scope = Schema.Struct({ agent_ids: Schema.Array(Schema.String), action_types: Schema.Array(Schema.String) })
@@ -29,23 +30,27 @@ const writable = {
 export const PolicyFields = Schema.Struct(writable)
 export type PolicyFields = typeof PolicyFields.Type
 
-/** A `policies` row as read: the writable fields (jsonb parsed, a missing scope list empty) and the bookkeeping. */
+/** A stored scope may lack either list: it reads as empty. */
+const NoneByDefault = Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
+const StoredScopeColumn = Json(Schema.Struct({ agent_ids: NoneByDefault, action_types: NoneByDefault }), {})
+
+/** A `policies` row as read: the writable fields (jsonb parsed) and the bookkeeping. */
 const PolicyRow = Schema.Struct({
   ...writable,
-  priority: NumberColumn,
-  conditions: JsonColumn(Schema.Unknown, null),
-  ai_models: JsonColumn(writable.ai_models, null),
-  scan_config: JsonColumn(Schema.Unknown, null),
-  scope: column(Scope, (value) => ({ agent_ids: [], action_types: [], ...jsonValue<Partial<StoredScope>>(value, {}) })),
+  priority: Count,
+  conditions: Json(Schema.Unknown, null),
+  ai_models: Json(writable.ai_models, null),
+  scan_config: Json(Schema.Unknown, null),
+  scope: StoredScopeColumn,
   id: Schema.String,
   org_uuid: Schema.String,
   status: Status,
-  evaluation_count: NumberColumn,
-  last_evaluated_at: NullableIsoColumn,
-  activated_at: NullableIsoColumn,
-  deactivated_at: NullableIsoColumn,
-  created_at: IsoColumn,
-  updated_at: IsoColumn
+  evaluation_count: Count,
+  last_evaluated_at: NullableTimestamp,
+  activated_at: NullableTimestamp,
+  deactivated_at: NullableTimestamp,
+  created_at: Timestamp,
+  updated_at: Timestamp
 })
 export type PolicyRow = typeof PolicyRow.Type
 
@@ -98,7 +103,7 @@ export const makePoliciesStore = Effect.gen(function* () {
 
   const countAll = SqlSchema.findOne({
     Request: ListFilter,
-    Result: Schema.Struct({ n: NumberColumn }),
+    Result: Schema.Struct({ n: Count }),
     execute: (filter) => sql`SELECT count(*) AS n FROM policies WHERE ${where(filter)}`
   })
 
