@@ -8,59 +8,61 @@
  * Versions come from the clock (at least previous + 1), so they keep
  * increasing when the entity restarts after passivation or a shard move.
  *
- * Callers go through `OrgSnapshots`, which keeps each organization's compiled
- * snapshot (policies with their conditions compiled, patterns parsed) in a
- * local cache keyed by version: an actor round trip per authorize would cost
- * far more than evaluating (see NOTES), so the actor is asked only on a miss.
- * A change bumps the version known here at once (same-server reads follow
- * immediately) and is announced on the Fanout topic `org-snapshot:<org>` so
- * other processes drop older compiled copies.
+ * Callers go through `OrgSnapshots` (the areas through their ports,
+ * `OrgPolicies` and `OrgWhitelist`, implemented here), which keeps each
+ * organization's compiled snapshot (policies with their conditions compiled,
+ * patterns parsed) in a bounded local cache: an actor round trip per authorize
+ * would cost far more than evaluating (see NOTES), so the actor is asked only
+ * on a miss. A change drops the older copy here at once (same-server reads
+ * follow immediately) and is announced with its version on the Fanout topic
+ * `org-snapshot:<org>` so other processes drop theirs.
  */
+import * as Cache from "effect/Cache"
 import * as Context from "effect/Context"
 import * as ClusterSchema from "effect/cluster/ClusterSchema"
 import * as Entity from "effect/cluster/Entity"
 import type { Sharding } from "effect/cluster/Sharding"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Rpc from "effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
 import type { SqlClient } from "effect/sql"
 import { Fanout } from "../src/platform/redis/index.js"
-import { toEvaluable } from "../src/policies/evaluable.js"
+import { EvaluableRow, toEvaluable } from "../src/policies/evaluable.js"
+import { OrgPolicies, type OrgPolicySnapshot } from "../src/policies/ports.js"
 import { makePoliciesStore } from "../src/policies/store.js"
-import type { EvaluablePolicy } from "../src/policies/types.js"
-import { type ParsedPattern, parsePattern } from "../src/whitelist/patterns.js"
+import { parsePattern } from "../src/whitelist/patterns.js"
+import { OrgWhitelist, type WhitelistSnapshot } from "../src/whitelist/ports.js"
 import { makeWhitelistStore } from "../src/whitelist/store.js"
 
 export const ORG_SNAPSHOT_TOPIC = "org-snapshot"
 
-const SnapshotPolicy = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  mode: Schema.Literals(["rules", "ai", "consensus", "content_scan"]),
-  decision: Schema.Literals(["allow", "require_approval", "deny"]),
-  priority: Schema.Number,
-  created_at: Schema.String,
-  status: Schema.Literals(["draft", "active", "inactive"]),
-  scope: Schema.Struct({ agent_ids: Schema.Array(Schema.String), action_types: Schema.Array(Schema.String) }),
-  conditions: Schema.Unknown,
-  scan_config: Schema.Unknown
-})
+/**
+ * Compiled snapshots kept per process, least recently used dropped first. 10,000 organizations
+ * (a few KB each, more with many patterns) bounds the memory of a process serving many tenants;
+ * an organization dropped costs one actor round trip on its next authorize.
+ */
+const CACHE_CAPACITY = 10_000
 
 const SnapshotEntry = Schema.Struct({ id: Schema.String, url_pattern: Schema.String, tls_fingerprint: Schema.NullOr(Schema.String) })
 
 /** The organization's data as the entity holds it. */
 export const OrgSnapshotData = Schema.Struct({
   version: Schema.Number,
-  policies: Schema.Array(SnapshotPolicy),
+  policies: Schema.Array(EvaluableRow),
   whitelist: Schema.Struct({ mode: Schema.Literals(["strict", "permissive"]), entries: Schema.Array(SnapshotEntry) })
 })
 export type OrgSnapshotData = typeof OrgSnapshotData.Type
 
-export const OrgActor = Entity.make("OrgActor", [
-  Rpc.make("Snapshot", { success: OrgSnapshotData }),
-  Rpc.make("Reload", { success: Schema.Number })
-]).annotateRpcs(ClusterSchema.Persisted, false)
+/** The data, for callers that missed their cache. */
+const Snapshot = Rpc.make("Snapshot", { success: OrgSnapshotData })
+/** Reload from Postgres after a committed change; answers the new version. */
+const Reload = Rpc.make("Reload", { success: Schema.Number })
+
+export const OrgActor = Entity.make("OrgActor", [Snapshot, Reload]).annotateRpcs(ClusterSchema.Persisted, false)
 
 /** Reads the organization's active policies, approved entries and mode. */
 const makeLoader = Effect.gen(function* () {
@@ -111,16 +113,9 @@ export const orgActorLayer = (options: OrgActorOptions = {}) =>
     { maxIdleTime: options.maxIdleMs ?? 60_000 }
   )
 
-export interface CompiledEntry {
-  readonly pattern: ParsedPattern | undefined
-  readonly tls_fingerprint: string | null
-}
-
-/** A snapshot ready for the hot path. */
-export interface CompiledOrgSnapshot {
-  readonly version: number
-  readonly policies: ReadonlyArray<EvaluablePolicy>
-  readonly whitelist: { readonly mode: "strict" | "permissive"; readonly entries: ReadonlyArray<CompiledEntry> }
+/** A snapshot ready for the hot path: what both ports answer. */
+export interface CompiledOrgSnapshot extends OrgPolicySnapshot {
+  readonly whitelist: WhitelistSnapshot
 }
 
 export const compileSnapshot = (data: OrgSnapshotData): CompiledOrgSnapshot => ({
@@ -132,7 +127,7 @@ export const compileSnapshot = (data: OrgSnapshotData): CompiledOrgSnapshot => (
   }
 })
 
-/** The callers' side: the compiled snapshot (cached here by version) and the change notice. */
+/** The callers' side: the compiled snapshot (cached here) and the change notice. */
 export class OrgSnapshots extends Context.Service<
   OrgSnapshots,
   {
@@ -147,61 +142,62 @@ export class OrgSnapshots extends Context.Service<
     Effect.gen(function* () {
       const client = yield* OrgActor.client
       const fanout = yield* Fanout
-      const cache = new Map<string, CompiledOrgSnapshot>()
-      /** The newest version this process has heard of, per organization. */
-      const known = new Map<string, number>()
 
-      const learn = (orgUuid: string, version: number) => {
-        if (version > (known.get(orgUuid) ?? 0)) known.set(orgUuid, version)
-        const cached = cache.get(orgUuid)
-        if (cached !== undefined && cached.version < version) cache.delete(orgUuid)
-      }
+      // Cluster failures (mailbox full, runner gone) are defects: a 500 with a request_id.
+      const fetch = (orgUuid: string) => client(orgUuid).Snapshot().pipe(Effect.orDie)
+
+      const cache = yield* Cache.makeWith((orgUuid: string) => Effect.map(fetch(orgUuid), compileSnapshot), {
+        capacity: CACHE_CAPACITY,
+        // A failed fetch is not kept: the next call asks again.
+        timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.infinity : Duration.zero)
+      })
+
+      /**
+       * A change to `version` was heard: drop an older copy, and a fetch still under way (its reply
+       * may predate the change; its callers use it once, it is not kept).
+       */
+      const learn = (orgUuid: string, version: number) =>
+        Effect.flatMap(Cache.getSuccess(cache, orgUuid), (cached) =>
+          Option.isSome(cached) && cached.value.version >= version ? Effect.void : Cache.invalidate(cache, orgUuid)
+        )
 
       yield* fanout.subscribe(
         (topic, message) => {
           const orgUuid = topic.slice(ORG_SNAPSHOT_TOPIC.length + 1)
           const version = Number(message)
-          if (orgUuid && Number.isFinite(version)) learn(orgUuid, version)
+          // The handler is synchronous; learning only touches the in-memory cache.
+          if (orgUuid && Number.isFinite(version)) Effect.runSync(learn(orgUuid, version))
         },
         { topicPrefix: `${ORG_SNAPSHOT_TOPIC}:` }
       )
 
-      // Cluster failures (mailbox full, runner gone) are defects: a 500 with a request_id.
-      const fetch = (orgUuid: string) => client(orgUuid).Snapshot().pipe(Effect.orDie)
-
       return OrgSnapshots.of({
-        get: (orgUuid) => {
-          const cached = cache.get(orgUuid)
-          if (cached !== undefined) return Effect.succeed(cached)
-          return Effect.map(fetch(orgUuid), (data) => {
-            const compiled = compileSnapshot(data)
-            // A reply older than a change heard meanwhile is used once, never cached.
-            if (data.version >= (known.get(orgUuid) ?? 0)) {
-              const current = cache.get(orgUuid)
-              if (current === undefined || current.version < data.version) cache.set(orgUuid, compiled)
-            }
-            return compiled
-          })
-        },
+        get: (orgUuid) => Cache.get(cache, orgUuid),
         fetch,
         changed: (orgUuid) =>
           client(orgUuid)
             .Reload()
             .pipe(
               Effect.orDie,
-              Effect.tap((version) =>
-                Effect.andThen(
-                  Effect.sync(() => learn(orgUuid, version)),
-                  fanout.publish(`${ORG_SNAPSHOT_TOPIC}:${orgUuid}`, String(version))
-                )
-              )
+              Effect.tap((version) => Effect.andThen(learn(orgUuid, version), fanout.publish(`${ORG_SNAPSHOT_TOPIC}:${orgUuid}`, String(version))))
             )
       })
     })
   )
 }
 
+/** The areas' ports, answered from the one cached snapshot per organization. */
+const portsLayer = Layer.mergeAll(
+  Layer.effect(OrgPolicies)(Effect.map(Effect.service(OrgSnapshots), (orgs) => OrgPolicies.of({ get: orgs.get, changed: orgs.changed }))),
+  Layer.effect(OrgWhitelist)(
+    Effect.map(Effect.service(OrgSnapshots), (orgs) =>
+      OrgWhitelist.of({ get: (orgUuid) => Effect.map(orgs.get(orgUuid), (snapshot) => snapshot.whitelist), changed: orgs.changed })
+    )
+  )
+)
+
 /** The entity and the callers' side; needs SqlClient, Fanout and Sharding. */
-export const orgActorsLayer = (options: OrgActorOptions = {}) => Layer.merge(orgActorLayer(options), OrgSnapshots.layer)
+export const orgActorsLayer = (options: OrgActorOptions = {}) =>
+  Layer.merge(orgActorLayer(options), portsLayer.pipe(Layer.provideMerge(OrgSnapshots.layer)))
 
 export type OrgActorRequirements = SqlClient.SqlClient | Fanout | Sharding

@@ -3,26 +3,28 @@
  * change, decisions follow at once on the same server, and another
  * organization is unaffected.
  */
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Context, Effect, Layer, ManagedRuntime } from "effect"
+import type { Sharding } from "effect/cluster/Sharding"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OrgSnapshots, orgActorsLayer } from "../actors/org.js"
 import { memoryRunner } from "../actors/runner.js"
 import type { Principal } from "../protocol/auth.js"
 import { databaseLayer } from "../src/platform/db/index.js"
-import { platformMemoryLayer } from "../src/platform/redis/index.js"
+import { type Fanout, platformMemoryLayer } from "../src/platform/redis/index.js"
 import { type ActionSubject, EndpointGuard, PolicyDecisions } from "../src/policies/ports.js"
 import { Policies, policiesLayer } from "../src/policies/service.js"
 import { Whitelist, whitelistLayer } from "../src/whitelist/service.js"
 import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 
-type Services = Policies | PolicyDecisions | Whitelist | EndpointGuard | OrgSnapshots
+type Services = Policies | PolicyDecisions | Whitelist | EndpointGuard | OrgSnapshots | Sharding | Fanout | SqlClient.SqlClient
 let fresh: FreshDatabase | undefined
 let runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
 
 beforeAll(async () => {
   fresh = await freshDatabaseUrl()
   const infrastructure = Layer.mergeAll(databaseLayer({ url: fresh.url, dataDir: UNUSED_DATA_DIR }), platformMemoryLayer())
-  const actors = orgActorsLayer().pipe(Layer.provide(memoryRunner({ maxResidentEntities: 10_000, entityMaxIdleMs: 60_000 })))
+  const actors = orgActorsLayer().pipe(Layer.provideMerge(memoryRunner({ maxResidentEntities: 10_000, entityMaxIdleMs: 60_000 })))
   runtime = ManagedRuntime.make(
     Layer.mergeAll(policiesLayer, whitelistLayer).pipe(Layer.provideMerge(actors), Layer.provideMerge(infrastructure))
   )
@@ -111,6 +113,30 @@ describe("OrgActor", () => {
     for (let i = 1; i < versions.length; i++) expect(versions[i]!).toBeGreaterThan(versions[i - 1]!)
     expect(await check(other, url)).toBe("warn")
     expect(await versionOf(other)).toBe(otherVersion)
+  })
+
+  it("a change announced by another process drops this process's cached copy", async () => {
+    const owner = ownerOf()
+    const draft = await policies((p) => p.create(owner, { name: "d", mode: "rules", decision: "deny", conditions: [{ field: "details", op: "eq", value: "pay" }] } as any, audit))
+    const counts = await run(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const here = yield* OrgSnapshots
+          // Another process: its own cache on the same entity and fan-out.
+          const there = Context.get(yield* Layer.build(Layer.fresh(OrgSnapshots.layer)), OrgSnapshots)
+          const count = Effect.map(here.get(owner.orgUuid), (snapshot) => snapshot.policies.length)
+          const before = yield* count
+          // Written behind the caches' back, then announced from the other process only.
+          const sql = yield* SqlClient.SqlClient
+          yield* Effect.orDie(sql`UPDATE policies SET status = 'active' WHERE id = ${draft.id}`)
+          const stale = yield* count
+          yield* there.changed(owner.orgUuid)
+          yield* Effect.sleep("20 millis")
+          return [before, stale, yield* count]
+        })
+      )
+    )
+    expect(counts).toEqual([0, 0, 1])
   })
 
   it("the cached path is far cheaper than an actor round trip per evaluation", async () => {

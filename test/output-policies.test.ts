@@ -48,8 +48,8 @@ describe("output policies", () => {
     const error = await runtime.runPromise(
       Effect.flip(Effect.flatMap(Effect.service(OutputPolicies), (s) => s.update(owner, { mode: "shout", libraries: [] })))
     )
-    expect((error as any).code).toBe("VALIDATION_ERROR")
-    expect((error as any).details.issues.map((i: any) => i.path).sort()).toEqual(["libraries", "mode"])
+    expect(error.reason.code).toBe("VALIDATION_ERROR")
+    expect(error.reason.details.issues.map((i) => i.path).sort()).toEqual(["libraries", "mode"])
   })
 
   it("test finds credentials and redacts or denies per the stored policy", async () => {

@@ -8,13 +8,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../../protocol/auth.js"
-import { validationError } from "../../protocol/errors.js"
 import { Config } from "../platform/config.js"
 import { jsonb } from "../platform/db/index.js"
+import { InvalidInput } from "../platform/domain-error.js"
 import { jsonValue } from "../platform/sql.js"
 import { OutputFiltering } from "../policies/ports.js"
 import { DEFAULT_OUTPUT_POLICY, filterOutput, mergeOutputPolicy, type OutputPolicy } from "../scan/output-filter.js"
-
+import { refuse } from "./errors.js"
 
 /** The stored document is merged over the defaults, so fields added later get their default. */
 const fromStored = (stored: unknown): OutputPolicy => {
@@ -45,7 +45,7 @@ export const makeOutputPolicies = Effect.gen(function* () {
     update: (principal: Principal, patch: unknown) =>
       Effect.gen(function* () {
         const merged = mergeOutputPolicy(yield* load(principal.orgUuid), patch)
-        if (!merged.ok) return yield* Effect.fail(validationError(merged.issues))
+        if (!merged.ok) return yield* refuse(new InvalidInput({ issues: merged.issues }))
         const stored = view(merged.policy)
         yield* sql`INSERT INTO output_policies (org_uuid, policy) VALUES (${principal.orgUuid}, ${jsonb(stored)})
                    ON CONFLICT (org_uuid) DO UPDATE SET policy = EXCLUDED.policy, updated_at = now()`.pipe(Effect.orDie)

@@ -15,12 +15,7 @@ import { type CompiledCustomPattern, compileCustomPatterns } from "../scan/custo
 import { AVAILABLE_LIBRARIES } from "../scan/recognizers.js"
 import { type FirstHit, firstHit } from "../scan/scanner.js"
 import { type Issue, isRecord, type Library, type ValidationFailure } from "../scan/types.js"
-import type { PolicySubject } from "./types.js"
-
-export interface CompiledScanConfig {
-  readonly libraries: ReadonlyArray<Library>
-  readonly customPatterns: ReadonlyArray<CompiledCustomPattern>
-}
+import type { CompiledScanConfig, PolicySubject } from "./types.js"
 
 /** Used when a content_scan policy is created without `scan_config`. */
 export const DEFAULT_SCAN_LIBRARIES: ReadonlyArray<Library> = ["credentials", "pii"]

@@ -1,11 +1,26 @@
 /** A stored policy compiled for evaluation (once per snapshot, not per request). */
+import * as Schema from "effect/Schema"
 import { compileConditions } from "./conditions.js"
 import { compileScanConfig } from "./content-scan.js"
-import type { PolicyRow } from "./store.js"
-import type { EvaluablePolicy } from "./types.js"
+import { type EvaluablePolicy, POLICY_DECISIONS, POLICY_MODES, POLICY_STATUSES } from "./types.js"
 
-/** The parts of a stored policy evaluation needs (what the org snapshot carries). */
-export type EvaluableRow = Pick<PolicyRow, "id" | "name" | "mode" | "decision" | "priority" | "created_at" | "status" | "scope" | "conditions" | "scan_config">
+/**
+ * The parts of a stored policy evaluation needs: what the org snapshot carries (a schema, since
+ * the snapshot may cross processes). Conditions and scan_config stay raw; they compile on arrival.
+ */
+export const EvaluableRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  mode: Schema.Literals(POLICY_MODES),
+  decision: Schema.Literals(POLICY_DECISIONS),
+  priority: Schema.Number,
+  created_at: Schema.String,
+  status: Schema.Literals(POLICY_STATUSES),
+  scope: Schema.Struct({ agent_ids: Schema.Array(Schema.String), action_types: Schema.Array(Schema.String) }),
+  conditions: Schema.Unknown,
+  scan_config: Schema.Unknown
+})
+export type EvaluableRow = typeof EvaluableRow.Type
 
 /** Invalid stored parts make the policy fail closed in the evaluator. */
 export const toEvaluable = (row: EvaluableRow): EvaluablePolicy => {

@@ -1,11 +1,23 @@
 /**
  * What the actions flow asks of policies, the endpoint whitelist and output
  * filtering. Implemented in `src/policies/`, `src/whitelist/` and
- * `src/output-policies/`; consumed by `src/actions/`.
+ * `src/output-policies/`; consumed by `src/actions/`. Also what policies ask
+ * of the organization's actor (`OrgPolicies`, implemented in `actors/org.ts`).
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type { OrgSnapshotPort } from "../platform/org-snapshot.js"
 import type { OutputPolicy } from "../scan/output-filter.js"
+import type { EvaluablePolicy } from "./types.js"
+
+/** An organization's active policies, compiled; the version grows with every change. */
+export interface OrgPolicySnapshot {
+  readonly version: number
+  readonly policies: ReadonlyArray<EvaluablePolicy>
+}
+
+/** The organization's policies as its OrgActor holds them. */
+export class OrgPolicies extends Context.Service<OrgPolicies, OrgSnapshotPort<OrgPolicySnapshot>>()("gateway/OrgPolicies") {}
 
 /** What a policy sees of an action being authorized. */
 export interface ActionSubject {

@@ -6,13 +6,27 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Principal } from "../../protocol/auth.js"
-import { pagination } from "../../protocol/common.js"
-import { badRequest, conflict, notFound, validationError } from "../../protocol/errors.js"
+import { listPage } from "../../protocol/common.js"
 import { isKnownModel } from "../../protocol/models.js"
 import type { CreatePolicyRequest, DryRunRequest, PolicyView, UpdatePolicyRequest } from "../../protocol/policies.js"
+import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
 import { compileConditions } from "./conditions.js"
 import { compileScanConfig } from "./content-scan.js"
+import {
+  AlreadyActive,
+  ConditionsRequired,
+  InvalidRegex,
+  ModeLocked,
+  ModelsRequired,
+  NotActive,
+  PolicyActive,
+  PolicyNotFound,
+  PolicyTextRequired,
+  refuse,
+  UnknownMode,
+  UnknownModel
+} from "./errors.js"
 import { combineDecisions, dryRun } from "./evaluate.js"
 import { PolicyDecisions } from "./ports.js"
 import { PolicySnapshots, toEvaluable } from "./snapshot.js"
@@ -44,7 +58,7 @@ const normalizeScope = (scope: Draft["scope"]): StoredScope => ({
 /** The spec's 400 codes first, then shapes (422); returns the fields to store. */
 export const validatePolicy = (draft: Draft) => {
   if (!POLICY_MODES.includes(draft.mode as PolicyMode)) {
-    return Effect.fail(badRequest("INVALID_MODE", `mode must be one of ${POLICY_MODES.join(", ")}`, { mode: draft.mode }))
+    return refuse(new UnknownMode({ mode: draft.mode, modes: POLICY_MODES }))
   }
   const mode = draft.mode as PolicyMode
   let conditions: unknown = draft.conditions ?? null
@@ -54,11 +68,8 @@ export const validatePolicy = (draft: Draft) => {
   if (mode === "rules" || draft.conditions !== undefined) {
     const compiled = compileConditions(draft.conditions, { required: mode === "rules" })
     if (!compiled.ok) {
-      if (compiled.code === "CONDITIONS_REQUIRED") return Effect.fail(badRequest("CONDITIONS_REQUIRED", compiled.message))
-      if (compiled.code === "INVALID_REGEX") {
-        return Effect.fail(badRequest("INVALID_REGEX", compiled.message, { issues: compiled.issues }))
-      }
-      return Effect.fail(validationError(compiled.issues))
+      if (compiled.code === "CONDITIONS_REQUIRED") return refuse(new ConditionsRequired({ message: compiled.message }))
+      return refuse(compiled.code === "INVALID_REGEX" ? new InvalidRegex({ issues: compiled.issues }) : new InvalidInput({ issues: compiled.issues }))
     }
     // Stored as given (detail output returns `conditions` as it was sent).
     conditions = draft.conditions ?? null
@@ -66,25 +77,18 @@ export const validatePolicy = (draft: Draft) => {
   if (mode === "content_scan") {
     const compiled = compileScanConfig(draft.scan_config)
     if (!compiled.ok) {
-      if (compiled.code === "INVALID_REGEX") {
-        return Effect.fail(badRequest("INVALID_REGEX", compiled.message, { issues: compiled.issues }))
-      }
-      return Effect.fail(validationError(compiled.issues))
+      return refuse(compiled.code === "INVALID_REGEX" ? new InvalidRegex({ issues: compiled.issues }) : new InvalidInput({ issues: compiled.issues }))
     }
     scanConfig = draft.scan_config ?? null
   }
   if (mode === "ai" || mode === "consensus") {
     const prompt = draft.ai_prompt?.trim() ?? ""
-    if (prompt === "") return Effect.fail(badRequest("POLICY_TEXT_REQUIRED", `${mode} policies need ai_prompt (policy text)`))
+    if (prompt === "") return refuse(new PolicyTextRequired({ mode }))
     const models = draft.ai_models ?? []
     const needed = mode === "ai" ? 1 : 2
-    if (models.length < needed) {
-      return Effect.fail(
-        badRequest("MODELS_REQUIRED", mode === "ai" ? "ai policies need one model in ai_models" : "consensus policies need at least 2 models in ai_models")
-      )
-    }
+    if (models.length < needed) return refuse(new ModelsRequired({ mode }))
     const unknown = models.filter((model) => !isKnownModel(model))
-    if (unknown.length > 0) return Effect.fail(badRequest("INVALID_MODEL", `unsupported model id: ${unknown.join(", ")}`, { models: unknown }))
+    if (unknown.length > 0) return refuse(new UnknownModel({ models: unknown }))
     aiPrompt = draft.ai_prompt ?? null
     aiModels = models
   }
@@ -129,8 +133,6 @@ export const policyView = (row: PolicyRow, pending?: { readonly n: number; reado
   updated_at: row.updated_at
 })
 
-const policyNotFound = (id: string) => notFound(`Policy ${id} not found`, "POLICY_NOT_FOUND", { policy_uuid: id })
-
 const actorOf = (principal: Principal) => principal.userUuid ?? principal.keyId ?? "unknown"
 
 export const makePolicies = Effect.gen(function* () {
@@ -138,7 +140,7 @@ export const makePolicies = Effect.gen(function* () {
   const snapshots = yield* PolicySnapshots
 
   const load = (orgUuid: string, id: string) =>
-    Effect.flatMap(Effect.orDie(store.find(orgUuid, id)), (row) => (row ? Effect.succeed(row) : Effect.fail(policyNotFound(id))))
+    Effect.flatMap(Effect.orDie(store.find(orgUuid, id)), (row) => (row ? Effect.succeed(row) : refuse(new PolicyNotFound({ id }))))
 
   const audit = (principal: Principal, event: string, id: string, context: AuditContext, details?: Record<string, unknown>) =>
     store
@@ -175,7 +177,7 @@ export const makePolicies = Effect.gen(function* () {
           active: row.status === "active",
           created_at: row.created_at
         }))
-        return { policies: items, data: items, pagination: pagination(page, perPage, total) }
+        return listPage(items, { page, perPage, total }, "policies")
       }),
 
     get: (principal: Principal, id: string) =>
@@ -185,7 +187,7 @@ export const makePolicies = Effect.gen(function* () {
       Effect.gen(function* () {
         const current = yield* load(principal.orgUuid, id)
         if (patch.mode !== undefined && patch.mode !== current.mode) {
-          return yield* Effect.fail(badRequest("INVALID_MODE", "a policy's mode cannot be changed; create a new policy", { mode: patch.mode }))
+          return yield* refuse(new ModeLocked({ mode: patch.mode }))
         }
         const fields = yield* validatePolicy({
           name: patch.name ?? current.name,
@@ -203,7 +205,7 @@ export const makePolicies = Effect.gen(function* () {
               : current.scope
         })
         const row = yield* Effect.orDie(store.update(principal.orgUuid, id, fields))
-        if (row === undefined) return yield* Effect.fail(policyNotFound(id))
+        if (row === undefined) return yield* refuse(new PolicyNotFound({ id }))
         yield* audit(principal, "policy.updated", id, context, { fields: Object.keys(patch) })
         // Active policies change immediately: every process drops its snapshot.
         if (row.status === "active") yield* snapshots.invalidate(principal.orgUuid)
@@ -213,11 +215,9 @@ export const makePolicies = Effect.gen(function* () {
     remove: (principal: Principal, id: string, context: AuditContext) =>
       Effect.gen(function* () {
         const current = yield* load(principal.orgUuid, id)
-        if (current.status === "active") {
-          return yield* Effect.fail(conflict("POLICY_ACTIVE", "Deactivate the policy before deleting it", { policy_uuid: id }))
-        }
-        const deleted = yield* Effect.orDie(store.removeInactive(principal.orgUuid, id))
-        if (!deleted) return yield* Effect.fail(conflict("POLICY_ACTIVE", "Deactivate the policy before deleting it", { policy_uuid: id }))
+        // Checked again by the DELETE: an activation may land in between.
+        const deleted = current.status !== "active" && (yield* Effect.orDie(store.removeInactive(principal.orgUuid, id)))
+        if (!deleted) return yield* refuse(new PolicyActive({ id }))
         yield* audit(principal, "policy.deleted", id, context)
         return { id, deleted: true }
       }),
@@ -226,7 +226,7 @@ export const makePolicies = Effect.gen(function* () {
       Effect.gen(function* () {
         yield* load(principal.orgUuid, id)
         const row = yield* Effect.orDie(store.transition(principal.orgUuid, id, ["draft", "inactive"], "active"))
-        if (row === undefined) return yield* Effect.fail(conflict("ALREADY_ACTIVE", "The policy is already active", { policy_uuid: id }))
+        if (row === undefined) return yield* refuse(new AlreadyActive({ id }))
         yield* audit(principal, "policy.activated", id, context)
         yield* snapshots.invalidate(principal.orgUuid)
         return { id, status: row.status, activated_at: row.activated_at ?? row.updated_at }
@@ -236,7 +236,7 @@ export const makePolicies = Effect.gen(function* () {
       Effect.gen(function* () {
         yield* load(principal.orgUuid, id)
         const row = yield* Effect.orDie(store.transition(principal.orgUuid, id, ["active"], "inactive"))
-        if (row === undefined) return yield* Effect.fail(conflict("NOT_ACTIVE", "The policy is not active", { policy_uuid: id }))
+        if (row === undefined) return yield* refuse(new NotActive({ id }))
         yield* audit(principal, "policy.deactivated", id, context)
         yield* snapshots.invalidate(principal.orgUuid)
         return { id, status: row.status, deactivated_at: row.deactivated_at ?? row.updated_at }

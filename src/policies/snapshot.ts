@@ -1,7 +1,7 @@
 /**
  * Each organization's active policies for evaluation. The data lives in the
  * organization's OrgActor (`actors/org.ts`), the source of truth and the
- * invalidation point; `OrgSnapshots` keeps the compiled copy per process.
+ * invalidation point; the `OrgPolicies` port keeps the compiled copy per process.
  * Every committed change asks the actor to reload (and announces it to other
  * processes).
  *
@@ -12,18 +12,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
-import { OrgSnapshots } from "../../actors/org.js"
+import { OrgPolicies, type OrgPolicySnapshot } from "./ports.js"
 import { type EvaluationTally, makePoliciesStore } from "./store.js"
-import type { EvaluablePolicy } from "./types.js"
 
 export { toEvaluable } from "./evaluable.js"
 
 const FLUSH_INTERVAL_MS = 3_000
-
-export interface OrgPolicySnapshot {
-  readonly version: number
-  readonly policies: ReadonlyArray<EvaluablePolicy>
-}
 
 export class PolicySnapshots extends Context.Service<
   PolicySnapshots,
@@ -43,10 +37,8 @@ export class PolicySnapshots extends Context.Service<
     PolicySnapshots,
     Effect.gen(function* () {
       const store = yield* makePoliciesStore
-      const orgs = yield* OrgSnapshots
+      const orgs = yield* OrgPolicies
       let tallies = new Map<string, { n: number; at: string }>()
-
-      const get = (orgUuid: string): Effect.Effect<OrgPolicySnapshot> => orgs.get(orgUuid)
 
       const flush = Effect.suspend(() => {
         if (tallies.size === 0) return Effect.void
@@ -70,7 +62,7 @@ export class PolicySnapshots extends Context.Service<
       yield* Effect.addFinalizer(() => flush)
 
       return {
-        get,
+        get: orgs.get,
         invalidate: (orgUuid) => Effect.asVoid(orgs.changed(orgUuid)),
         recordEvaluations: (ids) => {
           if (ids.length === 0) return

@@ -1,62 +1,60 @@
-/** SQL for policies. Rows come back as `PolicyRow` with ISO timestamps and parsed jsonb. */
+/** SQL for policies. Rows are decoded (`SqlSchema`) into `PolicyRow`: ISO timestamps, numbers, parsed jsonb. */
 import * as Effect from "effect/Effect"
-import { SqlClient } from "effect/sql"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Count, Json, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
-import { count, iso, isoRequired, jsonValue, offset } from "../platform/sql.js"
-import type { PolicyDecision, PolicyMode, PolicyStatus } from "./types.js"
+import { offset } from "../platform/sql.js"
+import { POLICY_DECISIONS, POLICY_MODES, POLICY_STATUSES, type PolicyStatus } from "./types.js"
 
-export interface StoredScope {
-  readonly agent_ids: ReadonlyArray<string>
-  readonly action_types: ReadonlyArray<string>
+const Scope = Schema.Struct({ agent_ids: Schema.Array(Schema.String), action_types: Schema.Array(Schema.String) })
+export type StoredScope = typeof Scope.Type
+
+const Status = Schema.Literals(POLICY_STATUSES)
+
+const writable = {
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  mode: Schema.Literals(POLICY_MODES),
+  decision: Schema.Literals(POLICY_DECISIONS),
+  priority: Schema.Number,
+  conditions: Schema.Unknown,
+  ai_prompt: Schema.NullOr(Schema.String),
+  ai_models: Schema.NullOr(Schema.Array(Schema.String)),
+  scan_config: Schema.Unknown,
+  scope: Scope
 }
 
 /** The fields a create or update writes. */
-export interface PolicyFields {
-  readonly name: string
-  readonly description: string | null
-  readonly mode: PolicyMode
-  readonly decision: PolicyDecision
-  readonly priority: number
-  readonly conditions: unknown
-  readonly ai_prompt: string | null
-  readonly ai_models: ReadonlyArray<string> | null
-  readonly scan_config: unknown
-  readonly scope: StoredScope
-}
+export const PolicyFields = Schema.Struct(writable)
+export type PolicyFields = typeof PolicyFields.Type
 
-export interface PolicyRow extends PolicyFields {
-  readonly id: string
-  readonly org_uuid: string
-  readonly status: PolicyStatus
-  readonly evaluation_count: number
-  readonly last_evaluated_at: string | null
-  readonly activated_at: string | null
-  readonly deactivated_at: string | null
-  readonly created_at: string
-  readonly updated_at: string
-}
+/** A stored scope may lack either list: it reads as empty. */
+const NoneByDefault = Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
+const StoredScopeColumn = Json(Schema.Struct({ agent_ids: NoneByDefault, action_types: NoneByDefault }), {})
 
-const toRow = (row: any): PolicyRow => ({
-  id: row.id,
-  org_uuid: row.org_uuid,
-  name: row.name,
-  description: row.description ?? null,
-  mode: row.mode,
-  decision: row.decision,
-  priority: Number(row.priority),
-  conditions: jsonValue<unknown>(row.conditions, null),
-  ai_prompt: row.ai_prompt ?? null,
-  ai_models: jsonValue<ReadonlyArray<string> | null>(row.ai_models, null),
-  scan_config: jsonValue<unknown>(row.scan_config, null),
-  scope: { agent_ids: [], action_types: [], ...jsonValue<Partial<StoredScope>>(row.scope, {}) },
-  status: row.status,
-  evaluation_count: count(row.evaluation_count),
-  last_evaluated_at: iso(row.last_evaluated_at),
-  activated_at: iso(row.activated_at),
-  deactivated_at: iso(row.deactivated_at),
-  created_at: isoRequired(row.created_at),
-  updated_at: isoRequired(row.updated_at)
+/** A `policies` row as read: the writable fields (jsonb parsed) and the bookkeeping. */
+const PolicyRow = Schema.Struct({
+  ...writable,
+  priority: Count,
+  conditions: Json(Schema.Unknown, null),
+  ai_models: Json(writable.ai_models, null),
+  scan_config: Json(Schema.Unknown, null),
+  scope: StoredScopeColumn,
+  id: Schema.String,
+  org_uuid: Schema.String,
+  status: Status,
+  evaluation_count: Count,
+  last_evaluated_at: NullableTimestamp,
+  activated_at: NullableTimestamp,
+  deactivated_at: NullableTimestamp,
+  created_at: Timestamp,
+  updated_at: Timestamp
 })
+export type PolicyRow = typeof PolicyRow.Type
+
+const ById = Schema.Struct({ orgUuid: Schema.String, id: Schema.String })
 
 /** jsonb null must be SQL NULL, not the JSON literal null. */
 const jsonOrNull = (value: unknown) => (value === null || value === undefined ? null : jsonb(value))
@@ -70,53 +68,93 @@ export interface EvaluationTally {
 export const makePoliciesStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
-  return {
-    sql,
-
-    insert: (id: string, orgUuid: string, fields: PolicyFields, status: PolicyStatus) =>
+  const insert = SqlSchema.findOne({
+    Request: Schema.Struct({ id: Schema.String, orgUuid: Schema.String, fields: PolicyFields, status: Status }),
+    Result: PolicyRow,
+    execute: ({ id, orgUuid, fields, status }) =>
       sql`INSERT INTO policies (id, org_uuid, name, description, mode, decision, priority, conditions, ai_prompt, ai_models,
             scan_config, scope, status, activated_at)
           VALUES (${id}, ${orgUuid}, ${fields.name}, ${fields.description}, ${fields.mode}, ${fields.decision}, ${fields.priority},
             ${jsonOrNull(fields.conditions)}, ${fields.ai_prompt}, ${jsonOrNull(fields.ai_models)}, ${jsonOrNull(fields.scan_config)},
             ${jsonb(fields.scope)}, ${status}, ${status === "active" ? new Date() : null})
-          RETURNING *`.pipe(Effect.map((rows) => toRow(rows[0]))),
+          RETURNING *`
+  })
 
-    find: (orgUuid: string, id: string) =>
-      sql`SELECT * FROM policies WHERE id = ${id} AND org_uuid = ${orgUuid}`.pipe(
-        Effect.map((rows) => (rows[0] ? toRow(rows[0]) : undefined))
-      ),
+  const find = SqlSchema.findOneOption({
+    Request: ById,
+    Result: PolicyRow,
+    execute: ({ orgUuid, id }) => sql`SELECT * FROM policies WHERE id = ${id} AND org_uuid = ${orgUuid}`
+  })
 
-    list: (orgUuid: string, filter: { mode?: string; status?: string }, page: number, perPage: number) =>
-      Effect.gen(function* () {
-        const where = sql.and([
-          sql`org_uuid = ${orgUuid}`,
-          ...(filter.mode ? [sql`mode = ${filter.mode}`] : []),
-          ...(filter.status ? [sql`status = ${filter.status}`] : [])
-        ])
-        const rows = yield* sql`SELECT * FROM policies WHERE ${where}
-          ORDER BY priority DESC, created_at ASC, id ASC LIMIT ${perPage} OFFSET ${offset(page, perPage)}`
-        const total = yield* sql`SELECT count(*) AS n FROM policies WHERE ${where}`
-        return { rows: rows.map(toRow), total: count(total[0]?.n) }
-      }),
+  const ListFilter = Schema.Struct({ orgUuid: Schema.String, mode: Schema.optional(Schema.String), status: Schema.optional(Schema.String) })
+  const where = (filter: typeof ListFilter.Encoded) =>
+    sql.and([
+      sql`org_uuid = ${filter.orgUuid}`,
+      ...(filter.mode ? [sql`mode = ${filter.mode}`] : []),
+      ...(filter.status ? [sql`status = ${filter.status}`] : [])
+    ])
 
-    active: (orgUuid: string) =>
-      sql`SELECT * FROM policies WHERE org_uuid = ${orgUuid} AND status = 'active'`.pipe(Effect.map((rows) => rows.map(toRow))),
+  const findPage = SqlSchema.findAll({
+    Request: Schema.Struct({ filter: ListFilter, limit: Schema.Number, offset: Schema.Number }),
+    Result: PolicyRow,
+    execute: ({ filter, limit, offset }) =>
+      sql`SELECT * FROM policies WHERE ${where(filter)} ORDER BY priority DESC, created_at ASC, id ASC LIMIT ${limit} OFFSET ${offset}`
+  })
 
-    update: (orgUuid: string, id: string, fields: PolicyFields) =>
+  const countAll = SqlSchema.findOne({
+    Request: ListFilter,
+    Result: Schema.Struct({ n: Count }),
+    execute: (filter) => sql`SELECT count(*) AS n FROM policies WHERE ${where(filter)}`
+  })
+
+  const active = SqlSchema.findAll({
+    Request: Schema.String,
+    Result: PolicyRow,
+    execute: (orgUuid) => sql`SELECT * FROM policies WHERE org_uuid = ${orgUuid} AND status = 'active'`
+  })
+
+  const update = SqlSchema.findOneOption({
+    Request: Schema.Struct({ ...ById.fields, fields: PolicyFields }),
+    Result: PolicyRow,
+    execute: ({ orgUuid, id, fields }) =>
       sql`UPDATE policies SET name = ${fields.name}, description = ${fields.description}, decision = ${fields.decision},
             priority = ${fields.priority}, conditions = ${jsonOrNull(fields.conditions)}, ai_prompt = ${fields.ai_prompt},
             ai_models = ${jsonOrNull(fields.ai_models)}, scan_config = ${jsonOrNull(fields.scan_config)}, scope = ${jsonb(fields.scope)},
             updated_at = now()
-          WHERE id = ${id} AND org_uuid = ${orgUuid} RETURNING *`.pipe(Effect.map((rows) => (rows[0] ? toRow(rows[0]) : undefined))),
+          WHERE id = ${id} AND org_uuid = ${orgUuid} RETURNING *`
+  })
 
-    /** Moves `from` → `to` atomically; undefined when the policy was not in `from`. */
-    transition: (orgUuid: string, id: string, from: ReadonlyArray<PolicyStatus>, to: PolicyStatus) =>
-      (to === "active"
+  const transition = SqlSchema.findOneOption({
+    Request: Schema.Struct({ ...ById.fields, from: Schema.Array(Status), to: Status }),
+    Result: PolicyRow,
+    execute: ({ orgUuid, id, from, to }) =>
+      to === "active"
         ? sql`UPDATE policies SET status = 'active', activated_at = now(), updated_at = now()
               WHERE id = ${id} AND org_uuid = ${orgUuid} AND status IN ${sql.in(from)} RETURNING *`
         : sql`UPDATE policies SET status = ${to}, deactivated_at = now(), updated_at = now()
               WHERE id = ${id} AND org_uuid = ${orgUuid} AND status IN ${sql.in(from)} RETURNING *`
-      ).pipe(Effect.map((rows) => (rows[0] ? toRow(rows[0]) : undefined))),
+  })
+
+  return {
+    sql,
+
+    insert: (id: string, orgUuid: string, fields: PolicyFields, status: PolicyStatus) => insert({ id, orgUuid, fields, status }),
+
+    find: (orgUuid: string, id: string) => Effect.map(find({ orgUuid, id }), Option.getOrUndefined),
+
+    list: (orgUuid: string, filter: { mode?: string | undefined; status?: string | undefined }, page: number, perPage: number) =>
+      Effect.all({
+        rows: findPage({ filter: { orgUuid, ...filter }, limit: perPage, offset: offset(page, perPage) }),
+        total: Effect.map(countAll({ orgUuid, ...filter }), (row) => row.n)
+      }),
+
+    active,
+
+    update: (orgUuid: string, id: string, fields: PolicyFields) => Effect.map(update({ orgUuid, id, fields }), Option.getOrUndefined),
+
+    /** Moves `from` → `to` atomically; undefined when the policy was not in `from`. */
+    transition: (orgUuid: string, id: string, from: ReadonlyArray<PolicyStatus>, to: PolicyStatus) =>
+      Effect.map(transition({ orgUuid, id, from, to }), Option.getOrUndefined),
 
     /** Deletes unless active; returns whether a row went. */
     removeInactive: (orgUuid: string, id: string) =>

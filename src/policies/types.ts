@@ -1,6 +1,7 @@
 /** Vocabulary shared by policy validation and evaluation. */
+import type { CompiledCustomPattern } from "../scan/custom.js"
+import type { Library } from "../scan/types.js"
 import type { CompiledConditions } from "./conditions.js"
-import type { CompiledScanConfig } from "./content-scan.js"
 
 export type PolicyMode = "rules" | "ai" | "consensus" | "content_scan"
 export type PolicyDecision = "allow" | "require_approval" | "deny"
@@ -8,6 +9,7 @@ export type PolicyStatus = "draft" | "active" | "inactive"
 
 export const POLICY_MODES: ReadonlyArray<PolicyMode> = ["rules", "ai", "consensus", "content_scan"]
 export const POLICY_DECISIONS: ReadonlyArray<PolicyDecision> = ["allow", "require_approval", "deny"]
+export const POLICY_STATUSES: ReadonlyArray<PolicyStatus> = ["draft", "active", "inactive"]
 
 const DECISION_RANK: Readonly<Record<PolicyDecision, number>> = { allow: 0, require_approval: 1, deny: 2 }
 
@@ -30,6 +32,12 @@ export interface PolicySubject {
 export interface PolicyScope {
   readonly agent_ids?: ReadonlyArray<string> | null
   readonly action_types?: ReadonlyArray<string> | null
+}
+
+/** A content_scan policy's `scan_config`, compiled (see content-scan.ts). */
+export interface CompiledScanConfig {
+  readonly libraries: ReadonlyArray<Library>
+  readonly customPatterns: ReadonlyArray<CompiledCustomPattern>
 }
 
 /**

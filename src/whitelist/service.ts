@@ -7,7 +7,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { OrgSnapshots } from "../../actors/org.js"
 import type { Principal } from "../../protocol/auth.js"
 import { isAdmin } from "../access/guards.js"
 import { Config } from "../platform/config.js"
@@ -18,6 +17,7 @@ import { ShortCache } from "../platform/redis/index.js"
 import { type EndpointCheck, EndpointGuard } from "../policies/ports.js"
 import { AlreadyResolved, ApprovalNotFound, EntryNotFound, refuse } from "./errors.js"
 import { matchesPattern, parsePattern, suggestPattern } from "./patterns.js"
+import { OrgWhitelist } from "./ports.js"
 import { type EntryRow, makeWhitelistStore, type WhitelistMode } from "./store.js"
 
 const TLS_CACHE_TTL_MS = 5 * 60_000
@@ -27,7 +27,7 @@ const actorOf = (principal: Principal) => principal.userUuid ?? principal.keyId 
 
 export const makeWhitelist = Effect.gen(function* () {
   const store = yield* makeWhitelistStore
-  const orgs = yield* OrgSnapshots
+  const orgs = yield* OrgWhitelist
   /** After a committed change: the org's actor reloads its entries and mode. */
   const changed = (orgUuid: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.tap(effect, () => orgs.changed(orgUuid))
 
@@ -129,7 +129,7 @@ export const EndpointGuardLive = Layer.effect(
   EndpointGuard,
   Effect.gen(function* () {
     const store = yield* makeWhitelistStore
-    const orgs = yield* OrgSnapshots
+    const orgs = yield* OrgWhitelist
     const fingerprintOf = yield* makeFingerprints
     return {
       check: (orgUuid, input) =>
@@ -140,7 +140,7 @@ export const EndpointGuardLive = Layer.effect(
           } catch {
             url = new URL("invalid://invalid")
           }
-          const { whitelist } = yield* orgs.get(orgUuid)
+          const whitelist = yield* orgs.get(orgUuid)
           const match = whitelist.entries.find((entry) => entry.pattern !== undefined && matchesPattern(entry.pattern, url))
           if (match !== undefined) {
             if (match.tls_fingerprint === null) return { outcome: "allowed" } satisfies EndpointCheck
