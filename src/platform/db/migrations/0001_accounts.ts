@@ -3,12 +3,9 @@
  * Ids are the spec's prefixed ids or uuids, stored as TEXT. Rate limits live in
  * Redis (or its in-process stand-in), not here.
  */
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { migration } from "./migration.js"
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-
+export default migration(function* (sql) {
   yield* sql`
     CREATE TABLE organizations (
       org_uuid TEXT PRIMARY KEY,

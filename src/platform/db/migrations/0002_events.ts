@@ -2,11 +2,9 @@
  * The event log every state change writes in its own transaction. Webhook
  * delivery drains it (outbox); live channels are told after commit.
  */
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { migration } from "./migration.js"
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
+export default migration(function* (sql) {
   yield* sql`
     CREATE TABLE events (
       id BIGSERIAL PRIMARY KEY,

@@ -3,11 +3,9 @@
  * identity, and the receipts themselves. `signed_payload` is TEXT: the exact
  * canonical bytes that were signed (jsonb would reorder keys).
  */
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { migration } from "./migration.js"
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
+export default migration(function* (sql) {
   yield* sql`
     CREATE TABLE signing_keys (
       public_key_id TEXT PRIMARY KEY,

@@ -6,12 +6,9 @@
  * minting transaction locks its row (SELECT … FOR UPDATE), so sequences stay
  * gap-free even with several gateway processes on one database.
  */
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { migration } from "./migration.js"
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-
+export default migration(function* (sql) {
   yield* sql`
     CREATE TABLE actions (
       action_uuid TEXT PRIMARY KEY,

@@ -2,11 +2,9 @@
  * Policies, the endpoint whitelist (entries, approval requests, per-org mode)
  * and output policies. Conditions and scan configs are stored as sent (jsonb).
  */
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { migration } from "./migration.js"
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
+export default migration(function* (sql) {
   yield* sql`
     CREATE TABLE policies (
       id TEXT PRIMARY KEY,

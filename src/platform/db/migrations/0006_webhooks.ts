@@ -2,11 +2,9 @@
  * Webhooks and their deliveries (drained from the `events` outbox), plus the
  * approval notification channels and what was sent through them.
  */
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { migration } from "./migration.js"
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
+export default migration(function* (sql) {
   yield* sql`
     CREATE TABLE webhooks (
       id TEXT PRIMARY KEY,

@@ -1,9 +1,7 @@
 /** Which notifications each dashboard user has read. */
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { migration } from "./migration.js"
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
+export default migration(function* (sql) {
   yield* sql`
     CREATE TABLE notification_reads (
       user_uuid TEXT NOT NULL,

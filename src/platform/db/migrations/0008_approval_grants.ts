@@ -9,13 +9,10 @@
  * Deleting an organization now removes every row that names it; rows left
  * behind by deletions before this version are removed here.
  */
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { migration } from "./migration.js"
 
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-
+export default migration(function* (sql) {
   yield* sql`
     CREATE TABLE approval_grants (
       grant_id TEXT PRIMARY KEY,

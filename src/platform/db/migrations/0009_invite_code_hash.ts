@@ -4,11 +4,9 @@
  * the accounts layer hashes and wipes them when a node starts; new rows never
  * fill `invite_code`. The code no longer identifies the row, hence the new key.
  */
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { migration } from "./migration.js"
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
+export default migration(function* (sql) {
   yield* sql`ALTER TABLE invites DROP CONSTRAINT invites_pkey`
   yield* sql`ALTER TABLE invites ALTER COLUMN invite_code DROP NOT NULL`
   yield* sql`ALTER TABLE invites ADD COLUMN id BIGSERIAL PRIMARY KEY`

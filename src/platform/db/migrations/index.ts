@@ -1,7 +1,7 @@
 /**
  * Every schema migration, in order. The key is "<number>_<name>"; the number
- * is what the migrator records, so never renumber or edit a migration that has
- * shipped — append a new file and a new line here instead.
+ * is what the migrator records, so never renumber a migration or change what
+ * a shipped one does — append a new file and a new line here instead.
  */
 import type { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
