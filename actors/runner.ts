@@ -21,7 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { agentWorkLayer } from "../src/actions/transitions.js"
 import type { AppConfig } from "../src/platform/config.js"
-import { AgentMailbox, agentActorLayer } from "./agent.js"
+import { agentActorLayer, agentMailboxLayer } from "./agent.js"
 import { orgActorsLayer } from "./org.js"
 
 export type ClusterMode = "memory" | "sql"
@@ -76,7 +76,7 @@ export const actorsLayer = (config: AppConfig) => {
   const options = runnerOptions(config)
   return Layer.mergeAll(
     agentActorLayer({ maxIdleMs: options.entityMaxIdleMs }).pipe(Layer.provide(agentWorkLayer)),
-    AgentMailbox.layer,
+    agentMailboxLayer,
     orgActorsLayer({ maxIdleMs: options.entityMaxIdleMs })
   ).pipe(Layer.provide(runnerLayer(options)))
 }

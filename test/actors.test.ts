@@ -4,9 +4,11 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { describe, expect, it } from "vitest"
-import { AgentMailbox, AgentWork, agentActorLayer, agentEntityId, type ChainHead, parseAgentEntityId, type TransitionResult } from "../actors/agent.js"
+import { agentActorLayer, agentEntityId, agentMailboxLayer, parseAgentEntityId } from "../actors/agent.js"
 import { memoryRunner } from "../actors/runner.js"
-import { Conflict, conflict } from "../protocol/errors.js"
+import type { ChainHead, TransitionResult } from "../src/actions/agent-messages.js"
+import { ActionsError, InvalidActionState } from "../src/actions/errors.js"
+import { AgentMailbox, AgentWork } from "../src/actions/ports.js"
 
 /** A stand-in for the database: chain heads per entity id, and a log of the work as it ran. */
 const fakeWork = (delayMs = 1) => {
@@ -26,7 +28,7 @@ const fakeWork = (delayMs = 1) => {
         }),
       run: (orgUuid, request) =>
         Effect.gen(function* () {
-          if (request._tag !== "Notarize") return yield* Effect.fail(conflict("UNEXPECTED", "only Notarize here"))
+          if (request._tag !== "Notarize") return yield* Effect.fail(new ActionsError({ reason: new InvalidActionState({ status: "unexpected" }) }))
           const [agentId, label] = request.action_uuid.split("/") as [string, string]
           const key = `${orgUuid}:${agentId}`
           running.set(key, (running.get(key) ?? 0) + 1)
@@ -70,7 +72,7 @@ const fakeWork = (delayMs = 1) => {
 }
 
 const actors = (work: ReturnType<typeof fakeWork>, options: { maxResidentEntities?: number; maxIdleMs?: number } = {}) =>
-  Layer.mergeAll(agentActorLayer({ maxIdleMs: options.maxIdleMs ?? 60_000 }), AgentMailbox.layer).pipe(
+  Layer.mergeAll(agentActorLayer({ maxIdleMs: options.maxIdleMs ?? 60_000 }), agentMailboxLayer).pipe(
     Layer.provide(work.layer),
     Layer.provide(memoryRunner({ maxResidentEntities: options.maxResidentEntities ?? 100_000, entityMaxIdleMs: options.maxIdleMs ?? 60_000 }))
   )
@@ -126,7 +128,7 @@ describe("AgentActor", () => {
     const work = fakeWork()
     const exit = await run(Effect.exit(Effect.gen(function* () { return yield* (yield* AgentMailbox).transition("org", "a", { _tag: "Expire", action_uuid: "x", at: "" }) })), actors(work))
     const failure = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : undefined
-    expect(failure !== undefined && Option.isSome(failure) && failure.value instanceof Conflict && failure.value.code).toBe("UNEXPECTED")
+    expect(failure !== undefined && Option.isSome(failure) && failure.value instanceof ActionsError && failure.value.reason.code).toBe("INVALID_ACTION_STATE")
   })
 
   it("loads its chain head from storage when it starts, and again after passivation", async () => {

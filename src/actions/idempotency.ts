@@ -4,6 +4,7 @@
  * (RFC 8785) form, so field order and whitespace do not make a "different body".
  */
 import { canonicalJson, textHash } from "../../protocol/verifier/index.js"
+import type { Reason } from "../platform/domain-error.js"
 
 export const IDEMPOTENCY_RETENTION_MS = 24 * 3600 * 1000
 
@@ -19,3 +20,6 @@ export interface StoredAnswer {
   readonly status: number
   readonly body: Record<string, unknown>
 }
+
+/** A refusal as stored for replay: the body the API answered, without request_id. */
+export const refusalBody = (reason: Reason): Record<string, unknown> => ({ code: reason.code, message: reason.message, details: reason.details ?? {} })

@@ -1,9 +1,12 @@
 /**
- * What other areas ask of actions: pending approvals for notification lists
- * and the approval page. Implemented in `src/actions/`.
+ * What other areas ask of actions (pending approvals for notification lists
+ * and the approval page; implemented here), and what actions ask of the
+ * AgentActor (its mailbox; implemented in actors/agent.ts).
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type { ChainHead, TransitionRequest, TransitionResult } from "./agent-messages.js"
+import type { ActionsError } from "./errors.js"
 
 export interface PendingApproval {
   readonly action_uuid: string
@@ -31,15 +34,15 @@ export class ApprovalsPort extends Context.Service<
   {
     /** Up to `limit` actions awaiting approval, newest first. */
     readonly pending: (orgUuid: string, limit: number) => Effect.Effect<ReadonlyArray<PendingApproval>>
-    /** What the approval page shows for a code; fails with the HTTP errors of `GET /actions/approval/{code}`. */
-    readonly review: (code: string) => Effect.Effect<ApprovalReview, unknown>
+    /** What the approval page shows for a code; fails as `GET /actions/approval/{code}`. */
+    readonly review: (code: string) => Effect.Effect<ApprovalReview, ActionsError>
     /** Same as `POST /actions/approval/{code}/confirm`. */
     readonly confirm: (
       code: string,
       decision: "approve" | "deny",
       reason: string | undefined,
       requestId: string
-    ) => Effect.Effect<{ status: string; action_uuid: string; approver_email: string | null }, unknown>
+    ) => Effect.Effect<{ status: string; action_uuid: string; approver_email: string | null }, ActionsError>
   }
 >()("gateway/ApprovalsPort") {}
 
@@ -69,3 +72,21 @@ export class ApprovalGrants extends Context.Service<
     readonly issue: (orgUuid: string, actionUuid: string) => Effect.Effect<ReadonlyArray<IssuedGrant>>
   }
 >()("gateway/ApprovalGrants") {}
+
+/** The transition work the AgentActor runs, in the process that holds the agent's entity. Implemented in `transitions.ts`. */
+export class AgentWork extends Context.Service<
+  AgentWork,
+  {
+    readonly head: (orgUuid: string, agentId: string) => Effect.Effect<ChainHead>
+    readonly run: (orgUuid: string, request: TransitionRequest) => Effect.Effect<TransitionResult, ActionsError>
+  }
+>()("gateway/AgentWork") {}
+
+/** Sends one transition to the agent's actor and waits for its reply (after commit). Implemented in actors/agent.ts. */
+export class AgentMailbox extends Context.Service<
+  AgentMailbox,
+  {
+    readonly transition: (orgUuid: string, agentId: string | null, request: TransitionRequest) => Effect.Effect<TransitionResult, ActionsError>
+    readonly head: (orgUuid: string, agentId: string | null) => Effect.Effect<ChainHead>
+  }
+>()("gateway/AgentMailbox") {}

@@ -8,24 +8,8 @@ import { eventRowsJson, type RecordedEvent } from "../events/service.js"
 import { jsonb } from "../platform/db/index.js"
 import { count, iso, isoRequired, jsonValue, offset } from "../platform/sql.js"
 import type { MintedReceipt } from "../receipts/ports.js"
+import type { ActionFields, NewAction } from "./agent-messages.js"
 import { DEFAULT_AGENT_ID } from "./chain.js"
-
-/** What an action carries from the moment it is authorized. */
-interface ActionFields {
-  readonly action_uuid: string
-  readonly org_uuid: string
-  readonly agent_id: string | null
-  readonly agent_version: string | null
-  readonly action_type: string
-  readonly action_details_hash: string
-  readonly instruction_hash: string | null
-  readonly details_sealed: string | null
-  readonly details_storage_key: string | null
-  readonly model_id: string | null
-  readonly model_version: string | null
-  readonly parent_action_uuid: string | null
-  readonly endpoint_url: string | null
-}
 
 export interface ActionRow extends ActionFields {
   readonly status: string
@@ -81,18 +65,6 @@ const toAction = (row: any): ActionRow => ({
   created_at: isoRequired(row.created_at),
   updated_at: isoRequired(row.updated_at)
 })
-
-export interface NewAction extends ActionFields {
-  readonly status: "authorized" | "pending_approval" | "denied_by_policy"
-  readonly policy_uuid: string | null
-  readonly require_approval: boolean
-  readonly approvers: ReadonlyArray<string> | null
-  readonly context: Record<string, unknown> | null
-  readonly sdk: Record<string, unknown> | null
-  readonly warnings: ReadonlyArray<string>
-  readonly approval_expires_at: string | null
-  readonly created_at: string
-}
 
 /** What a terminal transition writes besides the status. */
 export interface TerminalUpdate {

@@ -4,20 +4,28 @@
  * `agent_chains` head, checks the state, mints the receipt at the head of the
  * agent's chain, writes the action and records the events (outbox).
  *
- * Requests are data (see actors/agent.ts) so they can be handled by whichever
+ * Requests are data (agent-messages.ts) so they can be handled by whichever
  * process holds the agent's entity.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { AgentWork, type ChainHead, type TransitionError, type TransitionRequest, type TransitionResult } from "../../actors/agent.js"
-import { conflict, gone, notFound } from "../../protocol/errors.js"
 import { type DomainEvent, stampEvents } from "../events/service.js"
 import { type MintedReceipt, type ReceiptApproval, type ReceiptContent, ReceiptMinter, type ReceiptStatus } from "../receipts/ports.js"
+import type { ChainHead, TransitionRequest, TransitionResult } from "./agent-messages.js"
 import { chainAgentId, nextLink } from "./chain.js"
-import { type ActionRow, makeActionsStore, type NewAction, type TerminalUpdate } from "./store.js"
+import { ActionNotFound, ActionsError, AlreadyResolved, CredentialExpired, InvalidActionState, PolicyDenied, refuse } from "./errors.js"
+import { refusalBody } from "./idempotency.js"
+import { AgentWork } from "./ports.js"
+import { type ActionRow, makeActionsStore, type TerminalUpdate } from "./store.js"
 
 export const pastDeadline = (row: Pick<ActionRow, "status" | "approval_expires_at">) =>
   row.status === "pending_approval" && row.approval_expires_at !== null && Date.parse(row.approval_expires_at) <= Date.now()
+
+/** Why a decision on `row` cannot go ahead (undefined: it can): a credential is spent, a dashboard decision is too late. */
+export const noLongerPending = (row: Pick<ActionRow, "status" | "approval_expires_at">, grantId: string | null) => {
+  if (row.status === "pending_approval" && !pastDeadline(row)) return undefined
+  return grantId !== null ? new CredentialExpired({ what: "decision" }) : new AlreadyResolved({ status: pastDeadline(row) ? "denied_by_human" : row.status })
+}
 
 const approvalOf = (row: ActionRow): ReceiptApproval | null =>
   row.approved_at === null
@@ -78,17 +86,7 @@ export const makeTransitions = Effect.gen(function* () {
   const done = (row: Pick<ActionRow, "org_uuid" | "action_uuid" | "action_type" | "agent_id" | "created_at">, minted: MintedReceipt, sequence: number): TransitionResult => ({
     _tag: "Done",
     action: { org_uuid: row.org_uuid, action_uuid: row.action_uuid, action_type: row.action_type, agent_id: row.agent_id, created_at: row.created_at },
-    receipt: {
-      receipt_uuid: minted.receipt_uuid,
-      payload_hash: minted.payload_hash,
-      signature: minted.signature,
-      public_key_id: minted.public_key_id,
-      timestamp_token: minted.timestamp_token,
-      receipt_version: minted.receipt_version,
-      verify_url: minted.verify_url,
-      created_at: minted.created_at,
-      signed_payload: minted.signed_payload
-    },
+    receipt: minted,
     agent_sequence: sequence
   })
 
@@ -96,7 +94,7 @@ export const makeTransitions = Effect.gen(function* () {
   const onExisting = <E>(orgUuid: string, actionUuid: string, plan: (row: ActionRow) => Effect.Effect<Plan, E>) =>
     Effect.gen(function* () {
       const locked = yield* store.lockActionAndChain(orgUuid, actionUuid)
-      if (locked === undefined) return yield* Effect.fail(notFound("Action not found"))
+      if (locked === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
       const row = locked.row
       const planned = yield* plan(row)
       const receipt = yield* mintFor(row, planned.receipt, locked.head)
@@ -115,7 +113,7 @@ export const makeTransitions = Effect.gen(function* () {
         const status = request.outcome === "completed" ? "notarized" : "failed"
         return onExisting(orgUuid, request.action_uuid, (row) =>
           row.status !== "authorized" && row.status !== "approved"
-            ? Effect.fail(conflict("INVALID_ACTION_STATE", `Action is ${row.status}; only authorized or approved actions can be notarized`, { status: row.status }))
+            ? refuse(new InvalidActionState({ status: row.status }))
             : Effect.succeed<Plan>({
                 update: { status, outcome: request.outcome, outcome_hash: request.outcome_hash, output_scan_flags: request.output_scan_flags },
                 receipt: {
@@ -161,17 +159,10 @@ export const makeTransitions = Effect.gen(function* () {
         const { by, at, via, reason } = request
         return onExisting(orgUuid, request.action_uuid, (locked) =>
           Effect.gen(function* () {
-            if (locked.status !== "pending_approval" || pastDeadline(locked)) {
-              return yield* Effect.fail(
-                request.grant_id !== null
-                  ? gone("CODE_EXPIRED", "This approval is no longer valid")
-                  : conflict("ALREADY_RESOLVED", `Action is ${pastDeadline(locked) ? "denied_by_human" : locked.status}, no longer pending approval`, {
-                      status: pastDeadline(locked) ? "denied_by_human" : locked.status
-                    })
-              )
-            }
+            const refused = noLongerPending(locked, request.grant_id)
+            if (refused !== undefined) return yield* refuse(refused)
             if (request.grant_id !== null && !(yield* store.useGrant(request.grant_id))) {
-              return yield* Effect.fail(gone("CODE_EXPIRED", "This approval credential was already used"))
+              return yield* refuse(new CredentialExpired({ what: "credential" }))
             }
             return {
               update: { status: "denied_by_human", approved_by: by, approved_at: at, approval_via: via, denial_reason: reason },
@@ -194,7 +185,7 @@ export const makeTransitions = Effect.gen(function* () {
         )
       }
       case "DenyByPolicy": {
-        const row = request.row as unknown as NewAction
+        const row = request.row
         return Effect.gen(function* () {
           yield* store.insert(row)
           const receipt = yield* mintFor(row, { receipt_status: "denied", outcome: null, outcome_hash: null, output_scan_flags: null, approval: null })
@@ -218,7 +209,8 @@ export const makeTransitions = Effect.gen(function* () {
             ])
           )
           if (request.idempotency_key !== null) {
-            yield* store.completeIdempotency(orgUuid, request.idempotency_key, 403, deniedByPolicyBody(row.action_uuid, request.policy_uuid, request.reasoning, receipt.minted.receipt_uuid))
+            const denied = new PolicyDenied({ action_uuid: row.action_uuid, policy_uuid: request.policy_uuid, reasoning: request.reasoning, receipt_uuid: receipt.minted.receipt_uuid })
+            yield* store.completeIdempotency(orgUuid, request.idempotency_key, 403, refusalBody(denied))
           }
           return done(row, receipt.minted, receipt.sequence)
         })
@@ -226,11 +218,9 @@ export const makeTransitions = Effect.gen(function* () {
     }
   }
 
-  const run = (orgUuid: string, request: TransitionRequest): Effect.Effect<TransitionResult, TransitionError> =>
-    sql.withTransaction(plan(orgUuid, request) as Effect.Effect<TransitionResult, TransitionError | typeof SKIP, never>).pipe(
-      Effect.catch((error: unknown) =>
-        error === SKIP ? Effect.succeed<TransitionResult>({ _tag: "Skipped" }) : typeof error === "object" && error !== null && (error as { _tag?: string })._tag === "SqlError" ? Effect.die(error) : Effect.fail(error as TransitionError)
-      )
+  const run = (orgUuid: string, request: TransitionRequest): Effect.Effect<TransitionResult, ActionsError> =>
+    sql.withTransaction(plan(orgUuid, request) as Effect.Effect<TransitionResult, ActionsError | typeof SKIP | { readonly _tag: "SqlError" }, never>).pipe(
+      Effect.catch((error) => (error === SKIP ? Effect.succeed<TransitionResult>({ _tag: "Skipped" }) : error instanceof ActionsError ? Effect.fail(error) : Effect.die(error)))
     )
 
   const head = (orgUuid: string, agentId: string): Effect.Effect<ChainHead> =>
@@ -243,13 +233,6 @@ export const makeTransitions = Effect.gen(function* () {
     )
 
   return AgentWork.of({ run, head })
-})
-
-/** The 403 body of a policy denial (also stored as the idempotent answer). */
-export const deniedByPolicyBody = (actionUuid: string, policyUuid: string | null, reasoning: string, receiptUuid: string) => ({
-  code: "POLICY_DENIED",
-  message: `Denied by policy: ${reasoning}`,
-  details: { action_uuid: actionUuid, policy_uuid: policyUuid, receipt_uuid: receiptUuid }
 })
 
 /** AgentWork for the entity handler; needs SqlClient and ReceiptMinter. */

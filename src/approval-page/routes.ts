@@ -9,8 +9,8 @@ import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { Conflict, Gone, NotFound } from "../../protocol/errors.js"
 import { Access } from "../access/service.js"
+import type { ActionsError } from "../actions/errors.js"
 import { ApprovalsPort } from "../actions/ports.js"
 import { requestIdOf } from "../gateway/request.js"
 import { messagePage, resultPage, reviewPage } from "./render.js"
@@ -30,14 +30,20 @@ const html = (body: string, status = 200) =>
     }
   })
 
-/** The port's failures as pages with the matching status. */
-const failurePage = (error: unknown) => {
-  if (error instanceof NotFound) return html(messagePage("Approval not found", "This approval link is unknown. Check that you copied the whole link."), 404)
-  if (error instanceof Gone) return html(messagePage("Approval link expired", "This approval link has expired or was already used."), 410)
-  if (error instanceof Conflict) return html(messagePage("Already decided", "This action has already been approved or denied."), 409)
-  const message = typeof error === "object" && error !== null && "message" in error ? String((error as { message: unknown }).message) : "The request failed."
-  const status = typeof error === "object" && error !== null && "status" in error && typeof (error as any).status === "number" ? (error as any).status : 400
-  return html(messagePage("Approval failed", message), status >= 400 && status < 600 ? status : 400)
+const notFoundPage = () => html(messagePage("Approval not found", "This approval link is unknown. Check that you copied the whole link."), 404)
+const expiredPage = () => html(messagePage("Approval link expired", "This approval link has expired or was already used."), 410)
+
+/** The port's refusals as pages; any other reason is a defect. A refused approver has always been answered 400 here. */
+const pages: Partial<Record<ActionsError["reason"]["_tag"], (reason: ActionsError["reason"]) => HttpServerResponse.HttpServerResponse>> = {
+  CodeNotFound: notFoundPage,
+  ActionNotFound: notFoundPage,
+  CredentialExpired: expiredPage,
+  NotAllowedToDecide: (reason) => html(messagePage("Approval failed", reason.message), 400)
+}
+
+const failurePage = (error: ActionsError) => {
+  const page = pages[error.reason._tag]
+  return page === undefined ? Effect.die(error) : Effect.succeed(page(error.reason))
 }
 
 const codeOf = Effect.map(HttpRouter.params, (params) => params.code ?? "")
@@ -57,7 +63,7 @@ const show = limited(
     const code = yield* codeOf
     return yield* approvals.review(code).pipe(
       Effect.map((review) => html(reviewPage(code, review))),
-      Effect.catch((error) => Effect.succeed(failurePage(error)))
+      Effect.catch(failurePage)
     )
   })
 )
@@ -76,7 +82,7 @@ const decide = limited(
     const reason = (form.get("reason") ?? "").trim().slice(0, MAX_REASON)
     return yield* approvals.confirm(code, decision, decision === "deny" && reason !== "" ? reason : undefined, requestIdOf(request)).pipe(
       Effect.map((result) => html(resultPage(result))),
-      Effect.catch((error) => Effect.succeed(failurePage(error)))
+      Effect.catch(failurePage)
     )
   })
 )

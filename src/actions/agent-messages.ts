@@ -1,0 +1,87 @@
+/**
+ * What actions send to an agent's chain (the AgentActor, actors/agent.ts) and what it answers.
+ * Messages are schemas: in CLUSTER_MODE=sql they cross processes, so they are plain data.
+ */
+import * as Schema from "effect/Schema"
+import { ReceiptSummary } from "../../protocol/actions.js"
+
+const Text = Schema.String
+const OptionalText = Schema.NullOr(Schema.String)
+
+/** What an action carries from the moment it is authorized. */
+export const ActionFields = Schema.Struct({
+  action_uuid: Text,
+  org_uuid: Text,
+  agent_id: OptionalText,
+  agent_version: OptionalText,
+  action_type: Text,
+  action_details_hash: Text,
+  instruction_hash: OptionalText,
+  details_sealed: OptionalText,
+  details_storage_key: OptionalText,
+  model_id: OptionalText,
+  model_version: OptionalText,
+  parent_action_uuid: OptionalText,
+  endpoint_url: OptionalText
+})
+export type ActionFields = typeof ActionFields.Type
+
+const Json = Schema.Record(Schema.String, Schema.Unknown)
+
+/** A new action row, as authorize inserts it. */
+export const NewAction = Schema.Struct({
+  ...ActionFields.fields,
+  status: Schema.Literals(["authorized", "pending_approval", "denied_by_policy"]),
+  policy_uuid: OptionalText,
+  require_approval: Schema.Boolean,
+  approvers: Schema.NullOr(Schema.Array(Text)),
+  context: Schema.NullOr(Json),
+  sdk: Schema.NullOr(Json),
+  warnings: Schema.Array(Text),
+  approval_expires_at: OptionalText,
+  created_at: Text
+})
+export type NewAction = typeof NewAction.Type
+
+/** What a transition should do. */
+export const TransitionRequest = Schema.Union([
+  Schema.TaggedStruct("Notarize", {
+    action_uuid: Text,
+    outcome: Schema.Literals(["completed", "failed"]),
+    outcome_hash: OptionalText,
+    output_scan_flags: Schema.NullOr(Schema.Array(Json))
+  }),
+  Schema.TaggedStruct("Expire", { action_uuid: Text, at: Text }),
+  Schema.TaggedStruct("Deny", {
+    action_uuid: Text,
+    by: OptionalText,
+    at: Text,
+    via: Schema.Literals(["code", "token", "dashboard"]),
+    reason: OptionalText,
+    /** The approver's grant (code or token), spent in the same transaction; null from the dashboard. */
+    grant_id: OptionalText
+  }),
+  Schema.TaggedStruct("DenyByPolicy", {
+    /** Inserted and denied in the same transaction. */
+    row: NewAction,
+    reasoning: Text,
+    policy_uuid: OptionalText,
+    idempotency_key: OptionalText
+  })
+])
+export type TransitionRequest = typeof TransitionRequest.Type
+
+export const ChainHead = Schema.Struct({ agent_sequence: Schema.Number, previous_payload_hash: OptionalText })
+export type ChainHead = typeof ChainHead.Type
+
+/** Skipped (the state had moved on), or the action and its minted receipt. */
+export const TransitionResult = Schema.Union([
+  Schema.TaggedStruct("Skipped", {}),
+  Schema.TaggedStruct("Done", {
+    action: Schema.Struct({ org_uuid: Text, action_uuid: Text, action_type: Text, agent_id: OptionalText, created_at: Text }),
+    receipt: Schema.Struct({ ...ReceiptSummary.fields, signed_payload: Text }),
+    agent_sequence: Schema.Number
+  })
+])
+export type TransitionResult = typeof TransitionResult.Type
+export type TransitionDone = Extract<TransitionResult, { _tag: "Done" }>

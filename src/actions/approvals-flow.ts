@@ -1,0 +1,109 @@
+/**
+ * The ways a human reaches a decision: a personal code (the approval page and its API), a legacy
+ * approve/deny token, or the dashboard. Each checks its credential, then `decide` does the rest.
+ */
+import * as Effect from "effect/Effect"
+import type { Principal } from "../../protocol/auth.js"
+import { approvalCodeDigest, checkApprovalToken, mayApprove, type TokenDecision, vouchedAddresses } from "./approvals.js"
+import type { ActionsContext } from "./context.js"
+import type { Decision, makeDecide, Via } from "./decide.js"
+import { ActionNotFound, AlreadyResolved, ApprovalExpired, CodeNotFound, CredentialExpired, NotAllowedToDecide, refuse } from "./errors.js"
+import type { Expirable } from "./expiry.js"
+import type { ActionRow, GrantRow } from "./store.js"
+import { pastDeadline } from "./transitions.js"
+
+export const makeApprovalsFlow = (
+  { secrets, store, die }: ActionsContext,
+  decide: ReturnType<typeof makeDecide>,
+  expireOne: (item: Expirable) => Effect.Effect<unknown>
+) => {
+  const expire = (row: ActionRow) => expireOne({ orgUuid: row.org_uuid, agentId: row.agent_id, actionUuid: row.action_uuid })
+
+  /** A grant's holder must still be someone the organization vouches for (a member who left is not). */
+  const stillVouched = (grant: GrantRow) =>
+    die(
+      Effect.gen(function* () {
+        const vouched = vouchedAddresses(yield* store.defaultApprovers(grant.org_uuid), yield* store.activeMembers(grant.org_uuid))
+        if (!vouched.has(grant.approver_email)) return yield* refuse(new NotAllowedToDecide({ why: "no_longer_approver" }))
+      })
+    )
+
+  /** The pending action a code grants a decision on, with the grant. */
+  const liveCode = (code: string) =>
+    Effect.gen(function* () {
+      const grant = yield* die(store.grantByCodeDigest(approvalCodeDigest(secrets.tokenKey, code)))
+      const row = grant === undefined ? undefined : yield* die(store.byId(grant.org_uuid, grant.action_uuid))
+      if (grant === undefined || row === undefined) return yield* refuse(new CodeNotFound())
+      const expired = pastDeadline(row)
+      if (expired) yield* expire(row)
+      if (grant.used_at !== null || row.status !== "pending_approval" || expired) return yield* refuse(new CredentialExpired({ what: "code" }))
+      return { grant, row }
+    })
+
+  const review = Effect.fn("Actions.review")(function* (code: string) {
+    const { row } = yield* liveCode(code)
+    let details: string | null = null
+    if (row.details_sealed !== null) {
+      details = yield* Effect.try({
+        try: () => secrets.envelope.openText(row.details_sealed!, `action-details:${row.action_uuid}`),
+        catch: (cause) => cause
+      }).pipe(Effect.orDie)
+    }
+    return {
+      action_uuid: row.action_uuid,
+      action_type: row.action_type,
+      agent_id: row.agent_id,
+      status: row.status,
+      details,
+      action_details_hash: row.action_details_hash,
+      instruction_hash: row.instruction_hash,
+      created_at: row.created_at,
+      expires_at: row.approval_expires_at ?? row.created_at
+    }
+  })
+
+  const decideAndAudit = (row: ActionRow, decision: Decision, actor: string, via: Via, reason: string | null, grantId: string | null, requestId: string) =>
+    Effect.gen(function* () {
+      const result = yield* decide(row, decision, actor, via, reason, grantId)
+      const event = `action.${decision === "approve" ? "approved" : "denied"}`
+      yield* die(store.audit({ orgUuid: row.org_uuid, actor, event, target: row.action_uuid, details: { via }, requestId }))
+      return result
+    })
+
+  const confirm = Effect.fn("Actions.confirm")(function* (code: string, decision: Decision, reason: string | null, requestId: string) {
+    const { grant, row } = yield* liveCode(code)
+    yield* stillVouched(grant)
+    return yield* decideAndAudit(row, decision, grant.approver_email, "code", decision === "deny" ? reason : null, grant.grant_id, requestId)
+  })
+
+  const byToken = Effect.fn("Actions.byToken")(function* (actionUuid: string, decision: TokenDecision, token: string | undefined, reason: string | null, requestId: string) {
+    const check = checkApprovalToken(secrets.tokenKey, actionUuid, decision, token)
+    if (check.result === "invalid") return yield* refuse(new NotAllowedToDecide({ why: "token_mismatch" }))
+    const grant = yield* die(store.grantById(check.grantId))
+    const row = grant === undefined ? undefined : yield* die(store.byId(grant.org_uuid, actionUuid))
+    if (grant === undefined || row === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+    if (row.status !== "pending_approval") return yield* refuse(new AlreadyResolved({ status: row.status }))
+    if (check.result === "expired" || pastDeadline(row)) {
+      yield* expire(row)
+      return yield* refuse(new CredentialExpired({ what: "token" }))
+    }
+    yield* stillVouched(grant)
+    return yield* decideAndAudit(row, decision, grant.approver_email, "token", decision === "deny" ? reason : null, grant.grant_id, requestId)
+  })
+
+  const fromDashboard = Effect.fn("Actions.fromDashboard")(function* (principal: Principal, actionUuid: string, decision: Decision, requestId: string) {
+    const row = yield* die(store.byId(principal.orgUuid, actionUuid))
+    if (row === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+    if (!mayApprove(principal, row.approvers, yield* die(store.defaultApprovers(principal.orgUuid)))) {
+      return yield* refuse(new NotAllowedToDecide({ why: "not_an_approver" }))
+    }
+    if (row.status !== "pending_approval") return yield* refuse(new AlreadyResolved({ status: row.status }))
+    if (pastDeadline(row)) {
+      yield* expire(row)
+      return yield* refuse(new ApprovalExpired())
+    }
+    return yield* decideAndAudit(row, decision, principal.email, "dashboard", null, null, requestId)
+  })
+
+  return { review, confirm, byToken, fromDashboard }
+}

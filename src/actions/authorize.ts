@@ -1,0 +1,220 @@
+/**
+ * Authorize: an agent states its intent; the organization's whitelist and policies decide whether
+ * it may go ahead, needs a human, or is denied (a denial mints its receipt at once). An
+ * idempotency key makes a retried request answer what the first one did.
+ */
+import * as Effect from "effect/Effect"
+import type { AuthorizeRequest } from "../../protocol/actions.js"
+import type { Principal } from "../../protocol/auth.js"
+import { stampEvents } from "../events/service.js"
+import { newId } from "../platform/ids.js"
+import { EndpointGuard, PolicyDecisions } from "../policies/ports.js"
+import type { NewAction } from "./agent-messages.js"
+import { reviewUrl, vouchedAddresses } from "./approvals.js"
+import { type ActionsContext, sha256Text } from "./context.js"
+import { DuplicateRequest, EndpointNotWhitelisted, EndpointTlsMismatch, ParentNotFound, PolicyDenied, refuse, StoredRefusal } from "./errors.js"
+import { IDEMPOTENCY_RETENTION_MS, requestDigest, type StoredAnswer } from "./idempotency.js"
+
+export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus, announceNotification, mint }: ActionsContext) =>
+  Effect.gen(function* () {
+    const policies = yield* PolicyDecisions
+    const guard = yield* EndpointGuard
+    const ttlMs = config.approvalTtlMs
+
+    const replay = (answer: StoredAnswer) =>
+      answer.status === 201
+        ? Effect.succeed(answer.body as any)
+        : refuse(
+            new StoredRefusal({
+              code: String(answer.body.code ?? "POLICY_DENIED"),
+              message: String(answer.body.message ?? "A policy denied this action"),
+              details: (answer.body.details ?? {}) as Record<string, unknown>
+            })
+          )
+
+    /** Named approvers who will receive no code: neither members nor default approvers. */
+    const ignoredApprovers = (orgUuid: string, named: ReadonlyArray<string>) =>
+      die(
+        Effect.gen(function* () {
+          const vouched = vouchedAddresses(yield* store.defaultApprovers(orgUuid), yield* store.activeMembers(orgUuid))
+          return [...new Set(named.map((email) => email.toLowerCase()))].filter((email) => !vouched.has(email))
+        })
+      )
+
+    /** Claims the idempotency key; undefined = go ahead, otherwise the answer to give. */
+    const claim = (orgUuid: string, key: string, digest: string) =>
+      Effect.gen(function* () {
+        for (let attempt = 0; attempt < 2; attempt++) {
+          if (yield* store.claimIdempotency(orgUuid, key, digest)) return undefined
+          const record = yield* store.idempotencyRecord(orgUuid, key)
+          if (record === undefined) continue
+          if (Date.parse(record.created_at) < Date.now() - IDEMPOTENCY_RETENTION_MS) {
+            yield* store.dropStaleIdempotency(orgUuid, key, new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString())
+            continue
+          }
+          if (record.request_hash !== digest) {
+            return yield* refuse(new DuplicateRequest({ idempotency_key: key, why: "different_body" }))
+          }
+          if (record.response === null || record.status_code === null) {
+            return yield* refuse(new DuplicateRequest({ idempotency_key: key, why: "in_flight" }))
+          }
+          return { status: record.status_code, body: record.response } satisfies StoredAnswer
+        }
+        return yield* refuse(new DuplicateRequest({ idempotency_key: key, why: "busy" }))
+      })
+
+    const authorize = Effect.fn("Actions.authorize")(function* (principal: Principal, input: AuthorizeRequest) {
+      const orgUuid = principal.orgUuid
+      const key = input.idempotency_key ?? null
+      if (key !== null) {
+        const previous = yield* die(claim(orgUuid, key, requestDigest(input as Record<string, unknown>)))
+        if (previous !== undefined) return yield* replay(previous)
+      }
+      const run = authorizeFresh(principal, input, key)
+      // A failure that created nothing frees the key so a corrected retry can use it.
+      return yield* key === null ? run : run.pipe(Effect.onError(() => Effect.orDie(store.releaseIdempotency(orgUuid, key))))
+    })
+
+    const authorizeFresh = (principal: Principal, input: AuthorizeRequest, idempotencyKey: string | null) =>
+      Effect.gen(function* () {
+        const orgUuid = principal.orgUuid
+        const agentId = input.agent_id ?? null
+        const parentUuid = input.parent_action_uuid ?? null
+        if (parentUuid !== null) {
+          const parent = yield* die(store.byId(orgUuid, parentUuid))
+          if (parent === undefined) return yield* refuse(new ParentNotFound({ parent_action_uuid: parentUuid }))
+        }
+        const warnings: Array<string> = []
+        if (!input.instruction_hash) warnings.push("instruction_hash was not provided: the receipt cannot commit to the agent's instructions")
+
+        const endpointUrl = input.endpoint_url ?? null
+        if (endpointUrl !== null) {
+          const check = yield* guard.check(orgUuid, { url: endpointUrl, agentId })
+          switch (check.outcome) {
+            case "blocked":
+              return yield* refuse(new EndpointNotWhitelisted({ approval_id: check.approval_id, url_pattern_suggested: check.url_pattern_suggested }))
+            case "tls_mismatch":
+              return yield* refuse(new EndpointTlsMismatch({ explanation: check.message, endpoint_url: endpointUrl, expected: check.expected, actual: check.actual }))
+            case "warn":
+              warnings.push(check.warning)
+              break
+            case "allowed":
+              break
+          }
+        }
+
+        const verdict = yield* policies.evaluate(orgUuid, {
+          action_type: input.action_type,
+          details: input.details,
+          agent_id: agentId,
+          agent_version: input.agent_version ?? null,
+          model_id: input.model_id ?? null,
+          model_version: input.model_version ?? null,
+          endpoint_url: endpointUrl,
+          instruction_hash: input.instruction_hash ?? null,
+          context: input.context ?? null
+        })
+        warnings.push(...verdict.warnings)
+
+        const actionUuid = newId("act")
+        const createdAt = new Date().toISOString()
+        const storeDetails = input.store_details === true
+        const sdkEntries = Object.entries({
+          system_prompt_hash: input.system_prompt_hash,
+          tool_inputs_hash: input.tool_inputs_hash,
+          model_params: input.model_params,
+          execution_env: input.execution_env
+        }).filter(([, value]) => value !== undefined && value !== null)
+        const status: "authorized" | "pending_approval" | "denied_by_policy" =
+          verdict.decision === "deny" ? "denied_by_policy" : verdict.decision === "require_approval" || input.require_approval === true ? "pending_approval" : "authorized"
+
+        const pending = status === "pending_approval"
+        const expiresAt = pending ? new Date(Date.now() + ttlMs) : null
+        if (pending && input.approvers && input.approvers.length > 0) {
+          const ignored = yield* ignoredApprovers(orgUuid, input.approvers)
+          if (ignored.length > 0) {
+            warnings.push(`approvers that are neither members nor default approvers of the organization receive no approval code: ${ignored.join(", ")}`)
+          }
+        }
+        if (pending) {
+          warnings.push(
+            verdict.decision === "require_approval"
+              ? `Human approval required by policy${verdict.policy_uuid ? ` ${verdict.policy_uuid}` : ""}: ${verdict.reasoning}`
+              : "Human approval required (require_approval was set)"
+          )
+        }
+
+        const row: NewAction = {
+          action_uuid: actionUuid,
+          org_uuid: orgUuid,
+          agent_id: agentId,
+          agent_version: input.agent_version ?? null,
+          action_type: input.action_type,
+          action_details_hash: sha256Text(input.details),
+          instruction_hash: input.instruction_hash ?? null,
+          details_sealed: storeDetails ? secrets.envelope.seal(input.details, `action-details:${actionUuid}`) : null,
+          details_storage_key: storeDetails ? newId("dsk") : null,
+          model_id: input.model_id ?? null,
+          model_version: input.model_version ?? null,
+          parent_action_uuid: parentUuid,
+          endpoint_url: endpointUrl,
+          status,
+          policy_uuid: verdict.policy_uuid,
+          require_approval: input.require_approval === true,
+          approvers: input.approvers ? [...new Set(input.approvers.map((email) => email.toLowerCase()))] : null,
+          context: (input.context ?? null) as Record<string, unknown> | null,
+          sdk: sdkEntries.length > 0 ? Object.fromEntries(sdkEntries) : null,
+          warnings,
+          approval_expires_at: expiresAt?.toISOString() ?? null,
+          created_at: createdAt
+        }
+
+        if (status === "denied_by_policy") {
+          const result = yield* mint(orgUuid, agentId, {
+            _tag: "DenyByPolicy",
+            row,
+            reasoning: verdict.reasoning,
+            policy_uuid: verdict.policy_uuid,
+            idempotency_key: idempotencyKey
+          })
+          const receiptUuid = result.receipt.receipt_uuid
+          yield* announceStatus(row, "denied_by_policy", { receipt_uuid: receiptUuid })
+          return yield* refuse(new PolicyDenied({ action_uuid: actionUuid, policy_uuid: verdict.policy_uuid, reasoning: verdict.reasoning, receipt_uuid: receiptUuid }))
+        }
+
+        const answer = {
+          action_uuid: actionUuid,
+          status: status as "authorized" | "pending_approval",
+          created_at: createdAt,
+          warnings: warnings.length > 0 ? warnings : null
+        }
+        // The event names the action and where to review it; approval secrets go to approvers by e-mail only.
+        const outbox = stampEvents([
+          expiresAt !== null
+            ? {
+                orgUuid,
+                type: "action.approval_requested",
+                data: {
+                  action_uuid: actionUuid,
+                  action_type: row.action_type,
+                  agent_id: agentId,
+                  status,
+                  expires_at: expiresAt.toISOString(),
+                  review_url: reviewUrl(config.baseUrl, actionUuid)
+                }
+              }
+            : { orgUuid, type: "action.authorized", data: { action_uuid: actionUuid, action_type: row.action_type, agent_id: agentId, policy_uuid: verdict.policy_uuid } }
+        ])
+        // Action and outbox event are one atomic statement; only an idempotency key needs a transaction around it.
+        const write = store.insertWithEvents(row, outbox)
+        yield* die(
+          idempotencyKey === null
+            ? write
+            : sql.withTransaction(Effect.andThen(write, store.completeIdempotency(orgUuid, idempotencyKey, 201, answer)))
+        )
+        yield* announceStatus(row, status)
+        if (pending) yield* announceNotification(row, "pending", status, row.approval_expires_at)
+        return answer
+      })
+    return authorize
+  })

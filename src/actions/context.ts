@@ -1,0 +1,86 @@
+/**
+ * What every part of the actions service shares: its dependencies, SQL failures as defects, the
+ * live-channel announcements and the road to the agent's actor.
+ */
+import { createHash } from "node:crypto"
+import * as Effect from "effect/Effect"
+import { SqlClient } from "effect/sql"
+import { type DomainEvent, Events } from "../events/service.js"
+import { Config } from "../platform/config.js"
+import { Secrets } from "../platform/secrets.js"
+import type { TransitionDone, TransitionRequest } from "./agent-messages.js"
+import { approvalNotificationItem, reviewUrl } from "./approvals.js"
+import { AgentMailbox } from "./ports.js"
+import { makeActionsStore } from "./store.js"
+
+export const sha256Text = (text: string): string => `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`
+
+interface Announced {
+  readonly org_uuid: string
+  readonly action_uuid: string
+  readonly action_type: string
+  readonly agent_id: string | null
+}
+
+export const makeActionsContext = Effect.gen(function* () {
+  const config = yield* Config
+  const secrets = yield* Secrets
+  const events = yield* Events
+  const mailbox = yield* AgentMailbox
+  const store = yield* makeActionsStore
+  const sql = store.sql
+
+  /** SQL failures are defects (500 with a request_id); the SqlClient in scope is ours (events and minting use it). */
+  const die = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    effect.pipe(
+      Effect.catchTag("SqlError" as never, (error: unknown) => Effect.die(error)),
+      Effect.provideService(SqlClient.SqlClient, sql)
+    ) as Effect.Effect<A, Exclude<E, { _tag: "SqlError" }>, Exclude<R, SqlClient.SqlClient>>
+
+  // The outbox insert fails only with the database: a defect, like every SQL failure here.
+  const record = (list: ReadonlyArray<DomainEvent>) => Effect.orDie(events.record(list))
+
+  const announceStatus = (row: Announced, status: string, extra: Record<string, unknown> = {}) =>
+    events.announce(row.org_uuid, "actions", {
+      type: "action.status",
+      action_uuid: row.action_uuid,
+      action_type: row.action_type,
+      agent_id: row.agent_id,
+      status,
+      ...extra
+    })
+
+  const announceNotification = (row: Announced & { readonly created_at: string }, state: "pending" | "resolved", status: string, expiresAt: string | null = null) => {
+    const item = approvalNotificationItem(row, false)
+    return events.announce(row.org_uuid, "notifications", {
+      type: state === "pending" ? "notification.created" : "notification.resolved",
+      ...(state === "pending" ? { event: "action.approval_requested" } : {}),
+      id: item.id,
+      notification_type: item.type,
+      notification_key: item.notification_key,
+      title: state === "pending" ? item.title : `Resolved: ${row.action_type}`,
+      description: item.description,
+      href: item.href,
+      action_uuid: row.action_uuid,
+      action_type: row.action_type,
+      agent_id: row.agent_id,
+      status,
+      expires_at: expiresAt,
+      review_url: reviewUrl(config.baseUrl, row.action_uuid),
+      created_at: row.created_at
+    })
+  }
+
+  /** Sends one terminal transition to the agent's actor; answers after its transaction committed. */
+  const transition = (orgUuid: string, agentId: string | null, request: TransitionRequest) => mailbox.transition(orgUuid, agentId, request)
+
+  /** A transition that must mint (notarize, policy denial): skipping it would be a bug. */
+  const mint = (orgUuid: string, agentId: string | null, request: TransitionRequest) =>
+    Effect.flatMap(transition(orgUuid, agentId, request), (result) =>
+      result._tag === "Done" ? Effect.succeed<TransitionDone>(result) : Effect.die(new Error("a receipt-minting transition was skipped"))
+    )
+
+  return { config, secrets, store, sql, die, record, announceStatus, announceNotification, transition, mint }
+})
+
+export type ActionsContext = Effect.Success<typeof makeActionsContext>

@@ -1,0 +1,67 @@
+/**
+ * Notarize: the agent reports the outcome of an authorized (or approved) action; the organization's
+ * output policy scans what it says, and the outcome's receipt is minted on the agent's chain.
+ */
+import * as Effect from "effect/Effect"
+import type { Principal } from "../../protocol/auth.js"
+import { OutputFiltering } from "../policies/ports.js"
+import { filterOutput } from "../scan/output-filter.js"
+import { type ActionsContext, sha256Text } from "./context.js"
+import { ActionNotFound, InvalidActionState, InvalidOutcome, OutputScanViolation, refuse } from "./errors.js"
+
+export const makeNotarize = ({ store, die, announceStatus, mint }: ActionsContext) =>
+  Effect.gen(function* () {
+    const outputFiltering = yield* OutputFiltering
+
+    const notarize = Effect.fn("Actions.notarize")(function* (
+      principal: Principal,
+      actionUuid: string,
+      input: { outcome?: string | null; outcome_details?: string | null }
+    ) {
+      const outcome = input.outcome ?? "completed"
+      if (outcome !== "completed" && outcome !== "failed") {
+        return yield* refuse(new InvalidOutcome({ outcome }))
+      }
+      const orgUuid = principal.orgUuid
+      const current = yield* die(store.byId(orgUuid, actionUuid))
+      if (current === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+      if (current.status !== "authorized" && current.status !== "approved") return yield* refuse(new InvalidActionState({ status: current.status }))
+      const details = input.outcome_details ?? null
+      let outcomeHash: string | null = null
+      let flags: ReadonlyArray<Record<string, unknown>> | null = null
+      const warnings: Array<string> = []
+      if (details !== null) {
+        const policy = yield* outputFiltering.policyFor(orgUuid)
+        const filtered = filterOutput(details, policy)
+        if (filtered.denied) {
+          return yield* refuse(new OutputScanViolation({ action_uuid: actionUuid, flags: filtered.flags }))
+        }
+        flags = filtered.flags.length > 0 ? filtered.flags.map((flag) => ({ ...flag })) : null
+        outcomeHash = sha256Text(filtered.redacted_text ?? details)
+        if (filtered.redacted_text !== undefined && filtered.redacted_text !== details) warnings.push("outcome_details were redacted before hashing")
+        if (filtered.flags.length > 0) warnings.push(`output scan flagged ${filtered.flags.map((flag) => flag.entity_type).join(", ")}`)
+      }
+      const status = outcome === "completed" ? "notarized" : "failed"
+      const done = yield* mint(orgUuid, current.agent_id, {
+        _tag: "Notarize",
+        action_uuid: actionUuid,
+        outcome,
+        outcome_hash: outcomeHash,
+        output_scan_flags: flags
+      })
+      yield* announceStatus(done.action, status, { receipt_uuid: done.receipt.receipt_uuid })
+      return {
+        action_uuid: actionUuid,
+        status: status as "notarized" | "failed",
+        receipt_uuid: done.receipt.receipt_uuid,
+        payload_hash: done.receipt.payload_hash,
+        signature: done.receipt.signature,
+        public_key_id: done.receipt.public_key_id,
+        timestamp_token: done.receipt.timestamp_token,
+        created_at: done.receipt.created_at,
+        warnings: warnings.length > 0 ? warnings : null
+      }
+    })
+
+    return notarize
+  })

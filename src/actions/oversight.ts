@@ -1,0 +1,40 @@
+/** What people add to an action after the fact: cosignatures and legal holds (both audited). */
+import * as Effect from "effect/Effect"
+import type { Principal } from "../../protocol/auth.js"
+import { newUuid } from "../platform/ids.js"
+import type { ActionsContext } from "./context.js"
+import { ActionNotFound, AlreadyCosigned, refuse } from "./errors.js"
+
+export const makeOversight = ({ store, sql, die }: ActionsContext) => {
+  const cosign = Effect.fn("Actions.cosign")(function* (principal: Principal, actionUuid: string, requestId: string) {
+    const row = yield* die(store.byId(principal.orgUuid, actionUuid))
+    if (row === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+    const created = yield* die(
+      store.cosign({ cosignature_uuid: newUuid(), org_uuid: principal.orgUuid, action_uuid: actionUuid, user_uuid: principal.userUuid, email: principal.email })
+    )
+    if (created === undefined) return yield* refuse(new AlreadyCosigned({ action_uuid: actionUuid }))
+    yield* die(
+      store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event: "action.cosigned", target: actionUuid, details: { cosignature_uuid: created.cosignature_uuid }, requestId })
+    )
+    return created
+  })
+
+  const setHold = Effect.fn("Actions.setHold")(function* (principal: Principal, actionUuid: string, hold: boolean, requestId: string) {
+    const found = yield* die(
+      sql.withTransaction(
+        Effect.gen(function* () {
+          const updated = yield* store.setHold(principal.orgUuid, actionUuid, hold)
+          if (updated) {
+            const event = hold ? "action.legal_hold.placed" : "action.legal_hold.released"
+            yield* store.audit({ orgUuid: principal.orgUuid, actor: principal.email, event, target: actionUuid, requestId })
+          }
+          return updated
+        })
+      )
+    )
+    if (!found) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+    return { action_uuid: actionUuid, legal_hold: hold }
+  })
+
+  return { cosign, setHold }
+}
