@@ -4,7 +4,7 @@
 
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
-import { AdminKey, Authenticated, PublicRoute } from "./auth.js"
+import { Authenticated, PublicRoute } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
 import { Conflict, Forbidden, NotFound, Unauthorized } from "./errors.js"
 
@@ -164,16 +164,4 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   )
   .middleware(Authenticated)
   .annotateMerge(OpenApi.annotations({ title: "API keys", description: "Keys are `svc_live_` + base58; stored only as HMAC digests; shown once." }))
-{}
-
-export class AdminGroup extends HttpApiGroup.make("admin")
-  .add(
-    HttpApiEndpoint.put("setPlan", "/api/v1/admin/orgs/:org_uuid/plan", { error: NotFound,
-      params: { org_uuid: Schema.String },
-      payload: Schema.Struct({ plan: Schema.Literals(Plans) }),
-      success: Schema.Struct({ org_uuid: Schema.String, plan: Schema.String })
-    })
-  )
-  .middleware(AdminKey)
-  .annotateMerge(OpenApi.annotations({ title: "Administration", description: "Platform routes behind `X-Admin-Key`." }))
 {}

@@ -3,22 +3,23 @@
  * parse options (report every issue, ignore unknown fields).
  */
 import { HttpApi, OpenApi } from "effect/http-api"
-import { AdminGroup, ApiKeysGroup, AuthGroup, TeamGroup } from "./accounts.js"
+import { ApiKeysGroup, AuthGroup, TeamGroup } from "./accounts.js"
 import { ActionApprovalsGroup, ActionsGroup } from "./actions.js"
+import { AdminGroup } from "./admin.js"
 import { AnalyticsGroup } from "./analytics.js"
+import { NotificationChannelsGroup } from "./approvers.js"
 import { ErrorShape } from "./auth.js"
-import { NotificationChannelsGroup } from "./notification-channels.js"
 import { NotificationsGroup } from "./notifications.js"
 import { completeOpenApi } from "./openapi.js"
 import { OutputPoliciesGroup } from "./output-policies.js"
 import { PoliciesGroup } from "./policies.js"
-import { ReceiptsAdminGroup, ReceiptsGroup, ReceiptsPublicGroup } from "./receipts.js"
+import { ReceiptsGroup, ReceiptsPublicGroup } from "./receipts.js"
 import { SystemGroup } from "./system.js"
 import { WebhooksGroup } from "./webhooks.js"
 import { WhitelistGroup } from "./whitelist.js"
 
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, ReceiptsAdminGroup, PoliciesGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup)
+  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup)
   .middleware(ErrorShape)
   .annotate(HttpApi.ParseOptions, { errors: "all", onExcessProperty: "ignore" })
   .annotate(HttpApi.HeadersParseOptions, {})

@@ -26,3 +26,22 @@ export type ServerFrame = typeof ServerFrame.Type
 
 /** Close code sent after an `UNAUTHORIZED` error frame (at authentication, or when the credential stops being valid). */
 export const CLOSE_UNAUTHORIZED = 4401
+
+/** `GET /api/v1/ws` in the OpenAPI document (a native uWS route, not an HttpApi endpoint). */
+export const liveSocketPath = {
+  "/api/v1/ws": {
+    get: {
+      tags: ["live"],
+      operationId: "live.websocket",
+      summary: "WebSocket upgrade for live channels",
+      description:
+        "Authenticate with `Authorization: Bearer` (API key or JWT) on the upgrade or a first frame `{type:\"auth\", token}` within 5 s. " +
+        "Subscribe with `{type:\"subscribe\", channel}` to `notifications`, `actions` or `case:<id>`; the server answers `subscribed` or " +
+        "`{type:\"error\", code, message}` (`FORBIDDEN` without the channel's read scope: `notifications:read`, `actions:read`, `cases:read`) and pushes " +
+        "`{type:\"event\", channel, data}`. Invalid credentials: an `UNAUTHORIZED` error frame, then close code 4401; the same closes an open " +
+        "socket once its key is revoked or expires, its JWT expires, its user leaves or its organization is deleted. " +
+        "Frame schemas: this file.",
+      responses: { "101": { description: "Switching Protocols" }, "503": { description: "Connection cap reached (SERVER_BUSY)" } }
+    }
+  }
+}

@@ -1,14 +1,15 @@
 /**
- * Receipts (CONTRACT.md "Actions and receipts"): public keys (JWKS and the
- * platform DID document), the TSA certificate, public verification, key
- * rotation and the authenticated receipt export.
+ * Receipts (CONTRACT.md "Actions and receipts"), and every public route that serves what a
+ * verifier needs: `/api/v1/receipts/*` (the authenticated export), `/api/v1/verify/*`,
+ * `/api/v1/tsa/certificate`, `/api/v1/.well-known/jwks.json` and `/.well-known/did.json`.
+ * Key rotation is under `/api/v1/admin` (`protocol/admin.ts`).
  */
 
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
-import { AdminKey, Authenticated, PublicRoute } from "./auth.js"
+import { Authenticated, PublicRoute } from "./auth.js"
 import { Ed25519Signature, Sha256Hash, Timestamp } from "./common.js"
-import { Conflict, Forbidden, NotFound } from "./errors.js"
+import { Forbidden, NotFound } from "./errors.js"
 
 export const PublicJwk = Schema.Struct({
   kty: Schema.Literal("OKP"),
@@ -121,17 +122,4 @@ export class ReceiptsGroup extends HttpApiGroup.make("receipts")
   )
   .middleware(Authenticated)
   .annotateMerge(OpenApi.annotations({ title: "Receipts", description: "A receipt of the caller's organization, as stored (scope `receipts:read`)." }))
-{}
-
-export class ReceiptsAdminGroup extends HttpApiGroup.make("receiptsAdmin")
-  .add(
-    HttpApiEndpoint.post("rotateSigningKey", "/api/v1/admin/signing-keys/rotate", { error: Conflict, success: RotationResult })
-  )
-  .middleware(AdminKey)
-  .annotateMerge(
-    OpenApi.annotations({
-      title: "Signing keys",
-      description: "Rotates the receipt-signing key (`X-Admin-Key`); retired keys stay published and verifiable."
-    })
-  )
 {}

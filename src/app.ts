@@ -21,10 +21,11 @@ import { Accounts } from "./accounts/service.js"
 import { ApprovalGrantsLive } from "./actions/grants.js"
 import { ActionsHttp } from "./actions/http.js"
 import { Actions } from "./actions/service.js"
+import { AdminHttp } from "./admin/http.js"
 import { AnalyticsHttp } from "./analytics/http.js"
 import { Analytics } from "./analytics/service.js"
-import { ApprovalPageRoutes } from "./approval-page/routes.js"
-import { NotificationChannelsHttp } from "./channels/http.js"
+import { ApprovalPageRoutes } from "./approve/http.js"
+import { NotificationChannelsHttp } from "./approvers/http.js"
 import { Events } from "./events/service.js"
 import { RouteLabel } from "./gateway/observe.js"
 import { uwsServerLayer } from "./gateway/server.js"
@@ -41,12 +42,12 @@ import { PoliciesHttp } from "./policies/http.js"
 import { policiesLayer } from "./policies/service.js"
 import { ReceiptsHttp } from "./receipts/http.js"
 import { receiptsLayer } from "./receipts/service.js"
-import { SocketsLive } from "./sockets/server.js"
 import { SystemHttp } from "./system/http.js"
 import { WebhooksHttp } from "./webhooks/http.js"
 import { webhooksLayer } from "./webhooks/service.js"
 import { WhitelistHttp } from "./whitelist/http.js"
 import { whitelistLayer } from "./whitelist/service.js"
+import { SocketsLive } from "./ws/server.js"
 
 /** Everything below the HTTP layer; tests and benchmarks may build on it directly. */
 export const servicesLayer = (config: AppConfig) => {
@@ -65,7 +66,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { escapeHtml } from "../src/approval-page/render.js"
+import { escapeHtml } from "../src/approve/render.js"
 import { call, type Org, registerOrg } from "./support/client.js"
 import { enableApprovalMail, Inbox } from "./support/mail.js"
 import { startServer, type TestServer } from "./support/server.js"

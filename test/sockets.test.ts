@@ -2,7 +2,7 @@
 import * as Effect from "effect/Effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Events } from "../src/events/service.js"
-import { channelOfTopic, eventFrame } from "../src/sockets/server.js"
+import { channelOfTopic, eventFrame } from "../src/ws/server.js"
 import { call, type Org, registerOrg } from "./support/client.js"
 import { freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 import { spawnServer } from "./support/process.js"

@@ -1,4 +1,4 @@
-/** Handlers of the accounts groups: `/api/v1/auth/*`, `/api/v1/team/*`, `/api/v1/api-keys*`, `/api/v1/admin/orgs/*`. */
+/** Handlers of the accounts groups: `/api/v1/auth/*`, `/api/v1/team/*`, and `/api/v1/api-keys*`. */
 import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
@@ -19,7 +19,6 @@ const setRoleErrors = answer({ MemberNotFound: NotFound, OwnerRoleChange: Confli
 const transferErrors = answer({ OwnerOnly: Forbidden, MemberNotFound: NotFound, TargetNotAdmin: Unprocessable })
 const createKeyErrors = answer({ InvalidInput: Unprocessable, ScopesBeyondKey: Forbidden })
 const revokeKeyErrors = answer({ KeyNotFound: NotFound, NotKeyCreator: Forbidden })
-const setPlanErrors = answer({ OrganizationNotFound: NotFound })
 
 const auditContext = Effect.gen(function* () {
   return { requestId: requestIdOf(yield* HttpServerRequest) }
@@ -126,13 +125,4 @@ export const ApiKeysHandlers = HttpApiBuilder.group(GatewayApi, "apiKeys", (hand
   })
 )
 
-export const AdminHandlers = HttpApiBuilder.group(GatewayApi, "admin", (handlers) =>
-  Effect.gen(function* () {
-    const accounts = yield* Accounts
-    return handlers.handle("setPlan", ({ params, payload }) =>
-      Effect.flatMap(auditContext, (audit) => setPlanErrors(accounts.setPlan(params.org_uuid, payload.plan, audit)))
-    )
-  })
-)
-
-export const AccountsHttp = Layer.mergeAll(AuthHandlers, TeamHandlers, ApiKeysHandlers, AdminHandlers)
+export const AccountsHttp = Layer.mergeAll(AuthHandlers, TeamHandlers, ApiKeysHandlers)

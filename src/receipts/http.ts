@@ -1,13 +1,11 @@
-/** Handlers of the receipt groups: public keys and verification, the receipt export, key rotation. */
+/** Handlers of `/api/v1/receipts/*`, `/api/v1/verify/*`, `/api/v1/tsa/*` and the `.well-known` documents (see protocol/receipts.ts). */
 import * as Effect from "effect/Effect"
-import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Layer from "effect/Layer"
 import { GatewayApi } from "../../protocol/api.js"
-import { Conflict, NotFound } from "../../protocol/errors.js"
+import { NotFound } from "../../protocol/errors.js"
 import { requireScope } from "../access/guards.js"
-import { requestIdOf } from "../gateway/request.js"
 import { answer } from "../platform/wire-errors.js"
 import { Receipts } from "./service.js"
 
@@ -43,16 +41,4 @@ export const ReceiptsHandlers = HttpApiBuilder.group(GatewayApi, "receipts", (ha
   })
 )
 
-export const ReceiptsAdminHandlers = HttpApiBuilder.group(GatewayApi, "receiptsAdmin", (handlers) =>
-  Effect.gen(function* () {
-    const receipts = yield* Receipts
-    return handlers.handle("rotateSigningKey", () =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest
-        return yield* answer({ RotationInProgress: Conflict })(receipts.rotate({ requestId: requestIdOf(request) }))
-      })
-    )
-  })
-)
-
-export const ReceiptsHttp = Layer.mergeAll(ReceiptsPublicHandlers, ReceiptsHandlers, ReceiptsAdminHandlers)
+export const ReceiptsHttp = Layer.mergeAll(ReceiptsPublicHandlers, ReceiptsHandlers)

@@ -9,6 +9,8 @@ import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { ApprovalForm } from "../../protocol/approve.js"
 import { Access } from "../access/service.js"
 import type { ActionsError } from "../actions/errors.js"
 import { ApprovalsPort } from "../actions/ports.js"
@@ -16,6 +18,7 @@ import { requestIdOf } from "../gateway/request.js"
 import { messagePage, resultPage, reviewPage } from "./render.js"
 
 const HTML = "text/html; charset=utf-8"
+const decodeForm = Schema.decodeUnknownOption(ApprovalForm)
 const MAX_REASON = 2_000
 
 const html = (body: string, status = 200) =>
@@ -74,12 +77,10 @@ const decide = limited(
     const request = yield* HttpServerRequest
     const code = yield* codeOf
     const text = yield* Effect.orElseSucceed(request.text, () => "")
-    const form = new URLSearchParams(text)
-    const decision = form.get("decision")
-    if (decision !== "approve" && decision !== "deny") {
-      return html(messagePage("Choose a decision", "Use the Approve or Deny button on the approval page."), 400)
-    }
-    const reason = (form.get("reason") ?? "").trim().slice(0, MAX_REASON)
+    const form = decodeForm(Object.fromEntries(new URLSearchParams(text)))
+    if (Option.isNone(form)) return html(messagePage("Choose a decision", "Use the Approve or Deny button on the approval page."), 400)
+    const { decision } = form.value
+    const reason = (form.value.reason ?? "").trim().slice(0, MAX_REASON)
     return yield* approvals.confirm(code, decision, decision === "deny" && reason !== "" ? reason : undefined, requestIdOf(request)).pipe(
       Effect.map((result) => html(resultPage(result))),
       Effect.catch(failurePage)

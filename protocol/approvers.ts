@@ -1,5 +1,5 @@
 /**
- * Where approval requests are announced (spec "Notification channels"):
+ * `/api/v1/approvers/*`. Where approval requests are announced (spec "Notification channels"):
  * e-mail and two chat integrations. Messages only notify; approval happens in
  * the dashboard.
  */
