@@ -4,7 +4,6 @@
  */
 import { SMTPServer } from "smtp-server"
 import { call, type Org } from "./client.js"
-import { freePort } from "./server.js"
 
 export interface Mail {
   readonly to: ReadonlyArray<string>
@@ -67,9 +66,10 @@ export class Inbox {
         })
       }
     })
-    const port = await freePort()
-    await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve))
-    inbox = new Inbox(server, port)
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const address = server.server.address()
+    if (typeof address !== "object" || address === null) throw new Error("the SMTP server has no port")
+    inbox = new Inbox(server, address.port)
     return inbox
   }
 
