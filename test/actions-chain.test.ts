@@ -3,27 +3,17 @@
  * pairs for one agent give agent_sequence 1..200 with no gap and no repeat,
  * each receipt linking to the previous one; other agents keep their own chains.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { verifyReceipt } from "../protocol/verifier/index.js"
-import { call, type Org, registerOrg } from "./support/client.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { call, registerOrg } from "./support/client.js"
+import { useFixture } from "./support/fixture.js"
+import { useServer } from "./support/server.js"
 
-let server: TestServer
-let base: string
-let org: Org
-
-beforeAll(async () => {
-  server = await startServer()
-  base = server.url
-  org = await registerOrg(base, "Chain Org")
-}, 60_000)
-
-afterAll(async () => {
-  await server?.stop()
-})
+const server = useServer()
+const org = useFixture(() => registerOrg(server.url, "Chain Org"))
 
 const receiptOf = async (actionUuid: string) => {
-  const reply = await call(base, "GET", `/api/v1/verify/action/${actionUuid}`)
+  const reply = await call(server.url, "GET", `/api/v1/verify/action/${actionUuid}`)
   expect(reply.status).toBe(200)
   const signed = typeof reply.body.signed_payload === "string" ? JSON.parse(reply.body.signed_payload) : reply.body.signed_payload
   const check = verifyReceipt({ signed_payload: signed, payload_hash: reply.body.payload_hash, signature: reply.body.signature, public_key: reply.body.public_key })
@@ -32,12 +22,12 @@ const receiptOf = async (actionUuid: string) => {
 }
 
 const runOne = async (agentId: string | undefined, index: number) => {
-  const created = await call(base, "POST", "/api/v1/actions", {
+  const created = await call(server.url, "POST", "/api/v1/actions", {
     token: org.key,
     body: { action_type: "tick", details: `step ${index}`, instruction_hash: "sha256:00", ...(agentId ? { agent_id: agentId } : {}) }
   })
   expect(created.status).toBe(201)
-  const done = await call(base, "POST", `/api/v1/actions/${created.body.action_uuid}/notarize`, {
+  const done = await call(server.url, "POST", `/api/v1/actions/${created.body.action_uuid}/notarize`, {
     token: org.key,
     body: { outcome: index % 7 === 0 ? "failed" : "completed" }
   })

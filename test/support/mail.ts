@@ -4,6 +4,7 @@
  */
 import { SMTPServer } from "smtp-server"
 import { call, type Org } from "./client.js"
+import { useFixture } from "./fixture.js"
 
 export interface Mail {
   readonly to: ReadonlyArray<string>
@@ -129,3 +130,10 @@ export const enableApprovalMail = async (base: string, org: Org, recipients?: Re
   })
   if (reply.status !== 200) throw new Error(`enabling e-mail failed: ${reply.status} ${reply.text}`)
 }
+
+/** The file's inbox: started before its first test (declare it before the server that mails to it), stopped after its last. */
+export const useInbox = (): Inbox =>
+  useFixture(
+    () => Inbox.start(),
+    (inbox) => inbox.stop()
+  )

@@ -15,6 +15,7 @@ import { appLayer } from "../../src/app.js"
 import { type AppConfig, Config, loadConfig } from "../../src/platform/config.js"
 import { setLogLevel } from "../../src/platform/log.js"
 import { freshDatabaseUrl, UNUSED_DATA_DIR } from "./database.js"
+import { useFixture } from "./fixture.js"
 
 export interface TestServer {
   /** The server's own address (its BASE_URL, with the port it bound). */
@@ -36,7 +37,9 @@ export const freePort = (): Promise<number> =>
     })
   })
 
-export const startServer = async (env: Record<string, string | undefined> = {}): Promise<TestServer> => {
+export type ServerEnv = Record<string, string | undefined>
+
+export const startServer = async (env: ServerEnv = {}): Promise<TestServer> => {
   setLogLevel((process.env.TEST_LOG_LEVEL as any) ?? "silent")
   const database = env.DATABASE_URL === undefined ? await freshDatabaseUrl() : undefined
   const config = loadConfig({
@@ -72,4 +75,26 @@ export const startServer = async (env: Record<string, string | undefined> = {}):
       await database?.drop()
     }
   }
+}
+
+/**
+ * The file's server: started before its first test, stopped after its last.
+ * `env` may be a function, read when the server starts (for the address of a fixture made before it).
+ */
+export const useServer = (env: ServerEnv | (() => ServerEnv) = {}): TestServer =>
+  useFixture(
+    () => startServer(typeof env === "function" ? env() : env),
+    (server) => server.stop()
+  )
+
+/** The running test server, for tests written as Effects (`layer(Gateway.layer())` from @effect/vitest). */
+export class Gateway extends Context.Service<Gateway, TestServer>()("test/Gateway") {
+  static readonly layer = (env: ServerEnv = {}) =>
+    Layer.effect(
+      Gateway,
+      Effect.acquireRelease(
+        Effect.promise(() => startServer(env)),
+        (server) => Effect.promise(() => server.stop())
+      )
+    )
 }
