@@ -7,8 +7,9 @@ import { expect } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { answer, client, member, register, serverSuite } from "./support/api.js"
+import { answer, client, member, register } from "./support/api.js"
 import { call, type Org } from "./support/client.js"
+import { liveLayer } from "./support/effect.js"
 import { Gateway } from "./support/server.js"
 
 class Fixture extends Context.Service<Fixture, { readonly org: Org; readonly other: Org; readonly pendingIds: ReadonlyArray<string> }>()(
@@ -46,7 +47,7 @@ const Setup = Layer.effect(
 /** The raw answer of a mark-read with `body`: the contract's schema would refuse the invalid ones before sending. */
 const markReadRaw = (token: string, body: unknown) => Effect.flatMap(Gateway, (server) => Effect.promise(() => call(server.url, "POST", "/api/v1/notifications/mark-read", { token, body })))
 
-serverSuite(Setup)((it) => {
+liveLayer(Setup)((it) => {
   it.describe("GET /api/v1/notifications/pending", () => {
     it.effect("lists pending approvals newest first with the item fields", () =>
       Effect.gen(function* () {

@@ -3,8 +3,9 @@ import { expect } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { answer, client, member, register, serverSuite } from "./support/api.js"
+import { answer, client, member, register } from "./support/api.js"
 import type { Org } from "./support/client.js"
+import { liveLayer } from "./support/effect.js"
 import { Gateway } from "./support/server.js"
 
 class Orgs extends Context.Service<Orgs, { readonly alice: Org; readonly bob: Org }>()("test/webhooks-api/Orgs") {}
@@ -13,7 +14,7 @@ const Setup = Layer.effect(Orgs, Effect.all({ alice: register("Alice Co"), bob: 
   Layer.provideMerge(Gateway.layer({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", OUTBOUND_ALLOW_HTTP: "true" }))
 )
 
-serverSuite(Setup)((it) => {
+liveLayer(Setup)((it) => {
   it.describe("/api/v1/webhooks", () => {
     it.effect("creates a webhook, shows the secret once, lists a bare array without it", () =>
       Effect.gen(function* () {

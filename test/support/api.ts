@@ -7,14 +7,12 @@
  * "response-only"` and `answer`, which gives the status and the JSON body as
  * sent, whatever errors the endpoint declares.
  */
-import { layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import { HttpApiClient } from "effect/http-api"
-import type * as Layer from "effect/Layer"
 import { GatewayApi } from "../../protocol/api.js"
 import { addMember, type Org, uniqueEmail } from "./client.js"
 import { Gateway } from "./server.js"
@@ -61,10 +59,3 @@ export const register = (name = "Acme"): Effect.Effect<Org, unknown, Gateway> =>
 /** Invites and registers a teammate of `owner` with `role` on the test server, as `addMember` does. */
 export const member = (owner: Org, role: "admin" | "member") =>
   Effect.flatMap(Gateway, (server) => Effect.promise(() => addMember(server.url, owner, role)))
-
-/**
- * `layer(setup)` of @effect/vitest for a suite against the test server: one
- * build for the block, torn down after it, on the real clock (the server's
- * sweeps and the tests' waits need real time), with the server's start-up time.
- */
-export const serverSuite = <R, E>(setup: Layer.Layer<R, E>) => layer(setup, { timeout: "120 seconds", excludeTestServices: true })

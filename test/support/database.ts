@@ -7,8 +7,9 @@ import { randomBytes } from "node:crypto"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
+import { databaseLayer } from "../../src/platform/db/index.js"
 
 export interface FreshDatabase {
   /** DATABASE_URL of the new, empty database (same server and credentials). */
@@ -52,3 +53,11 @@ export const freshDatabaseUrl = async (serverUrl: string = databaseServerUrl()):
     }
   }
 }
+
+/** The database services (migrated) on a fresh database of their own, dropped when the layer is released. */
+export const freshDatabaseLayer = Layer.unwrap(
+  Effect.acquireRelease(
+    Effect.promise(() => freshDatabaseUrl()),
+    (fresh) => Effect.promise(() => fresh.drop())
+  ).pipe(Effect.map((fresh) => databaseLayer({ url: fresh.url, dataDir: UNUSED_DATA_DIR })))
+)
