@@ -9,7 +9,10 @@ import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
+import { orgActorsLayer } from "../../actors/org.js"
+import { memoryRunner } from "../../actors/runner.js"
 import { databaseLayer } from "../../src/platform/db/index.js"
+import { platformMemoryLayer } from "../../src/platform/redis/index.js"
 
 export interface FreshDatabase {
   /** DATABASE_URL of the new, empty database (same server and credentials). */
@@ -60,4 +63,10 @@ export const freshDatabaseLayer = Layer.unwrap(
     Effect.promise(() => freshDatabaseUrl()),
     (fresh) => Effect.promise(() => fresh.drop())
   ).pipe(Effect.map((fresh) => databaseLayer({ url: fresh.url, dataDir: UNUSED_DATA_DIR })))
+)
+
+/** The organizations' actors on an in-memory runner, with the fresh database and the in-memory Redis stand-ins beneath them (all provided). */
+export const orgActorsOnFreshDatabase = orgActorsLayer().pipe(
+  Layer.provide(memoryRunner({ maxResidentEntities: 10_000, entityMaxIdleMs: 60_000 })),
+  Layer.provideMerge(Layer.mergeAll(freshDatabaseLayer, platformMemoryLayer()))
 )
