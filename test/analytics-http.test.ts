@@ -45,7 +45,6 @@ const mondayUtc = () => {
 }
 
 beforeAll(async () => {
-
   // Agent a1: four actions, one of them notarized. Agent a2: one authorized, one pending approval.
   // Agent a3: one denied by policy. No agent: one authorized, one denied.
   await denyPolicy(org.key, [{ field: "action_type", op: "eq", value: "wire" }])

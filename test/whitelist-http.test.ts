@@ -4,47 +4,19 @@
  * approval requests filed by strict-mode misses, TLS pins against a local https
  * server, and cross-organization isolation of every route that takes an id.
  */
-import { execFileSync } from "node:child_process"
 import { X509Certificate } from "node:crypto"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import https from "node:https"
-import type { AddressInfo } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { addMember, call, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
 import { useServer } from "./support/server.js"
+import { useTlsServer } from "./support/tls.js"
 
 const server = useServer({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8" })
 const org = useFixture(() => registerOrg(server.url, "Whitelist Org"))
 const other = useFixture(() => registerOrg(server.url, "Other Org"))
 const member = useFixture(() => addMember(server.url, org, "member"))
-let dir: string
-let tlsServer: https.Server
-let tlsPort: number
-let certFingerprint: string
-
-beforeAll(async () => {
-
-  dir = mkdtempSync(join(tmpdir(), "whitelist-http-"))
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost", "-days", "1",
-      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
-    { stdio: "ignore" }
-  )
-  const certPem = readFileSync(join(dir, "cert.pem"), "utf8")
-  certFingerprint = `sha256:${new X509Certificate(certPem).fingerprint256.replace(/:/g, "").toLowerCase()}`
-  tlsServer = https.createServer({ key: readFileSync(join(dir, "key.pem")), cert: certPem }, (_req, res) => res.end("ok"))
-  await new Promise<void>((resolve) => tlsServer.listen(0, "127.0.0.1", resolve))
-  tlsPort = (tlsServer.address() as AddressInfo).port
-}, 60_000)
-
-afterAll(async () => {
-  await new Promise<void>((resolve) => (tlsServer ? tlsServer.close(() => resolve()) : resolve()))
-  if (dir) rmSync(dir, { recursive: true, force: true })
-})
+const tls = useTlsServer()
+const certFingerprint = () => `sha256:${new X509Certificate(tls.certPem).fingerprint256.replace(/:/g, "").toLowerCase()}`
 
 const addEntry = (token: string, body: Record<string, unknown>) => call(server.url, "POST", "/api/v1/endpoint-whitelist", { token, body })
 const setMode = (token: string, mode: string) => call(server.url, "PUT", "/api/v1/endpoint-whitelist/settings", { token, body: { mode } })
@@ -302,24 +274,24 @@ describe("authorize against the whitelist", () => {
 describe("TLS pins", () => {
   it("the right fingerprint is allowed; a wrong one is a hard 403 ENDPOINT_TLS_MISMATCH", async () => {
     const team = await registerOrg(server.url, "TLS Org")
-    const good = await addEntry(team.key, { url_pattern: `https://127.0.0.1:${tlsPort}/good/*`, name: "pinned", tls_fingerprint: certFingerprint })
+    const good = await addEntry(team.key, { url_pattern: `https://127.0.0.1:${tls.port}/good/*`, name: "pinned", tls_fingerprint: certFingerprint() })
     expect(good.status).toBe(201)
-    expect(good.body.tls_fingerprint).toBe(certFingerprint)
+    expect(good.body.tls_fingerprint).toBe(certFingerprint())
     const wrong = `sha256:${"ab".repeat(32)}`
-    expect((await addEntry(team.key, { url_pattern: `https://127.0.0.1:${tlsPort}/bad/*`, name: "mispinned", tls_fingerprint: wrong })).status).toBe(201)
+    expect((await addEntry(team.key, { url_pattern: `https://127.0.0.1:${tls.port}/bad/*`, name: "mispinned", tls_fingerprint: wrong })).status).toBe(201)
 
-    const allowed = await authorize(team.key, `https://127.0.0.1:${tlsPort}/good/pay`)
+    const allowed = await authorize(team.key, `https://127.0.0.1:${tls.port}/good/pay`)
     expect(allowed.status).toBe(201)
     expect(allowed.body.status).toBe("authorized")
 
-    const mismatch = await authorize(team.key, `https://127.0.0.1:${tlsPort}/bad/pay`)
+    const mismatch = await authorize(team.key, `https://127.0.0.1:${tls.port}/bad/pay`)
     expect(mismatch.status).toBe(403)
     expect(mismatch.body.code).toBe("ENDPOINT_TLS_MISMATCH")
 
     // Still a hard block in permissive mode, and the upper-case form of a pin is the same pin.
     const upper = await registerOrg(server.url, "TLS Upper Org")
-    await addEntry(upper.key, { url_pattern: `https://127.0.0.1:${tlsPort}/*`, name: "upper", tls_fingerprint: `sha256:${certFingerprint.slice(7).toUpperCase()}` })
-    expect((await authorize(upper.key, `https://127.0.0.1:${tlsPort}/x`)).status).toBe(201)
+    await addEntry(upper.key, { url_pattern: `https://127.0.0.1:${tls.port}/*`, name: "upper", tls_fingerprint: `sha256:${certFingerprint().slice(7).toUpperCase()}` })
+    expect((await authorize(upper.key, `https://127.0.0.1:${tls.port}/x`)).status).toBe(201)
   })
 
   it("a pin whose fingerprint is not sha256:<64 hex> is a validation error", async () => {

@@ -3,13 +3,7 @@
  * strict / permissive checks, approval requests with add_pattern, and TLS pins
  * checked against a local https server. Runs on the real database.
  */
-import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import https from "node:https"
-import type { AddressInfo } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import fc from "fast-check"
 import type { Principal } from "../protocol/auth.js"
@@ -19,6 +13,7 @@ import { matchesPattern, parsePattern, suggestPattern } from "../src/whitelist/p
 import { Whitelist, whitelistLayer } from "../src/whitelist/service.js"
 import { orgActorsOnFreshDatabase } from "./support/database.js"
 import { liveLayer } from "./support/effect.js"
+import { useTlsServer } from "./support/tls.js"
 
 describe("patterns", () => {
   const matches = (pattern: string, url: string) => matchesPattern(parsePattern(pattern)!, new URL(url))
@@ -47,31 +42,8 @@ describe("patterns", () => {
   })
 })
 
-let dir: string
-let tlsServer: https.Server
-let tlsPort: number
-let certFingerprint: string
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "whitelist-tls-"))
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
-      "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
-    { stdio: "ignore" }
-  )
-  const certPem = readFileSync(join(dir, "cert.pem"), "utf8")
-  const der = Buffer.from(certPem.replace(/-----[^-]+-----/g, "").replace(/\s+/g, ""), "base64")
-  certFingerprint = certificateFingerprint(der)
-  tlsServer = https.createServer({ key: readFileSync(join(dir, "key.pem")), cert: certPem }, (_req, res) => res.end("ok"))
-  await new Promise<void>((resolve) => tlsServer.listen(0, "127.0.0.1", resolve))
-  tlsPort = (tlsServer.address() as AddressInfo).port
-}, 60_000)
-
-afterAll(async () => {
-  await new Promise<void>((resolve) => (tlsServer ? tlsServer.close(() => resolve()) : resolve()))
-  if (dir) rmSync(dir, { recursive: true, force: true })
-})
+const tls = useTlsServer()
+const certFingerprint = () => certificateFingerprint(tls.certDer)
 
 let orgCounter = 0
 const principalFor = (role: Principal["role"], orgUuid = `org-wl-${Date.now()}-${++orgCounter}`): Principal =>
@@ -170,14 +142,14 @@ liveLayer(whitelistLayer.pipe(Layer.provideMerge(orgActorsOnFreshDatabase)))("wh
       }),
       () => Effect.gen(function* () {
       const admin = principalFor("admin")
-      const url = `https://127.0.0.1:${tlsPort}/api/x`
-      yield* whitelist((w) => w.add(admin, { url_pattern: `https://127.0.0.1:${tlsPort}/api/*`, name: "local", tls_fingerprint: certFingerprint }))
+      const url = `https://127.0.0.1:${tls.port}/api/x`
+      yield* whitelist((w) => w.add(admin, { url_pattern: `https://127.0.0.1:${tls.port}/api/*`, name: "local", tls_fingerprint: certFingerprint() }))
       expect(yield* check(admin.orgUuid, url)).toEqual({ outcome: "allowed" })
 
       const wrong = principalFor("admin")
       const pin = `sha256:${"ab".repeat(32)}`
-      yield* whitelist((w) => w.add(wrong, { url_pattern: `https://127.0.0.1:${tlsPort}/*`, name: "wrong pin", tls_fingerprint: pin }))
-      expect(yield* check(wrong.orgUuid, url)).toMatchObject({ outcome: "tls_mismatch", expected: pin, actual: certFingerprint })
+      yield* whitelist((w) => w.add(wrong, { url_pattern: `https://127.0.0.1:${tls.port}/*`, name: "wrong pin", tls_fingerprint: pin }))
+      expect(yield* check(wrong.orgUuid, url)).toMatchObject({ outcome: "tls_mismatch", expected: pin, actual: certFingerprint() })
 
       const closed = principalFor("admin")
       yield* whitelist((w) => w.add(closed, { url_pattern: "https://127.0.0.1:1/*", name: "closed", tls_fingerprint: pin }))
