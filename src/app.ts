@@ -3,6 +3,7 @@
  * access, the areas' services and handlers, the HttpApi, and the uWS server.
  */
 import { NodeHttpServer } from "@effect/platform-node"
+import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import * as Layer from "effect/Layer"
@@ -28,7 +29,7 @@ import { ApprovalPageRoutes } from "./approve/http.js"
 import { NotificationChannelsHttp } from "./approvers/http.js"
 import { Events } from "./events/service.js"
 import { RouteLabel } from "./gateway/observe.js"
-import { uwsServerLayer } from "./gateway/server.js"
+import { UwsApp, uwsServerLayer } from "./gateway/server.js"
 import { NotificationsHttp } from "./notifications/http.js"
 import { Notifications } from "./notifications/service.js"
 import { OutputPoliciesHttp } from "./output-policies/http.js"
@@ -76,22 +77,42 @@ export const apiRoutes = Layer.mergeAll(
   ApprovalPageRoutes
 ).pipe(Layer.provide(RouteLabel))
 
+const serverOptions = (config: AppConfig) => ({
+  host: config.host,
+  port: config.port,
+  maxJsonBodyBytes: config.maxJsonBodyBytes,
+  maxMultipartBodyBytes: config.maxMultipartBodyBytes,
+  bodyTimeoutMs: config.bodyTimeoutMs,
+  bodyIdleTimeoutMs: config.bodyIdleTimeoutMs,
+  maxConnections: config.maxConnections,
+  shutdownGraceMs: config.shutdownGraceMs
+})
+
+const served = Layer.mergeAll(HttpRouter.serve(apiRoutes, { disableLogger: true }), SocketsLive)
+
+/**
+ * PORT=0 (tests): the server binds first, on a port the system chooses, and the
+ * services are built with that port, and with the BASE_URL derived from it
+ * unless BASE_URL was set.
+ */
+const onChosenPort = (config: AppConfig) =>
+  Layer.unwrap(
+    Effect.map(UwsApp, ({ port }) => {
+      const derived = config.baseUrl === `http://${config.host}:0`
+      const bound: AppConfig = { ...config, port, baseUrl: derived ? `http://${config.host}:${port}` : config.baseUrl }
+      return served.pipe(Layer.provideMerge(servicesLayer(bound)))
+    })
+  ).pipe(Layer.provide(uwsServerLayer(serverOptions(config))))
+
 export const appLayer = (config: AppConfig) =>
-  Layer.mergeAll(HttpRouter.serve(apiRoutes, { disableLogger: true }), SocketsLive).pipe(
-    Layer.provide(
-      uwsServerLayer({
-        host: config.host,
-        port: config.port,
-        maxJsonBodyBytes: config.maxJsonBodyBytes,
-        maxMultipartBodyBytes: config.maxMultipartBodyBytes,
-        bodyTimeoutMs: config.bodyTimeoutMs,
-        bodyIdleTimeoutMs: config.bodyIdleTimeoutMs,
-        maxConnections: config.maxConnections,
-        shutdownGraceMs: config.shutdownGraceMs
-      })
-    ),
-    // Merged, not only provided: tests and tools reach the services of a running server through its context.
-    Layer.provideMerge(servicesLayer(config)),
+  (config.port === 0
+    ? onChosenPort(config)
+    : served.pipe(
+        Layer.provide(uwsServerLayer(serverOptions(config))),
+        // Merged, not only provided: tests and tools reach the services of a running server through its context.
+        Layer.provideMerge(servicesLayer(config))
+      )
+  ).pipe(
     // File system, paths and ETags for static and multipart bodies (no Node HTTP server involved).
     Layer.provide(NodeHttpServer.layerHttpServices),
     // Effect's log lines (start-up, background fibers) in the request log's JSON shape.

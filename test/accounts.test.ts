@@ -4,19 +4,13 @@
  */
 import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { addMember, call, registerOrg, uniqueEmail } from "./support/client.js"
 import { freshDatabaseUrl } from "./support/database.js"
 import { signTestJwt } from "./support/jwt.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { startServer, type TestServer, useServer } from "./support/server.js"
 
-let server: TestServer
-beforeAll(async () => {
-  server = await startServer()
-})
-afterAll(async () => {
-  await server?.stop()
-})
+const server = useServer()
 
 describe("registration and login", () => {
   it("registers an owner with a first key and a JWT", async () => {

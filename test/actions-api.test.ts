@@ -5,38 +5,28 @@
  */
 import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { verifyReceipt } from "../protocol/verifier/index.js"
 import { addMember, call, type Org, registerOrg } from "./support/client.js"
-import { enableApprovalMail, Inbox } from "./support/mail.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { useFixture } from "./support/fixture.js"
+import { enableApprovalMail, useInbox } from "./support/mail.js"
+import { useServer } from "./support/server.js"
 
-let server: TestServer
-let base: string
-let org: Org
-let other: Org
-let inbox: Inbox
+const inbox = useInbox()
+const server = useServer(() => ({ SMTP_URL: inbox.url }))
+const org = useFixture(() => registerOrg(server.url, "Actions Org"))
+const other = useFixture(() => registerOrg(server.url, "Other Org"))
 
 beforeAll(async () => {
-  inbox = await Inbox.start()
-  server = await startServer({ SMTP_URL: inbox.url })
-  base = server.url
-  org = await registerOrg(base, "Actions Org")
-  other = await registerOrg(base, "Other Org")
-  await enableApprovalMail(base, org)
+  await enableApprovalMail(server.url, org)
 }, 60_000)
 
-afterAll(async () => {
-  await server?.stop()
-  await inbox?.stop()
-})
-
-const authorize = (key: string, body: Record<string, unknown>) => call(base, "POST", "/api/v1/actions", { token: key, body })
+const authorize = (key: string, body: Record<string, unknown>) => call(server.url, "POST", "/api/v1/actions", { token: key, body })
 const notarize = (key: string, id: string, body: Record<string, unknown> = {}) =>
-  call(base, "POST", `/api/v1/actions/${id}/notarize`, { token: key, body })
+  call(server.url, "POST", `/api/v1/actions/${id}/notarize`, { token: key, body })
 
 const verified = async (actionUuid: string) => {
-  const reply = await call(base, "GET", `/api/v1/verify/action/${actionUuid}`)
+  const reply = await call(server.url, "GET", `/api/v1/verify/action/${actionUuid}`)
   expect(reply.status).toBe(200)
   const signed = typeof reply.body.signed_payload === "string" ? JSON.parse(reply.body.signed_payload) : reply.body.signed_payload
   const result = verifyReceipt({
@@ -71,7 +61,7 @@ describe("authorize and notarize", () => {
     expect(reply.body.action_uuid).toMatch(/^act_/)
     expect(reply.body.warnings.some((w: string) => w.includes("instruction_hash"))).toBe(true)
     expect(typeof reply.body.request_id).toBe("string")
-    const detail = await call(base, "GET", `/api/v1/actions/${reply.body.action_uuid}`, { token: org.key })
+    const detail = await call(server.url, "GET", `/api/v1/actions/${reply.body.action_uuid}`, { token: org.key })
     expect(detail.status).toBe(200)
     expect(detail.body.action_details_hash).toBe("sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824")
     expect(detail.body.details_storage_key).toBeNull()
@@ -89,7 +79,7 @@ describe("authorize and notarize", () => {
     const missing = await authorize(org.key, { action_type: "x" })
     expect(missing.status).toBe(422)
     expect(missing.body.code).toBe("VALIDATION_ERROR")
-    const created = await call(base, "POST", "/api/v1/api-keys", { token: org.token, body: { name: "reader", scopes: ["actions:read"] } })
+    const created = await call(server.url, "POST", "/api/v1/api-keys", { token: org.token, body: { name: "reader", scopes: ["actions:read"] } })
     expect(created.status).toBe(201)
     const denied = await authorize(created.body.key, { action_type: "x", details: "y" })
     expect(denied.status).toBe(403)
@@ -98,7 +88,7 @@ describe("authorize and notarize", () => {
 
   it("stores details only when asked, under a storage key", async () => {
     const reply = await authorize(org.key, { action_type: "t", details: "secret details", store_details: true })
-    const detail = await call(base, "GET", `/api/v1/actions/${reply.body.action_uuid}`, { token: org.key })
+    const detail = await call(server.url, "GET", `/api/v1/actions/${reply.body.action_uuid}`, { token: org.key })
     expect(detail.body.details_storage_key).toMatch(/^dsk_/)
     expect(JSON.stringify(detail.body)).not.toContain("secret details")
   })
@@ -117,7 +107,7 @@ describe("authorize and notarize", () => {
     const again = await notarize(org.key, created.body.action_uuid)
     expect(again.status).toBe(409)
     expect(again.body.code).toBe("INVALID_ACTION_STATE")
-    const detail = await call(base, "GET", `/api/v1/actions/${created.body.action_uuid}`, { token: org.key })
+    const detail = await call(server.url, "GET", `/api/v1/actions/${created.body.action_uuid}`, { token: org.key })
     expect(detail.body.status).toBe("notarized")
     expect(detail.body.receipt.receipt_uuid).toBe(done.body.receipt_uuid)
     expect(detail.body.receipt.verify_url).toContain(`/api/v1/verify/action/${created.body.action_uuid}`)
@@ -143,25 +133,25 @@ describe("authorize and notarize", () => {
 
   it("lists with filters and has_more", async () => {
     for (let i = 0; i < 3; i++) await authorize(org.key, { action_type: "listed-type", details: `n${i}`, agent_id: "lister" })
-    const page = await call(base, "GET", "/api/v1/actions?action_type=listed-type&per_page=2", { token: org.key })
+    const page = await call(server.url, "GET", "/api/v1/actions?action_type=listed-type&per_page=2", { token: org.key })
     expect(page.status).toBe(200)
     expect(page.body.data).toHaveLength(2)
     expect(page.body.pagination).toEqual({ page: 1, per_page: 2, total: 3, has_more: true })
     expect(page.body.data[0]).toEqual(
       expect.objectContaining({ action_type: "listed-type", agent_id: "lister", status: "authorized", legal_hold: false })
     )
-    const byStatus = await call(base, "GET", "/api/v1/actions?status=notarized", { token: org.key })
+    const byStatus = await call(server.url, "GET", "/api/v1/actions?status=notarized", { token: org.key })
     expect(byStatus.body.data.every((a: any) => a.status === "notarized")).toBe(true)
-    const bad = await call(base, "GET", "/api/v1/actions?status=weird", { token: org.key })
+    const bad = await call(server.url, "GET", "/api/v1/actions?status=weird", { token: org.key })
     expect(bad.status).toBe(422)
-    const otherList = await call(base, "GET", "/api/v1/actions?action_type=listed-type", { token: other.key })
+    const otherList = await call(server.url, "GET", "/api/v1/actions?action_type=listed-type", { token: other.key })
     expect(otherList.body.data).toHaveLength(0)
   })
 })
 
 describe("policies", () => {
   it("denies by policy: persisted denied_by_policy with a verifiable denial receipt", async () => {
-    const policy = await call(base, "POST", "/api/v1/policies", {
+    const policy = await call(server.url, "POST", "/api/v1/policies", {
       token: org.key,
       body: { name: "no wires", mode: "rules", decision: "deny", conditions: [{ field: "action_type", op: "eq", value: "wire_transfer" }], activate: true }
     })
@@ -171,14 +161,14 @@ describe("policies", () => {
     expect(reply.body.code).toBe("POLICY_DENIED")
     expect(reply.body.details.policy_uuid).toBe(policy.body.id)
     const id = reply.body.details.action_uuid
-    const detail = await call(base, "GET", `/api/v1/actions/${id}`, { token: org.key })
+    const detail = await call(server.url, "GET", `/api/v1/actions/${id}`, { token: org.key })
     expect(detail.body.status).toBe("denied_by_policy")
     expect(detail.body.receipt.receipt_uuid).toBe(reply.body.details.receipt_uuid)
     expect((await verified(id)).receipt_status).toBe("denied")
   })
 
   it("requires approval by policy, matching context conditions", async () => {
-    const policy = await call(base, "POST", "/api/v1/policies", {
+    const policy = await call(server.url, "POST", "/api/v1/policies", {
       token: org.key,
       body: { name: "big amounts", mode: "rules", decision: "require_approval", conditions: [{ field: "context.amount", op: "gt", value: 1000 }], activate: true }
     })
@@ -196,20 +186,20 @@ describe("approval by code", () => {
   it("shows the action for review, confirms once, and answers 410 on reuse", async () => {
     const { id, grant } = await pendingWithGrant(org, { store_details: true, details: "pay the invoice 42" })
     expect(grant.code).toMatch(/^[0-9A-HJKMNP-TV-Z]{10}$/)
-    expect(grant.approval_url).toBe(`${base}/approve/${grant.code}`)
-    const review = await call(base, "GET", `/api/v1/actions/approval/${grant.code}`)
+    expect(grant.approval_url).toBe(`${server.url}/approve/${grant.code}`)
+    const review = await call(server.url, "GET", `/api/v1/actions/approval/${grant.code}`)
     expect(review.status).toBe(200)
     expect(review.body).toEqual(expect.objectContaining({ action_uuid: id, status: "pending_approval", details: "pay the invoice 42" }))
-    const confirm = await call(base, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: "approve" } })
+    const confirm = await call(server.url, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: "approve" } })
     expect(confirm.status).toBe(200)
     // The approver is the address the code was sent to.
     expect(confirm.body).toEqual(expect.objectContaining({ status: "approved", action_uuid: id, approver_email: org.email.toLowerCase() }))
-    const reuse = await call(base, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: "approve" } })
+    const reuse = await call(server.url, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: "approve" } })
     expect(reuse.status).toBe(410)
     expect(reuse.body.code).toBe("CODE_EXPIRED")
-    const reviewAgain = await call(base, "GET", `/api/v1/actions/approval/${grant.code}`)
+    const reviewAgain = await call(server.url, "GET", `/api/v1/actions/approval/${grant.code}`)
     expect(reviewAgain.status).toBe(410)
-    const unknown = await call(base, "GET", "/api/v1/actions/approval/ZZZZZZZZZZ")
+    const unknown = await call(server.url, "GET", "/api/v1/actions/approval/ZZZZZZZZZZ")
     expect(unknown.status).toBe(404)
     // Approved: notarize mints a receipt that carries the approval.
     const done = await notarize(org.key, id)
@@ -220,7 +210,7 @@ describe("approval by code", () => {
 
   it("denies by code with a reason: denied_by_human with a receipt", async () => {
     const { id, grant } = await pendingWithGrant(org)
-    const confirm = await call(base, "POST", `/api/v1/actions/approval/${grant.code.toLowerCase()}/confirm`, {
+    const confirm = await call(server.url, "POST", `/api/v1/actions/approval/${grant.code.toLowerCase()}/confirm`, {
       body: { decision: "deny", reason: "too risky" }
     })
     expect(confirm.status).toBe(200)
@@ -237,19 +227,19 @@ describe("legacy tokens", () => {
     const approveUrl = new URL(grant.approve_url)
     const denyUrl = new URL(grant.deny_url)
     const grantId = approveUrl.searchParams.get("token")!.split(".")[0]
-    const forged = await call(base, "POST", `/api/v1/actions/${id}/approve?token=${grantId}.9999999999.${"A".repeat(43)}`)
+    const forged = await call(server.url, "POST", `/api/v1/actions/${id}/approve?token=${grantId}.9999999999.${"A".repeat(43)}`)
     expect(forged.status).toBe(403)
     // A token is bound to its action.
     const elsewhere = await pendingAction(org)
-    const moved = await call(base, "POST", `/api/v1/actions/${elsewhere.id}/approve${approveUrl.search}`)
+    const moved = await call(server.url, "POST", `/api/v1/actions/${elsewhere.id}/approve${approveUrl.search}`)
     expect(moved.status).toBe(403)
     // The deny token does not approve.
-    const swapped = await call(base, "POST", `/api/v1/actions/${id}/approve${denyUrl.search}`)
+    const swapped = await call(server.url, "POST", `/api/v1/actions/${id}/approve${denyUrl.search}`)
     expect(swapped.status).toBe(403)
-    const ok = await call(base, "POST", approveUrl.pathname + approveUrl.search)
+    const ok = await call(server.url, "POST", approveUrl.pathname + approveUrl.search)
     expect(ok.status).toBe(200)
     expect(ok.body).toEqual(expect.objectContaining({ status: "approved", approver_email: org.email.toLowerCase() }))
-    const again = await call(base, "POST", denyUrl.pathname + denyUrl.search)
+    const again = await call(server.url, "POST", denyUrl.pathname + denyUrl.search)
     expect(again.status).toBe(409)
     expect(again.body.code).toBe("ALREADY_RESOLVED")
   })
@@ -257,35 +247,35 @@ describe("legacy tokens", () => {
 
 describe("dashboard approval", () => {
   it("lets an admin approve, a default approver deny, and refuses other members", async () => {
-    const admin = await addMember(base, org, "admin")
-    const approver = await addMember(base, org, "member")
-    const outsider = await addMember(base, org, "member")
-    const set = await call(base, "PUT", "/api/v1/team/default-approvers", { token: org.token, body: { emails: [approver.email] } })
+    const admin = await addMember(server.url, org, "admin")
+    const approver = await addMember(server.url, org, "member")
+    const outsider = await addMember(server.url, org, "member")
+    const set = await call(server.url, "PUT", "/api/v1/team/default-approvers", { token: org.token, body: { emails: [approver.email] } })
     expect(set.status).toBe(200)
 
     const first = await pendingAction(org)
-    const byKey = await call(base, "POST", `/api/v1/actions/${first.id}/dashboard-approve`, { token: org.key })
+    const byKey = await call(server.url, "POST", `/api/v1/actions/${first.id}/dashboard-approve`, { token: org.key })
     expect(byKey.status).toBe(401)
-    const byOutsider = await call(base, "POST", `/api/v1/actions/${first.id}/dashboard-approve`, { token: outsider.token })
+    const byOutsider = await call(server.url, "POST", `/api/v1/actions/${first.id}/dashboard-approve`, { token: outsider.token })
     expect(byOutsider.status).toBe(403)
-    const byAdmin = await call(base, "POST", `/api/v1/actions/${first.id}/dashboard-approve`, { token: admin.token })
+    const byAdmin = await call(server.url, "POST", `/api/v1/actions/${first.id}/dashboard-approve`, { token: admin.token })
     expect(byAdmin.status).toBe(200)
     expect(byAdmin.body).toEqual(expect.objectContaining({ status: "approved", approver_email: admin.email }))
-    const twice = await call(base, "POST", `/api/v1/actions/${first.id}/dashboard-deny`, { token: admin.token })
+    const twice = await call(server.url, "POST", `/api/v1/actions/${first.id}/dashboard-deny`, { token: admin.token })
     expect(twice.status).toBe(409)
     expect(twice.body.code).toBe("ALREADY_RESOLVED")
 
     const second = await pendingAction(org)
-    const byApprover = await call(base, "POST", `/api/v1/actions/${second.id}/dashboard-deny`, { token: approver.token })
+    const byApprover = await call(server.url, "POST", `/api/v1/actions/${second.id}/dashboard-deny`, { token: approver.token })
     expect(byApprover.status).toBe(200)
     expect(byApprover.body.status).toBe("denied_by_human")
     expect((await verified(second.id)).receipt_status).toBe("denied_by_human")
 
     // The action's own approvers replace the default list.
     const third = await pendingAction(org, { approvers: [outsider.email] })
-    const defaultNoLonger = await call(base, "POST", `/api/v1/actions/${third.id}/dashboard-approve`, { token: approver.token })
+    const defaultNoLonger = await call(server.url, "POST", `/api/v1/actions/${third.id}/dashboard-approve`, { token: approver.token })
     expect(defaultNoLonger.status).toBe(403)
-    const listed = await call(base, "POST", `/api/v1/actions/${third.id}/dashboard-approve`, { token: outsider.token })
+    const listed = await call(server.url, "POST", `/api/v1/actions/${third.id}/dashboard-approve`, { token: outsider.token })
     expect(listed.status).toBe(200)
   })
 })
@@ -294,15 +284,15 @@ describe("cosign, hold, chain", () => {
   it("cosigns once per user (409 ALREADY_AUTHORIZED) and lists the cosignature", async () => {
     const created = await authorize(org.key, { action_type: "t", details: "d" })
     const id = created.body.action_uuid
-    const byKey = await call(base, "POST", `/api/v1/actions/${id}/cosign`, { token: org.key })
+    const byKey = await call(server.url, "POST", `/api/v1/actions/${id}/cosign`, { token: org.key })
     expect(byKey.status).toBe(401)
-    const first = await call(base, "POST", `/api/v1/actions/${id}/cosign`, { token: org.token })
+    const first = await call(server.url, "POST", `/api/v1/actions/${id}/cosign`, { token: org.token })
     expect(first.status).toBe(200)
     expect(first.body).toEqual(expect.objectContaining({ action_uuid: id, cosigner_email: org.email.toLowerCase() === org.email ? org.email : expect.any(String) }))
-    const second = await call(base, "POST", `/api/v1/actions/${id}/cosign`, { token: org.token })
+    const second = await call(server.url, "POST", `/api/v1/actions/${id}/cosign`, { token: org.token })
     expect(second.status).toBe(409)
     expect(second.body.code).toBe("ALREADY_AUTHORIZED")
-    const detail = await call(base, "GET", `/api/v1/actions/${id}`, { token: org.key })
+    const detail = await call(server.url, "GET", `/api/v1/actions/${id}`, { token: org.key })
     expect(detail.body.authorizations).toHaveLength(1)
     expect(detail.body.authorizations[0].cosignature_uuid).toBe(first.body.cosignature_uuid)
   })
@@ -310,14 +300,14 @@ describe("cosign, hold, chain", () => {
   it("places and releases a legal hold", async () => {
     const created = await authorize(org.key, { action_type: "t", details: "d" })
     const id = created.body.action_uuid
-    const hold = await call(base, "POST", `/api/v1/actions/${id}/hold`, { token: org.key })
+    const hold = await call(server.url, "POST", `/api/v1/actions/${id}/hold`, { token: org.key })
     expect(hold.status).toBe(200)
     expect(hold.body).toEqual(expect.objectContaining({ action_uuid: id, legal_hold: true }))
-    expect((await call(base, "GET", `/api/v1/actions/${id}`, { token: org.key })).body.legal_hold).toBe(true)
-    const release = await call(base, "DELETE", `/api/v1/actions/${id}/hold`, { token: org.key })
+    expect((await call(server.url, "GET", `/api/v1/actions/${id}`, { token: org.key })).body.legal_hold).toBe(true)
+    const release = await call(server.url, "DELETE", `/api/v1/actions/${id}/hold`, { token: org.key })
     expect(release.status).toBe(200)
     expect(release.body.legal_hold).toBe(false)
-    expect((await call(base, "GET", `/api/v1/actions/${id}`, { token: org.key })).body.legal_hold).toBe(false)
+    expect((await call(server.url, "GET", `/api/v1/actions/${id}`, { token: org.key })).body.legal_hold).toBe(false)
   })
 
   it("walks parent links, and a child's receipt commits to its parent's payload_hash", async () => {
@@ -326,13 +316,13 @@ describe("cosign, hold, chain", () => {
     const child = await authorize(org.key, { action_type: "step", details: "child", agent_id: "chain-agent", parent_action_uuid: root.body.action_uuid })
     expect(child.status).toBe(201)
     const grandchild = await authorize(org.key, { action_type: "step", details: "grandchild", parent_action_uuid: child.body.action_uuid })
-    const chain = await call(base, "GET", `/api/v1/actions/${grandchild.body.action_uuid}/chain`, { token: org.key })
+    const chain = await call(server.url, "GET", `/api/v1/actions/${grandchild.body.action_uuid}/chain`, { token: org.key })
     expect(chain.status).toBe(200)
     expect(chain.body.chain.map((link: any) => link.action_uuid)).toEqual([grandchild.body.action_uuid, child.body.action_uuid, root.body.action_uuid])
     await notarize(org.key, child.body.action_uuid)
     const rootPayload = await verified(root.body.action_uuid)
     const childPayload = await verified(child.body.action_uuid)
-    const rootReceipt = await call(base, "GET", `/api/v1/verify/action/${root.body.action_uuid}`)
+    const rootReceipt = await call(server.url, "GET", `/api/v1/verify/action/${root.body.action_uuid}`)
     expect(childPayload.parent_payload_hash).toBe(rootReceipt.body.payload_hash)
     expect(childPayload.previous_payload_hash).toBe(rootReceipt.body.payload_hash)
     expect(childPayload.agent_sequence).toBe(rootPayload.agent_sequence + 1)
@@ -370,19 +360,19 @@ describe("idempotency", () => {
     const created = new Set(replies.filter((r) => r.status === 201).map((r) => r.body.action_uuid))
     expect(created.size).toBe(1)
     for (const reply of replies.filter((r) => r.status === 409)) expect(reply.body.code).toBe("DUPLICATE_REQUEST")
-    const listed = await call(base, "GET", "/api/v1/actions?action_type=parallel", { token: org.key })
+    const listed = await call(server.url, "GET", "/api/v1/actions?action_type=parallel", { token: org.key })
     expect(listed.body.pagination.total).toBe(1)
   })
 
   it("honours the Idempotency-Key header the published SDK sends: fifty parallel requests, one action", async () => {
     const body = { action_type: "header-parallel", details: "fifty", agent_id: "idem-agent" }
     const send = (key: string, extra: Record<string, unknown> = {}) =>
-      call(base, "POST", "/api/v1/actions", { token: org.key, body: { ...body, ...extra }, headers: { "idempotency-key": key } })
+      call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { ...body, ...extra }, headers: { "idempotency-key": key } })
     const replies = await Promise.all(Array.from({ length: 50 }, () => send("hdr-50")))
     for (const reply of replies) expect([201, 409]).toContain(reply.status)
     const created = new Set(replies.filter((r) => r.status === 201).map((r) => r.body.action_uuid))
     expect(created.size).toBe(1)
-    const listed = await call(base, "GET", "/api/v1/actions?action_type=header-parallel", { token: org.key })
+    const listed = await call(server.url, "GET", "/api/v1/actions?action_type=header-parallel", { token: org.key })
     expect(listed.body.pagination.total).toBe(1)
     // The header is the body's key: the same key in the body replays, a different body conflicts.
     const replay = await authorize(org.key, { ...body, idempotency_key: "hdr-50" })
@@ -410,7 +400,7 @@ describe("a transition that dies", () => {
     expect(failed.status).toBe(500)
     expect(Date.now() - started).toBeLessThan(5_000)
     // Nothing was half-done: the action is still authorized, and the same agent notarizes next.
-    expect((await call(base, "GET", `/api/v1/actions/${first.body.action_uuid}`, { token: org.key })).body.status).toBe("authorized")
+    expect((await call(server.url, "GET", `/api/v1/actions/${first.body.action_uuid}`, { token: org.key })).body.status).toBe("authorized")
     const retried = await notarize(org.key, first.body.action_uuid)
     expect(retried.status).toBe(200)
     expect((await verified(first.body.action_uuid)).agent_sequence).toBe(1)
@@ -433,13 +423,13 @@ describe("cross-organization isolation", () => {
       ["POST", `/api/v1/actions/${pending.id}/dashboard-deny`, other.token]
     ]
     for (const [method, path, token] of checks) {
-      const reply = await call(base, method, path, { token, body: method === "POST" ? {} : undefined })
+      const reply = await call(server.url, method, path, { token, body: method === "POST" ? {} : undefined })
       expect([path, reply.status]).toEqual([path, 404])
     }
     // Untouched by the attempts.
-    const detail = await call(base, "GET", `/api/v1/actions/${id}`, { token: org.key })
+    const detail = await call(server.url, "GET", `/api/v1/actions/${id}`, { token: org.key })
     expect(detail.body.status).toBe("authorized")
     expect(detail.body.legal_hold).toBe(false)
-    expect((await call(base, "GET", `/api/v1/actions/${pending.id}`, { token: org.key })).body.status).toBe("pending_approval")
+    expect((await call(server.url, "GET", `/api/v1/actions/${pending.id}`, { token: org.key })).body.status).toBe("pending_approval")
   })
 })

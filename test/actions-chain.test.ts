@@ -3,73 +3,88 @@
  * pairs for one agent give agent_sequence 1..200 with no gap and no repeat,
  * each receipt linking to the previous one; other agents keep their own chains.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expect } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { verifyReceipt } from "../protocol/verifier/index.js"
-import { call, type Org, registerOrg } from "./support/client.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { client, register } from "./support/api.js"
+import { call, type Org } from "./support/client.js"
+import { liveLayer } from "./support/effect.js"
+import { Gateway } from "./support/server.js"
 
-let server: TestServer
-let base: string
-let org: Org
+class ChainOrg extends Context.Service<ChainOrg, Org>()("test/actions-chain/ChainOrg") {}
 
-beforeAll(async () => {
-  server = await startServer()
-  base = server.url
-  org = await registerOrg(base, "Chain Org")
-}, 60_000)
+const Setup = Layer.effect(ChainOrg, register("Chain Org")).pipe(Layer.provideMerge(Gateway.layer()))
 
-afterAll(async () => {
-  await server?.stop()
-})
-
-const receiptOf = async (actionUuid: string) => {
-  const reply = await call(base, "GET", `/api/v1/verify/action/${actionUuid}`)
-  expect(reply.status).toBe(200)
-  const signed = typeof reply.body.signed_payload === "string" ? JSON.parse(reply.body.signed_payload) : reply.body.signed_payload
-  const check = verifyReceipt({ signed_payload: signed, payload_hash: reply.body.payload_hash, signature: reply.body.signature, public_key: reply.body.public_key })
-  expect(check.errors).toEqual([])
-  return { payloadHash: reply.body.payload_hash as string, payload: signed as Record<string, any> }
-}
-
-const runOne = async (agentId: string | undefined, index: number) => {
-  const created = await call(base, "POST", "/api/v1/actions", {
-    token: org.key,
-    body: { action_type: "tick", details: `step ${index}`, instruction_hash: "sha256:00", ...(agentId ? { agent_id: agentId } : {}) }
+/** The receipt as served, verified on its wire form (the signature covers the payload exactly as sent). */
+const receiptOf = (actionUuid: string) =>
+  Effect.gen(function* () {
+    const server = yield* Gateway
+    const reply = yield* Effect.promise(() => call(server.url, "GET", `/api/v1/verify/action/${actionUuid}`))
+    expect(reply.status).toBe(200)
+    const signed = typeof reply.body.signed_payload === "string" ? JSON.parse(reply.body.signed_payload) : reply.body.signed_payload
+    const check = verifyReceipt({ signed_payload: signed, payload_hash: reply.body.payload_hash, signature: reply.body.signature, public_key: reply.body.public_key })
+    expect(check.errors).toEqual([])
+    return { payloadHash: reply.body.payload_hash as string, payload: signed as Record<string, any> }
   })
-  expect(created.status).toBe(201)
-  const done = await call(base, "POST", `/api/v1/actions/${created.body.action_uuid}/notarize`, {
-    token: org.key,
-    body: { outcome: index % 7 === 0 ? "failed" : "completed" }
+
+const runOne = (agentId: string | undefined, index: number) =>
+  Effect.gen(function* () {
+    const api = yield* client((yield* ChainOrg).key)
+    const [created, createdReply] = yield* api.actions.authorize({
+      headers: {},
+      payload: { action_type: "tick", details: `step ${index}`, instruction_hash: "sha256:00", ...(agentId ? { agent_id: agentId } : {}) },
+      responseMode: "decoded-and-response"
+    })
+    expect(createdReply.status).toBe(201)
+    const done = yield* api.actions.notarize({
+      params: { action_uuid: created.action_uuid },
+      payload: { outcome: index % 7 === 0 ? "failed" : "completed" },
+      responseMode: "response-only"
+    })
+    expect(done.status).toBe(200)
+    return created.action_uuid
   })
-  expect(done.status).toBe(200)
-  return created.body.action_uuid as string
-}
 
-const expectUnbrokenChain = async (actionUuids: ReadonlyArray<string>) => {
-  const receipts = await Promise.all(actionUuids.map(receiptOf))
-  receipts.sort((a, b) => a.payload.agent_sequence - b.payload.agent_sequence)
-  expect(receipts.map((r) => r.payload.agent_sequence)).toEqual(actionUuids.map((_, i) => i + 1))
-  expect(receipts[0]!.payload.previous_payload_hash).toBeNull()
-  for (let i = 1; i < receipts.length; i++) {
-    expect(receipts[i]!.payload.previous_payload_hash).toBe(receipts[i - 1]!.payloadHash)
-  }
-}
+const runMany = (agentId: string | undefined, count: number) =>
+  Effect.all(
+    Array.from({ length: count }, (_, i) => runOne(agentId, i)),
+    { concurrency: "unbounded" }
+  )
 
-describe("per-agent hash chain", () => {
-  it("keeps 200 concurrent notarizations of one agent gap-free and linked", async () => {
-    const ids = await Promise.all(Array.from({ length: 200 }, (_, i) => runOne("busy-agent", i)))
-    expect(new Set(ids).size).toBe(200)
-    await expectUnbrokenChain(ids)
-  }, 120_000)
+const expectUnbrokenChain = (actionUuids: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const receipts = yield* Effect.all(actionUuids.map(receiptOf), { concurrency: "unbounded" })
+    receipts.sort((a, b) => a.payload.agent_sequence - b.payload.agent_sequence)
+    expect(receipts.map((r) => r.payload.agent_sequence)).toEqual(actionUuids.map((_, i) => i + 1))
+    expect(receipts[0]!.payload.previous_payload_hash).toBeNull()
+    for (let i = 1; i < receipts.length; i++) {
+      expect(receipts[i]!.payload.previous_payload_hash).toBe(receipts[i - 1]!.payloadHash)
+    }
+  })
 
-  it("gives other agents, and actions without an agent, chains of their own", async () => {
-    const [a, b, none] = await Promise.all([
-      Promise.all(Array.from({ length: 15 }, (_, i) => runOne("agent-a", i))),
-      Promise.all(Array.from({ length: 15 }, (_, i) => runOne("agent-b", i))),
-      Promise.all(Array.from({ length: 10 }, (_, i) => runOne(undefined, i)))
-    ])
-    await expectUnbrokenChain(a)
-    await expectUnbrokenChain(b)
-    await expectUnbrokenChain(none)
-  }, 120_000)
+liveLayer(Setup)("per-agent hash chain", (it) => {
+  it.effect(
+    "keeps 200 concurrent notarizations of one agent gap-free and linked",
+    () =>
+      Effect.gen(function* () {
+        const ids = yield* runMany("busy-agent", 200)
+        expect(new Set(ids).size).toBe(200)
+        yield* expectUnbrokenChain(ids)
+      }),
+    120_000
+  )
+
+  it.effect(
+    "gives other agents, and actions without an agent, chains of their own",
+    () =>
+      Effect.gen(function* () {
+        const [a, b, none] = yield* Effect.all([runMany("agent-a", 15), runMany("agent-b", 15), runMany(undefined, 10)], { concurrency: "unbounded" })
+        yield* expectUnbrokenChain(a)
+        yield* expectUnbrokenChain(b)
+        yield* expectUnbrokenChain(none)
+      }),
+    120_000
+  )
 })

@@ -6,37 +6,28 @@
  * under the portable verifier and linked into its agent's unbroken chain.
  */
 import fc from "fast-check"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { verifyReceipt } from "../protocol/verifier/index.js"
 import { call, type Org, registerOrg } from "./support/client.js"
-import { enableApprovalMail, type Grant, Inbox } from "./support/mail.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { enableApprovalMail, type Grant, useInbox } from "./support/mail.js"
+import { useServer } from "./support/server.js"
 
 const TTL_MS = 1500
 
-let server: TestServer
-let base: string
+const inbox = useInbox()
+// A short approval lifetime and a fast expiry sweep.
+const server = useServer(() => ({ APPROVAL_TTL_MS: String(TTL_MS), APPROVAL_SWEEP_MS: "100", SMTP_URL: inbox.url }))
 let org: Org
-let inbox: Inbox
 
 beforeAll(async () => {
-  inbox = await Inbox.start()
-  // A short approval lifetime and a fast expiry sweep.
-  server = await startServer({ APPROVAL_TTL_MS: String(TTL_MS), APPROVAL_SWEEP_MS: "100", SMTP_URL: inbox.url })
-  base = server.url
-  org = await registerOrg(base, "States Org")
-  await enableApprovalMail(base, org)
-  const policy = await call(base, "POST", "/api/v1/policies", {
+  org = await registerOrg(server.url, "States Org")
+  await enableApprovalMail(server.url, org)
+  const policy = await call(server.url, "POST", "/api/v1/policies", {
     token: org.key,
     body: { name: "forbidden", mode: "rules", decision: "deny", conditions: [{ field: "action_type", op: "eq", value: "forbidden" }], activate: true }
   })
   expect(policy.status).toBe(201)
 }, 60_000)
-
-afterAll(async () => {
-  await server?.stop()
-  await inbox?.stop()
-})
 
 const TERMINAL = new Set(["notarized", "failed", "denied_by_policy", "denied_by_human"])
 const ALLOWED: Record<string, ReadonlyArray<string>> = {
@@ -69,7 +60,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 )
 
 const statusOf = async (id: string): Promise<string> => {
-  const reply = await call(base, "GET", `/api/v1/actions/${id}`, { token: org.key })
+  const reply = await call(server.url, "GET", `/api/v1/actions/${id}`, { token: org.key })
   expect(reply.status).toBe(200)
   return reply.body.status
 }
@@ -91,12 +82,12 @@ const grantOf = async (id: string): Promise<Grant | null> => {
 
 /** undefined: no credential was ever mailed for this action (it stopped pending first). */
 const decide = async (id: string, kind: "approve" | "deny", via: "code" | "token" | "dashboard") => {
-  if (via === "dashboard") return call(base, "POST", `/api/v1/actions/${id}/dashboard-${kind}`, { token: org.token })
+  if (via === "dashboard") return call(server.url, "POST", `/api/v1/actions/${id}/dashboard-${kind}`, { token: org.token })
   const grant = await grantOf(id)
   if (grant === null) return undefined
-  if (via === "code") return call(base, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: kind } })
+  if (via === "code") return call(server.url, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: kind } })
   const url = new URL(kind === "approve" ? grant.approve_url : grant.deny_url)
-  return call(base, "POST", url.pathname + url.search)
+  return call(server.url, "POST", url.pathname + url.search)
 }
 
 let run = 0
@@ -111,7 +102,7 @@ describe("action state table", () => {
         for (const op of ops) {
           if (op.kind === "authorize") {
             const action_type = op.mode === "forbidden" ? "forbidden" : "task"
-            const reply = await call(base, "POST", "/api/v1/actions", {
+            const reply = await call(server.url, "POST", "/api/v1/actions", {
               token: org.key,
               body: { action_type, details: `d${actions.length}`, agent_id: agent, instruction_hash: "sha256:00", require_approval: op.mode === "approval" }
             })
@@ -136,7 +127,7 @@ describe("action state table", () => {
           if (actions.length === 0) continue
           const action = actions[op.target % actions.length]!
           if (op.kind === "notarize") {
-            const reply = await call(base, "POST", `/api/v1/actions/${action.id}/notarize`, { token: org.key, body: { outcome: op.outcome } })
+            const reply = await call(server.url, "POST", `/api/v1/actions/${action.id}/notarize`, { token: org.key, body: { outcome: op.outcome } })
             const after = await statusOf(action.id)
             if (reply.status === 200) {
               expect(after).toBe(op.outcome === "completed" ? "notarized" : "failed")
@@ -151,7 +142,7 @@ describe("action state table", () => {
           }
           if (!action.pendingOnce) {
             // Never pending: no code or token exists; the dashboard answers ALREADY_RESOLVED.
-            const reply = await call(base, "POST", `/api/v1/actions/${action.id}/dashboard-${op.kind}`, { token: org.token })
+            const reply = await call(server.url, "POST", `/api/v1/actions/${action.id}/dashboard-${op.kind}`, { token: org.token })
             expect(reply.status).toBe(409)
             expect(reply.body.code).toBe("ALREADY_RESOLVED")
             action.history.push(await statusOf(action.id))
@@ -182,14 +173,14 @@ describe("action state table", () => {
         // Terminal ⇔ one receipt; the receipts of the agent form an unbroken chain.
         const receipts: Array<{ sequence: number; previous: string | null; hash: string }> = []
         for (const action of actions) {
-          const detail = await call(base, "GET", `/api/v1/actions/${action.id}`, { token: org.key })
+          const detail = await call(server.url, "GET", `/api/v1/actions/${action.id}`, { token: org.key })
           const status = detail.body.status as string
           if (!TERMINAL.has(status)) {
             expect(detail.body.receipt).toBeNull()
             continue
           }
           expect(detail.body.receipt).not.toBeNull()
-          const verify = await call(base, "GET", `/api/v1/verify/action/${action.id}`)
+          const verify = await call(server.url, "GET", `/api/v1/verify/action/${action.id}`)
           const signed = typeof verify.body.signed_payload === "string" ? JSON.parse(verify.body.signed_payload) : verify.body.signed_payload
           const check = verifyReceipt({ signed_payload: signed, payload_hash: verify.body.payload_hash, signature: verify.body.signature, public_key: verify.body.public_key })
           expect(check.errors).toEqual([])
@@ -198,9 +189,9 @@ describe("action state table", () => {
           receipts.push({ sequence: signed.agent_sequence, previous: signed.previous_payload_hash, hash: verify.body.payload_hash })
         }
         // A sentinel receipt closes the chain: an extra, unseen receipt anywhere would break the links or the count.
-        const sentinel = await call(base, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "task", details: "sentinel", agent_id: agent, instruction_hash: "sha256:00" } })
-        await call(base, "POST", `/api/v1/actions/${sentinel.body.action_uuid}/notarize`, { token: org.key, body: {} })
-        const last = await call(base, "GET", `/api/v1/verify/action/${sentinel.body.action_uuid}`)
+        const sentinel = await call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "task", details: "sentinel", agent_id: agent, instruction_hash: "sha256:00" } })
+        await call(server.url, "POST", `/api/v1/actions/${sentinel.body.action_uuid}/notarize`, { token: org.key, body: {} })
+        const last = await call(server.url, "GET", `/api/v1/verify/action/${sentinel.body.action_uuid}`)
         const lastSigned = typeof last.body.signed_payload === "string" ? JSON.parse(last.body.signed_payload) : last.body.signed_payload
         receipts.push({ sequence: lastSigned.agent_sequence, previous: lastSigned.previous_payload_hash, hash: last.body.payload_hash })
         receipts.sort((a, b) => a.sequence - b.sequence)
@@ -214,29 +205,29 @@ describe("action state table", () => {
 
 describe("expiry of pending approvals", () => {
   it("turns an unanswered approval into denied_by_human (expired) with a receipt, and retires its code", async () => {
-    const created = await call(base, "POST", "/api/v1/actions", {
+    const created = await call(server.url, "POST", "/api/v1/actions", {
       token: org.key,
       body: { action_type: "task", details: "waits forever", agent_id: "expiry-agent", require_approval: true }
     })
     expect(created.status).toBe(201)
     const id = created.body.action_uuid as string
     const grant = await inbox.grant(id, org.email)
-    const pending = await call(base, "GET", `/api/v1/actions/${id}`, { token: org.key })
+    const pending = await call(server.url, "GET", `/api/v1/actions/${id}`, { token: org.key })
     expect(Date.parse(pending.body.approval_expires_at) - Date.parse(created.body.created_at)).toBeLessThanOrEqual(TTL_MS + 50)
     const deadline = Date.now() + 10_000
-    let detail = await call(base, "GET", `/api/v1/actions/${id}`, { token: org.key })
+    let detail = await call(server.url, "GET", `/api/v1/actions/${id}`, { token: org.key })
     while (detail.body.status === "pending_approval" && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100))
-      detail = await call(base, "GET", `/api/v1/actions/${id}`, { token: org.key })
+      detail = await call(server.url, "GET", `/api/v1/actions/${id}`, { token: org.key })
     }
     expect(detail.body.status).toBe("denied_by_human")
     expect(detail.body.denial_reason).toBe("expired")
     expect(detail.body.receipt).not.toBeNull()
-    const verify = await call(base, "GET", `/api/v1/verify/action/${id}`)
+    const verify = await call(server.url, "GET", `/api/v1/verify/action/${id}`)
     const signed = typeof verify.body.signed_payload === "string" ? JSON.parse(verify.body.signed_payload) : verify.body.signed_payload
     expect(signed.receipt_status).toBe("denied_by_human")
     expect(signed.approval).toEqual(expect.objectContaining({ decision: "denied", via: "expiry", reason: "expired" }))
-    const late = await call(base, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: "approve" } })
+    const late = await call(server.url, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: "approve" } })
     expect(late.status).toBe(410)
     expect(late.body.code).toBe("CODE_EXPIRED")
   }, 30_000)

@@ -3,19 +3,19 @@
  * aggregates computed over actions created through the real API (authorized,
  * notarized, pending approval, denied by an active deny policy).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { addMember, call, type Org, registerOrg } from "./support/client.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { beforeAll, describe, expect, it } from "vitest"
+import { addMember, call, registerOrg } from "./support/client.js"
+import { useFixture } from "./support/fixture.js"
+import { useServer } from "./support/server.js"
 
-let server: TestServer
-let base: string
-let org: Org
-let other: Org
+const server = useServer()
+const org = useFixture(() => registerOrg(server.url, "Analytics Org"))
+const other = useFixture(() => registerOrg(server.url, "Other Org"))
 
 const REPORTS = ["actions-over-time", "approval-rates", "model-agreement", "policy-denials", "top-agents"]
 
 const authorize = async (token: string, body: Record<string, unknown>, expected: number) => {
-  const reply = await call(base, "POST", "/api/v1/actions", {
+  const reply = await call(server.url, "POST", "/api/v1/actions", {
     token,
     body: { details: "do the thing", instruction_hash: "sha256:abc", ...body }
   })
@@ -24,7 +24,7 @@ const authorize = async (token: string, body: Record<string, unknown>, expected:
 }
 
 const denyPolicy = async (token: string, conditions: Array<Record<string, unknown>>) => {
-  const reply = await call(base, "POST", "/api/v1/policies", {
+  const reply = await call(server.url, "POST", "/api/v1/policies", {
     token,
     body: { name: "deny for analytics", mode: "rules", decision: "deny", conditions, activate: true }
   })
@@ -32,7 +32,7 @@ const denyPolicy = async (token: string, conditions: Array<Record<string, unknow
 }
 
 const report = async (token: string, path: string) => {
-  const reply = await call(base, "GET", `/api/v1/analytics/${path}`, { token })
+  const reply = await call(server.url, "GET", `/api/v1/analytics/${path}`, { token })
   expect(reply.status, reply.text).toBe(200)
   return reply.body
 }
@@ -45,18 +45,13 @@ const mondayUtc = () => {
 }
 
 beforeAll(async () => {
-  server = await startServer()
-  base = server.url
-  org = await registerOrg(base, "Analytics Org")
-  other = await registerOrg(base, "Other Org")
-
   // Agent a1: four actions, one of them notarized. Agent a2: one authorized, one pending approval.
   // Agent a3: one denied by policy. No agent: one authorized, one denied.
   await denyPolicy(org.key, [{ field: "action_type", op: "eq", value: "wire" }])
   for (let i = 0; i < 4; i++) {
     const action = await authorize(org.key, { action_type: "email", agent_id: "a1" }, 201)
     if (i === 0) {
-      const done = await call(base, "POST", `/api/v1/actions/${action.action_uuid}/notarize`, { token: org.key, body: { outcome: "completed" } })
+      const done = await call(server.url, "POST", `/api/v1/actions/${action.action_uuid}/notarize`, { token: org.key, body: { outcome: "completed" } })
       expect(done.status, done.text).toBe(200)
     }
   }
@@ -67,34 +62,30 @@ beforeAll(async () => {
   await authorize(org.key, { action_type: "wire", agent_id: null }, 403)
 }, 120_000)
 
-afterAll(async () => {
-  await server?.stop()
-})
-
 describe("access", () => {
   it("members get 403 on every report, with a JWT and with a key; owners and admins get 200", async () => {
-    const member = await addMember(base, org, "member")
-    const admin = await addMember(base, org, "admin")
+    const member = await addMember(server.url, org, "member")
+    const admin = await addMember(server.url, org, "admin")
     for (const path of REPORTS) {
       for (const token of [member.token, member.key]) {
-        const reply = await call(base, "GET", `/api/v1/analytics/${path}`, { token })
+        const reply = await call(server.url, "GET", `/api/v1/analytics/${path}`, { token })
         expect(reply.status, `${path}`).toBe(403)
         expect(reply.body.code).toBe("FORBIDDEN")
       }
       for (const token of [org.token, org.key, admin.token, admin.key]) {
-        expect((await call(base, "GET", `/api/v1/analytics/${path}`, { token })).status, path).toBe(200)
+        expect((await call(server.url, "GET", `/api/v1/analytics/${path}`, { token })).status, path).toBe(200)
       }
     }
   })
 
   it("a key without the analytics scope gets 403", async () => {
-    const created = await call(base, "POST", "/api/v1/api-keys", { token: org.token, body: { name: "actions only", scopes: ["actions:write"] } })
+    const created = await call(server.url, "POST", "/api/v1/api-keys", { token: org.token, body: { name: "actions only", scopes: ["actions:write"] } })
     expect(created.status, created.text).toBe(201)
-    expect((await call(base, "GET", "/api/v1/analytics/approval-rates", { token: created.body.key })).status).toBe(403)
+    expect((await call(server.url, "GET", "/api/v1/analytics/approval-rates", { token: created.body.key })).status).toBe(403)
   })
 
   it("answers 401 without credentials", async () => {
-    expect((await call(base, "GET", "/api/v1/analytics/approval-rates")).status).toBe(401)
+    expect((await call(server.url, "GET", "/api/v1/analytics/approval-rates")).status).toBe(401)
   })
 })
 
@@ -104,7 +95,7 @@ describe("validation", () => {
     for (const path of REPORTS) for (const days of ["0", "366", "abc", "-1", "1.5"]) bad.push(`${path}?days=${days}`)
     bad.push("actions-over-time?period=monthly", "top-agents?limit=0", "top-agents?limit=51", "top-agents?limit=x")
     for (const query of bad) {
-      const reply = await call(base, "GET", `/api/v1/analytics/${query}`, { token: org.key })
+      const reply = await call(server.url, "GET", `/api/v1/analytics/${query}`, { token: org.key })
       expect(reply.status, query).toBe(422)
       expect(reply.body.code, query).toBe("VALIDATION_ERROR")
       expect(reply.body.details.issues.length, query).toBeGreaterThan(0)
@@ -113,7 +104,7 @@ describe("validation", () => {
 
   it("accepts the bounds", async () => {
     for (const query of ["approval-rates?days=1", "approval-rates?days=365", "top-agents?limit=1", "top-agents?limit=50", "actions-over-time?period=weekly"]) {
-      expect((await call(base, "GET", `/api/v1/analytics/${query}`, { token: org.key })).status, query).toBe(200)
+      expect((await call(server.url, "GET", `/api/v1/analytics/${query}`, { token: org.key })).status, query).toBe(200)
     }
   })
 })
@@ -132,13 +123,13 @@ describe("aggregates", () => {
   })
 
   it("approval-rates counts a human denial as denied; a human approval not yet notarized only in total", async () => {
-    const team = await registerOrg(base, "Human Org")
+    const team = await registerOrg(server.url, "Human Org")
     const first = await authorize(team.key, { action_type: "payment", require_approval: true }, 201)
     const second = await authorize(team.key, { action_type: "payment", require_approval: true }, 201)
-    expect((await call(base, "POST", `/api/v1/actions/${first.action_uuid}/dashboard-approve`, { token: team.token })).status).toBe(200)
-    expect((await call(base, "POST", `/api/v1/actions/${second.action_uuid}/dashboard-deny`, { token: team.token })).status).toBe(200)
+    expect((await call(server.url, "POST", `/api/v1/actions/${first.action_uuid}/dashboard-approve`, { token: team.token })).status).toBe(200)
+    expect((await call(server.url, "POST", `/api/v1/actions/${second.action_uuid}/dashboard-deny`, { token: team.token })).status).toBe(200)
     expect(await report(team.key, "approval-rates")).toMatchObject({ approved: 0, denied: 1, review: 0, total: 2 })
-    expect((await call(base, "POST", `/api/v1/actions/${first.action_uuid}/notarize`, { token: team.key, body: {} })).status).toBe(200)
+    expect((await call(server.url, "POST", `/api/v1/actions/${first.action_uuid}/notarize`, { token: team.key, body: {} })).status).toBe(200)
     expect(await report(team.key, "approval-rates")).toMatchObject({ approved: 1, denied: 1, review: 0, total: 2 })
   })
 
@@ -154,7 +145,7 @@ describe("aggregates", () => {
   it("policy-denials lists only types with a policy denial, by denied descending, at most 20", async () => {
     expect((await report(org.key, "policy-denials")).data).toEqual([{ action_type: "wire", total: 2, denied: 2 }])
 
-    const team = await registerOrg(base, "Denials Org")
+    const team = await registerOrg(server.url, "Denials Org")
     await denyPolicy(team.key, [{ field: "details", op: "eq", value: "deny me" }])
     for (let i = 0; i < 3; i++) await authorize(team.key, { action_type: "big", details: "deny me" }, 403)
     await authorize(team.key, { action_type: "big", details: "fine" }, 201)

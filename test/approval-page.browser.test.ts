@@ -10,26 +10,24 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type BrowserContext, chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { call, type Org, registerOrg } from "./support/client.js"
-import { enableApprovalMail, Inbox } from "./support/mail.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { call, registerOrg } from "./support/client.js"
+import { useFixture } from "./support/fixture.js"
+import { enableApprovalMail, useInbox } from "./support/mail.js"
+import { useServer } from "./support/server.js"
 
 const CHROMIUM = "/usr/bin/chromium"
 const available = existsSync(CHROMIUM)
 if (!available) console.log(`${CHROMIUM} not found: skipping the approval page browser test`)
 
 describe.skipIf(!available)("approval page in Chromium", () => {
-  let server: TestServer
-  let org: Org
+  const inbox = useInbox()
+  const server = useServer(() => ({ SMTP_URL: inbox.url }))
+  const org = useFixture(() => registerOrg(server.url, "Browser"))
   let browser: BrowserContext
   // A fresh profile per run: no state leaks between runs, nothing written to $HOME.
   const profile = mkdtempSync(join(tmpdir(), "approval-chromium-"))
-  let inbox: Inbox
 
   beforeAll(async () => {
-    inbox = await Inbox.start()
-    server = await startServer({ SMTP_URL: inbox.url })
-    org = await registerOrg(server.url, "Browser")
     await enableApprovalMail(server.url, org)
     browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
@@ -49,8 +47,6 @@ describe.skipIf(!available)("approval page in Chromium", () => {
 
   afterAll(async () => {
     await browser?.close()
-    await server?.stop()
-    await inbox?.stop()
     rmSync(profile, { recursive: true, force: true })
   })
 

@@ -3,15 +3,16 @@
  * form posts, escaping of everything interpolated, and the 404 / 410 pages.
  */
 import fc from "fast-check"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { escapeHtml } from "../src/approve/render.js"
-import { call, type Org, registerOrg } from "./support/client.js"
-import { enableApprovalMail, Inbox } from "./support/mail.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { call, registerOrg } from "./support/client.js"
+import { useFixture } from "./support/fixture.js"
+import { enableApprovalMail, useInbox } from "./support/mail.js"
+import { useServer } from "./support/server.js"
 
-let server: TestServer
-let org: Org
-let inbox: Inbox
+const inbox = useInbox()
+const server = useServer(() => ({ SMTP_URL: inbox.url }))
+const org = useFixture(() => registerOrg(server.url, "Approvers"))
 
 /** Creates a pending action and returns its id and approval code. */
 const pendingAction = async (body: Record<string, unknown>) => {
@@ -27,16 +28,8 @@ const form = (fields: Record<string, string>) => ({
 })
 
 beforeAll(async () => {
-  inbox = await Inbox.start()
-  server = await startServer({ SMTP_URL: inbox.url })
-  org = await registerOrg(server.url, "Approvers")
   await enableApprovalMail(server.url, org)
 }, 60_000)
-
-afterAll(async () => {
-  await server?.stop()
-  await inbox?.stop()
-})
 
 describe("escapeHtml", () => {
   it("leaves no markup-significant character unescaped and round-trips through entity decoding", () => {

@@ -12,12 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
 import { setLogLevel } from "../src/platform/log.js"
 import { addMember, call, registerOrg } from "./support/client.js"
-import { enableApprovalMail, type Grant, Inbox } from "./support/mail.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { enableApprovalMail, type Grant, useInbox } from "./support/mail.js"
+import { useServer } from "./support/server.js"
 
-let server: TestServer
-let base: string
-let inbox: Inbox
+const inbox = useInbox()
+const server = useServer(() => ({ SMTP_URL: inbox.url, OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", OUTBOUND_ALLOW_HTTP: "true" }))
 let receiver: Server
 let receiverPort: number
 const hooks: Array<{ headers: Record<string, unknown>; body: string }> = []
@@ -25,7 +24,6 @@ const logged: Array<string> = []
 const realWrite = process.stdout.write.bind(process.stdout)
 
 beforeAll(async () => {
-  inbox = await Inbox.start()
   receiver = createServer((request, response) => {
     const chunks: Array<Buffer> = []
     request.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -36,8 +34,6 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
   receiverPort = (receiver.address() as { port: number }).port
-  server = await startServer({ SMTP_URL: inbox.url, OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", OUTBOUND_ALLOW_HTTP: "true" })
-  base = server.url
   // Everything the server logs while the attack runs, at the most talkative level.
   setLogLevel("debug")
   process.stdout.write = ((chunk: string | Uint8Array) => {
@@ -49,8 +45,6 @@ beforeAll(async () => {
 afterAll(async () => {
   process.stdout.write = realWrite
   setLogLevel("silent")
-  await server?.stop()
-  await inbox?.stop()
   receiver?.closeAllConnections()
   await new Promise<void>((resolve) => receiver?.close(() => resolve()))
 })
@@ -73,14 +67,14 @@ const secretsOf = (grant: Grant) => [
 
 describe("approval secrets reach approvers only", () => {
   it("an agent's key finds no approval secret anywhere it can read, and cannot decide through any route", async () => {
-    const org = await registerOrg(base, "Victim Org")
-    await enableApprovalMail(base, org)
+    const org = await registerOrg(server.url, "Victim Org")
+    await enableApprovalMail(server.url, org)
     const agentKey = org.key
-    const webhook = await call(base, "POST", "/api/v1/webhooks", { token: agentKey, body: { url: `http://127.0.0.1:${receiverPort}/hook` } })
+    const webhook = await call(server.url, "POST", "/api/v1/webhooks", { token: agentKey, body: { url: `http://127.0.0.1:${receiverPort}/hook` } })
     expect(webhook.status).toBe(201)
 
     const frames: Array<string> = []
-    const socket = new WebSocket(`${base.replace("http", "ws")}/api/v1/ws`, { headers: { authorization: `Bearer ${agentKey}` } })
+    const socket = new WebSocket(`${server.url.replace("http", "ws")}/api/v1/ws`, { headers: { authorization: `Bearer ${agentKey}` } })
     socket.on("message", (data) => frames.push(String(data)))
     await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject))
     for (const channel of ["actions", "notifications"]) socket.send(JSON.stringify({ type: "subscribe", channel }))
@@ -88,7 +82,7 @@ describe("approval secrets reach approvers only", () => {
 
     // The agent names an address it controls as approver, hoping the code is mailed there.
     const evil = "agent-controlled@attacker.test"
-    const created = await call(base, "POST", "/api/v1/actions", {
+    const created = await call(server.url, "POST", "/api/v1/actions", {
       token: agentKey,
       body: { action_type: "wire.transfer", details: "send 1M", require_approval: true, approvers: [evil], store_details: true }
     })
@@ -110,17 +104,17 @@ describe("approval secrets reach approvers only", () => {
       agent_id: null,
       status: "pending_approval",
       expires_at: expect.any(String),
-      review_url: `${base}/dashboard/actions/${id}`
+      review_url: `${server.url}/dashboard/actions/${id}`
     })
 
     const readable = [
       JSON.stringify(hooks),
-      (await call(base, "GET", `/api/v1/webhooks/${webhook.body.id}/deliveries`, { token: agentKey })).text,
-      (await call(base, "GET", `/api/v1/actions/${id}`, { token: agentKey })).text,
-      (await call(base, "GET", "/api/v1/actions", { token: agentKey })).text,
-      (await call(base, "GET", `/api/v1/actions/${id}/chain`, { token: agentKey })).text,
-      (await call(base, "GET", "/api/v1/notifications/pending", { token: agentKey })).text,
-      (await call(base, "GET", "/api/v1/approvers/notification-channels", { token: agentKey })).text,
+      (await call(server.url, "GET", `/api/v1/webhooks/${webhook.body.id}/deliveries`, { token: agentKey })).text,
+      (await call(server.url, "GET", `/api/v1/actions/${id}`, { token: agentKey })).text,
+      (await call(server.url, "GET", "/api/v1/actions", { token: agentKey })).text,
+      (await call(server.url, "GET", `/api/v1/actions/${id}/chain`, { token: agentKey })).text,
+      (await call(server.url, "GET", "/api/v1/notifications/pending", { token: agentKey })).text,
+      (await call(server.url, "GET", "/api/v1/approvers/notification-channels", { token: agentKey })).text,
       frames.join("\n"),
       logged.join("")
     ]
@@ -139,26 +133,26 @@ describe("approval secrets reach approvers only", () => {
     }
 
     // Every route that decides refuses the agent.
-    const byKey = await call(base, "POST", `/api/v1/actions/${id}/dashboard-approve`, { token: agentKey })
+    const byKey = await call(server.url, "POST", `/api/v1/actions/${id}/dashboard-approve`, { token: agentKey })
     expect(byKey.status).toBe(401)
-    expect((await call(base, "POST", `/api/v1/actions/${id}/dashboard-deny`, { token: agentKey })).status).toBe(401)
-    expect((await call(base, "POST", "/api/v1/actions/approval/ZZZZZZZZZZ/confirm", { body: { decision: "approve" } })).status).toBe(404)
-    expect((await call(base, "POST", `/api/v1/actions/${id}/approve?token=x`)).status).toBe(403)
-    expect((await call(base, "POST", `/api/v1/actions/${id}/approve`)).status).toBe(403)
-    expect((await call(base, "GET", `/api/v1/actions/${id}`, { token: agentKey })).body.status).toBe("pending_approval")
+    expect((await call(server.url, "POST", `/api/v1/actions/${id}/dashboard-deny`, { token: agentKey })).status).toBe(401)
+    expect((await call(server.url, "POST", "/api/v1/actions/approval/ZZZZZZZZZZ/confirm", { body: { decision: "approve" } })).status).toBe(404)
+    expect((await call(server.url, "POST", `/api/v1/actions/${id}/approve?token=x`)).status).toBe(403)
+    expect((await call(server.url, "POST", `/api/v1/actions/${id}/approve`)).status).toBe(403)
+    expect((await call(server.url, "GET", `/api/v1/actions/${id}`, { token: agentKey })).body.status).toBe("pending_approval")
 
     // The human decides; the receipt names them.
-    const confirm = await call(base, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: "approve" } })
+    const confirm = await call(server.url, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: "approve" } })
     expect(confirm.body).toEqual(expect.objectContaining({ status: "approved", approver_email: org.email.toLowerCase() }))
     socket.terminate()
   })
 
   it("gives each approver a personal code, and a member who left can no longer use theirs", async () => {
-    const org = await registerOrg(base, "Two Approvers")
-    await enableApprovalMail(base, org)
-    const first = await addMember(base, org, "member")
-    const second = await addMember(base, org, "member")
-    const created = await call(base, "POST", "/api/v1/actions", {
+    const org = await registerOrg(server.url, "Two Approvers")
+    await enableApprovalMail(server.url, org)
+    const first = await addMember(server.url, org, "member")
+    const second = await addMember(server.url, org, "member")
+    const created = await call(server.url, "POST", "/api/v1/actions", {
       token: org.key,
       body: { action_type: "deploy", details: "prod", require_approval: true, approvers: [first.email, second.email] }
     })
@@ -169,20 +163,20 @@ describe("approval secrets reach approvers only", () => {
     // The owner is not a named approver of this action: no mail for them.
     expect(inbox.mails.some((mail) => mail.to.includes(org.email.toLowerCase()) && mail.text.includes(id))).toBe(false)
 
-    const left = await call(base, "POST", "/api/v1/auth/leave-org", { token: second.token })
+    const left = await call(server.url, "POST", "/api/v1/auth/leave-org", { token: second.token })
     expect(left.status).toBe(200)
-    const refused = await call(base, "POST", `/api/v1/actions/approval/${theirs.code}/confirm`, { body: { decision: "approve" } })
+    const refused = await call(server.url, "POST", `/api/v1/actions/approval/${theirs.code}/confirm`, { body: { decision: "approve" } })
     expect(refused.status).toBe(403)
     const byToken = new URL(mine.deny_url)
-    const denied = await call(base, "POST", `${byToken.pathname}${byToken.search}`, { body: {} })
+    const denied = await call(server.url, "POST", `${byToken.pathname}${byToken.search}`, { body: {} })
     expect(denied.body).toEqual(expect.objectContaining({ status: "denied_by_human", approver_email: first.email.toLowerCase() }))
     // The first approver's code was spent with their token.
-    expect((await call(base, "POST", `/api/v1/actions/approval/${mine.code}/confirm`, { body: { decision: "approve" } })).status).toBe(410)
+    expect((await call(server.url, "POST", `/api/v1/actions/approval/${mine.code}/confirm`, { body: { decision: "approve" } })).status).toBe(410)
   })
 
   it("issues no code without an e-mail channel; the dashboard still decides", async () => {
-    const org = await registerOrg(base, "No Mail")
-    const created = await call(base, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "t", details: "d", require_approval: true } })
+    const org = await registerOrg(server.url, "No Mail")
+    const created = await call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "t", details: "d", require_approval: true } })
     const id = created.body.action_uuid as string
     await new Promise((resolve) => setTimeout(resolve, 600))
     const grants = await server.run(
@@ -190,7 +184,7 @@ describe("approval secrets reach approvers only", () => {
     )
     expect((grants[0] as any).n).toBe(0)
     expect(inbox.mails.some((mail) => mail.text.includes(id))).toBe(false)
-    const approved = await call(base, "POST", `/api/v1/actions/${id}/dashboard-approve`, { token: org.token })
+    const approved = await call(server.url, "POST", `/api/v1/actions/${id}/dashboard-approve`, { token: org.token })
     expect(approved.body).toEqual(expect.objectContaining({ status: "approved", approver_email: org.email.toLowerCase() }))
   })
 })

@@ -6,19 +6,12 @@
 import { connect } from "node:net"
 import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { call, registerOrg } from "./support/client.js"
 import { captureLog } from "./support/log.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { startServer, useServer } from "./support/server.js"
 
-let server: TestServer
-
-beforeAll(async () => {
-  server = await startServer({ BODY_TIMEOUT_MS: "1500" })
-})
-afterAll(async () => {
-  await server?.stop()
-})
+const server = useServer({ BODY_TIMEOUT_MS: "1500" })
 
 const expectErrorShape = (body: any) => {
   expect(typeof body.code).toBe("string")

@@ -6,11 +6,12 @@
  */
 import { HttpApi } from "effect/http-api"
 import fc from "fast-check"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { GatewayApi } from "../protocol/api.js"
 import { jsonIssues, MAX_JSON_DEPTH, urlIssues } from "../src/gateway/screen.js"
-import { call, type Org, type Reply, registerOrg } from "./support/client.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { call, type Reply, registerOrg } from "./support/client.js"
+import { useFixture } from "./support/fixture.js"
+import { useServer } from "./support/server.js"
 
 interface Route {
   readonly method: string
@@ -34,16 +35,8 @@ const withBody = routes.filter((route) => ["POST", "PUT", "PATCH"].includes(rout
 const ID = "00000000-0000-0000-0000-000000000000"
 const fill = (path: string, value = ID) => path.replace(/:[a-z_]+/g, value)
 
-let server: TestServer
-let org: Org
-
-beforeAll(async () => {
-  server = await startServer()
-  org = await registerOrg(server.url, "Hostile")
-})
-afterAll(async () => {
-  await server?.stop()
-})
+const server = useServer()
+const org = useFixture(() => registerOrg(server.url, "Hostile"))
 
 const send = (route: Route, path: string, options: { raw?: string; headers?: Record<string, string> } = {}) =>
   call(server.url, route.method, path, {

@@ -6,24 +6,14 @@
  */
 import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { organizationTables } from "../src/platform/sql.js"
 import { addMember, call, registerOrg } from "./support/client.js"
-import { enableApprovalMail, Inbox } from "./support/mail.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { enableApprovalMail, useInbox } from "./support/mail.js"
+import { useServer } from "./support/server.js"
 
-let server: TestServer
-let inbox: Inbox
-
-beforeAll(async () => {
-  inbox = await Inbox.start()
-  server = await startServer({ SMTP_URL: inbox.url })
-}, 60_000)
-
-afterAll(async () => {
-  await server?.stop()
-  await inbox?.stop()
-})
+const inbox = useInbox()
+const server = useServer(() => ({ SMTP_URL: inbox.url }))
 
 /** Rows naming `orgUuid` per table, for every base table with an org_uuid column. */
 const rowsPerTable = (orgUuid: string) =>

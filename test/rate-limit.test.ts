@@ -2,20 +2,14 @@
  * Rate limits with RATE_LIMIT_PER_MINUTE=5: the sixth request is 429 with the
  * headers; two gateway processes sharing one Redis still admit exactly 5.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { call, registerOrg } from "./support/client.js"
 import { freshDatabaseUrl } from "./support/database.js"
 import { spawnServer } from "./support/process.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { useServer } from "./support/server.js"
 
 describe("per-key rate limit", () => {
-  let server: TestServer
-  beforeAll(async () => {
-    server = await startServer({ RATE_LIMIT_PER_MINUTE: "5", PUBLIC_RATE_LIMIT_PER_MINUTE: "1000" })
-  })
-  afterAll(async () => {
-    await server?.stop()
-  })
+  const server = useServer({ RATE_LIMIT_PER_MINUTE: "5", PUBLIC_RATE_LIMIT_PER_MINUTE: "1000" })
 
   it("admits 5 and refuses the sixth with Retry-After and RateLimit headers", async () => {
     const org = await registerOrg(server.url)
@@ -47,13 +41,7 @@ describe("per-key rate limit", () => {
 })
 
 describe("public routes are limited per client IP", () => {
-  let server: TestServer
-  beforeAll(async () => {
-    server = await startServer({ PUBLIC_RATE_LIMIT_PER_MINUTE: "3" })
-  })
-  afterAll(async () => {
-    await server?.stop()
-  })
+  const server = useServer({ PUBLIC_RATE_LIMIT_PER_MINUTE: "3" })
 
   it("the fourth login attempt from one address is 429", async () => {
     const statuses: number[] = []

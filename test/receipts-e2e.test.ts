@@ -13,22 +13,18 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { type Ed25519Jwk, verifyReceipt } from "../protocol/verifier/index.js"
 import { servicesLayer } from "../src/app.js"
 import { newId } from "../src/platform/ids.js"
 import { type MintedReceipt, type ReceiptContent, ReceiptMinter } from "../src/receipts/ports.js"
 import { sha256Tagged } from "../src/receipts/signing.js"
 import { insertActiveKeyIfNone, receiptByUuid } from "../src/receipts/store.js"
-import { call, type Org, registerOrg } from "./support/client.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { call, registerOrg } from "./support/client.js"
+import { useFixture } from "./support/fixture.js"
+import { useServer } from "./support/server.js"
 
 const ADMIN = { "x-admin-key": "test-admin-key" }
-
-type Harness = TestServer
-
-/** The server and the test share its services context (and so its database), so tests can mint directly. */
-const startHarness = (env: Record<string, string> = {}): Promise<Harness> => startServer(env)
 
 const content = (orgUuid: string, overrides: Partial<ReceiptContent> = {}): ReceiptContent => ({
   receipt_status: "notarized",
@@ -52,9 +48,10 @@ const content = (orgUuid: string, overrides: Partial<ReceiptContent> = {}): Rece
   ...overrides
 })
 
-let harness: Harness
-let org: Org
-let other: Org
+/** The server and the test share its services context (and so its database), so tests can mint directly. */
+const harness = useServer()
+const org = useFixture(() => registerOrg(harness.url, "Receipts Org"))
+const other = useFixture(() => registerOrg(harness.url, "Other Org"))
 let agentCounter = 0
 
 const mintIn = (receiptContent: ReceiptContent) =>
@@ -76,16 +73,6 @@ const writeTemp = (name: string, data: string | Uint8Array) => {
   writeFileSync(path, data)
   return path
 }
-
-beforeAll(async () => {
-  harness = await startHarness()
-  org = await registerOrg(harness.url, "Receipts Org")
-  other = await registerOrg(harness.url, "Other Org")
-}, 60_000)
-
-afterAll(async () => {
-  await harness?.stop()
-})
 
 describe("minting", () => {
   it("writes nothing when the caller's transaction rolls back", async () => {

@@ -6,13 +6,14 @@
  * channel's read scope.
  */
 import * as Effect from "effect/Effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { Events } from "../src/events/service.js"
-import { addMember, call, type Org, registerOrg } from "./support/client.js"
+import { addMember, call, registerOrg } from "./support/client.js"
 import { freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
+import { useFixture } from "./support/fixture.js"
 import { signTestJwt } from "./support/jwt.js"
 import { spawnServer } from "./support/process.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { startServer, type TestServer, useServer } from "./support/server.js"
 import { type Client, connected, subscribed } from "./support/socket-client.js"
 
 const wsUrlOf = (url: string) => `${url.replace(/^http/, "ws")}/api/v1/ws`
@@ -63,31 +64,25 @@ const answers = async (client: Client) => {
 }
 
 describe("sockets lose their credential", () => {
-  let server: TestServer
-  let wsUrl: string
+  const server = useServer()
+  const wsUrl = () => wsUrlOf(server.url)
   const clients: Array<Client> = []
   const track = (client: Client) => {
     clients.push(client)
     return client
   }
 
-  beforeAll(async () => {
-    server = await startServer()
-    wsUrl = wsUrlOf(server.url)
-  })
-
-  afterAll(async () => {
+  afterAll(() => {
     for (const client of clients) client.close()
-    await server?.stop()
   })
 
   it("revoking a key closes its sockets promptly, and only its sockets", async () => {
     const org = await registerOrg(server.url)
     const victim = await createKey(server.url, org.token, { name: "socket" })
     const bystander = await createKey(server.url, org.token, { name: "other" })
-    const byHeader = track(await connected(wsUrl, victim.key))
-    const byFrame = track(await connectedByFrame(wsUrl, victim.key))
-    const other = track(await connected(wsUrl, bystander.key))
+    const byHeader = track(await connected(wsUrl(), victim.key))
+    const byFrame = track(await connectedByFrame(wsUrl(), victim.key))
+    const other = track(await connected(wsUrl(), bystander.key))
     for (const client of [byHeader, byFrame, other]) await subscribed(client, "actions")
     const started = Date.now()
     expect((await call(server.url, "DELETE", `/api/v1/api-keys/${victim.id}`, { token: org.token })).status).toBe(200)
@@ -104,10 +99,10 @@ describe("sockets lose their credential", () => {
     const owner = await registerOrg(server.url)
     const member = await addMember(server.url, owner, "member")
     const stranger = await registerOrg(server.url)
-    const ownerKey = track(await connected(wsUrl, owner.key))
-    const ownerJwt = track(await connectedByFrame(wsUrl, owner.token))
-    const memberJwt = track(await connected(wsUrl, member.token))
-    const outsider = track(await connected(wsUrl, stranger.key))
+    const ownerKey = track(await connected(wsUrl(), owner.key))
+    const ownerJwt = track(await connectedByFrame(wsUrl(), owner.token))
+    const memberJwt = track(await connected(wsUrl(), member.token))
+    const outsider = track(await connected(wsUrl(), stranger.key))
     for (const client of [ownerKey, ownerJwt, memberJwt, outsider]) await subscribed(client, "notifications")
     expect((await call(server.url, "DELETE", "/api/v1/auth/account", { token: owner.token })).status).toBe(200)
     for (const client of [ownerKey, ownerJwt, memberJwt]) await expectUnauthorizedClose(client)
@@ -117,9 +112,9 @@ describe("sockets lose their credential", () => {
   it("a member who leaves loses their sockets; the rest of the organization keeps theirs", async () => {
     const owner = await registerOrg(server.url)
     const member = await addMember(server.url, owner, "member")
-    const memberJwt = track(await connected(wsUrl, member.token))
-    const memberKey = track(await connectedByFrame(wsUrl, member.key))
-    const ownerSocket = track(await connected(wsUrl, owner.key))
+    const memberJwt = track(await connected(wsUrl(), member.token))
+    const memberKey = track(await connectedByFrame(wsUrl(), member.key))
+    const ownerSocket = track(await connected(wsUrl(), owner.key))
     for (const client of [memberJwt, memberKey, ownerSocket]) await subscribed(client, "actions")
     expect((await call(server.url, "POST", "/api/v1/auth/leave-org", { token: member.token })).status).toBe(200)
     await expectUnauthorizedClose(memberJwt)
@@ -130,7 +125,7 @@ describe("sockets lose their credential", () => {
   it("a role change keeps the socket open and receiving", async () => {
     const owner = await registerOrg(server.url)
     const member = await addMember(server.url, owner, "member")
-    const socket = track(await connected(wsUrl, member.token))
+    const socket = track(await connected(wsUrl(), member.token))
     await subscribed(socket, "actions")
     const promoted = await call(server.url, "PATCH", `/api/v1/team/members/${member.userUuid}`, { token: owner.token, body: { role: "admin" } })
     expect(promoted.status).toBe(200)
@@ -145,7 +140,7 @@ describe("sockets lose their credential", () => {
     const org = await registerOrg(server.url)
     const expiresAt = Date.now() + 2_000
     const short = await createKey(server.url, org.token, { name: "short", expires_at: new Date(expiresAt).toISOString() })
-    const socket = track(await connected(wsUrl, short.key))
+    const socket = track(await connected(wsUrl(), short.key))
     await subscribed(socket, "actions")
     await expectUnauthorizedClose(socket, 4_000)
     expect(Date.now()).toBeGreaterThanOrEqual(expiresAt)
@@ -156,7 +151,7 @@ describe("sockets lose their credential", () => {
     const org = await registerOrg(server.url)
     const exp = Math.floor(Date.now() / 1000) + 2
     const token = await signTestJwt(server, org, { expiresAt: exp })
-    const socket = track(await connectedByFrame(wsUrl, token))
+    const socket = track(await connectedByFrame(wsUrl(), token))
     await subscribed(socket, "notifications")
     await expectUnauthorizedClose(socket, 4_000)
     expect(Date.now()).toBeGreaterThanOrEqual(exp * 1000)
@@ -164,26 +159,19 @@ describe("sockets lose their credential", () => {
 })
 
 describe("subscribing needs the channel's read scope", () => {
-  let server: TestServer
-  let wsUrl: string
-  let org: Org
+  const server = useServer()
+  const wsUrl = () => wsUrlOf(server.url)
+  const org = useFixture(() => registerOrg(server.url))
   const clients: Array<Client> = []
 
-  beforeAll(async () => {
-    server = await startServer()
-    wsUrl = wsUrlOf(server.url)
-    org = await registerOrg(server.url)
-  })
-
-  afterAll(async () => {
+  afterAll(() => {
     for (const client of clients) client.close()
-    await server?.stop()
   })
 
   it("a receipts:read key gets FORBIDDEN on actions, notifications and cases, receives nothing, and stays open", async () => {
     const receipts = await createKey(server.url, org.token, { name: "receipts", scopes: ["receipts:read"] })
-    const limited = await connected(wsUrl, receipts.key)
-    const full = await connected(wsUrl, org.key)
+    const limited = await connected(wsUrl(), receipts.key)
+    const full = await connected(wsUrl(), org.key)
     clients.push(limited, full)
     for (const channel of ["actions", "notifications", "case:cas_1"]) {
       const errors = limited.frames.filter((frame) => frame.type === "error").length
@@ -205,14 +193,14 @@ describe("subscribing needs the channel's read scope", () => {
 
   it("a key holds exactly the channels its scopes read", async () => {
     const actionsWriter = await createKey(server.url, org.token, { name: "writer", scopes: ["actions:write"] })
-    const socket = await connected(wsUrl, actionsWriter.key)
+    const socket = await connected(wsUrl(), actionsWriter.key)
     clients.push(socket)
     // write implies read
     await subscribed(socket, "actions")
     socket.send({ type: "subscribe", channel: "notifications" })
     expect((await socket.next((frame) => frame.type === "error")).code).toBe("FORBIDDEN")
     const cases = await createKey(server.url, org.token, { name: "cases", scopes: ["cases:read", "notifications:read"] })
-    const caseSocket = await connected(wsUrl, cases.key)
+    const caseSocket = await connected(wsUrl(), cases.key)
     clients.push(caseSocket)
     await subscribed(caseSocket, "case:cas_7")
     await subscribed(caseSocket, "notifications")

@@ -1,10 +1,11 @@
 
 import * as Effect from "effect/Effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { Events } from "../src/events/service.js"
 import { channelOfTopic, eventFrame } from "../src/ws/server.js"
-import { call, type Org, registerOrg } from "./support/client.js"
+import { call, registerOrg } from "./support/client.js"
 import { freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
+import { useFixture } from "./support/fixture.js"
 import { spawnServer } from "./support/process.js"
 import { startServer } from "./support/server.js"
 import { type Client, connect, connected, subscribed } from "./support/socket-client.js"
@@ -45,24 +46,20 @@ describe("frame helpers", () => {
 })
 
 describe("WebSocket /api/v1/ws", () => {
-  let server: SocketServer
-  let orgA: Org
-  let orgB: Org
+  const server = useFixture(
+    () => startSocketServer(),
+    (started) => started.stop()
+  )
+  const orgA = useFixture(() => registerOrg(server.url, "Org A"))
+  const orgB = useFixture(() => registerOrg(server.url, "Org B"))
   const clients: Array<Client> = []
   const track = (client: Client) => {
     clients.push(client)
     return client
   }
 
-  beforeAll(async () => {
-    server = await startSocketServer()
-    orgA = await registerOrg(server.url, "Org A")
-    orgB = await registerOrg(server.url, "Org B")
-  })
-
-  afterAll(async () => {
+  afterAll(() => {
     for (const client of clients) client.close()
-    await server?.stop()
   })
 
   it("closes an unauthenticated socket with an UNAUTHORIZED frame and code 4401", async () => {

@@ -7,10 +7,11 @@
  * fixture here fails the test.
  */
 import { HttpApi } from "effect/http-api"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { GatewayApi } from "../protocol/api.js"
-import { addMember, call, type Org, registerOrg } from "./support/client.js"
-import { startServer, type TestServer } from "./support/server.js"
+import { addMember, call, registerOrg } from "./support/client.js"
+import { useFixture } from "./support/fixture.js"
+import { useServer } from "./support/server.js"
 
 interface Route {
   readonly method: string
@@ -26,15 +27,12 @@ HttpApi.reflect(GatewayApi, {
   }
 })
 
-let server: TestServer
-let a: Org
-let b: Org
+const server = useServer({ OUTBOUND_ALLOW_PRIVATE: "", OUTBOUND_ALLOW_HTTP: "false" })
+const a = useFixture(() => registerOrg(server.url, "Tenant A"))
+const b = useFixture(() => registerOrg(server.url, "Tenant B"))
 const ids: Record<string, string> = {}
 
 beforeAll(async () => {
-  server = await startServer({ OUTBOUND_ALLOW_PRIVATE: "", OUTBOUND_ALLOW_HTTP: "false" })
-  a = await registerOrg(server.url, "Tenant A")
-  b = await registerOrg(server.url, "Tenant B")
   const admin = await addMember(server.url, a, "admin")
   ids.user_uuid = admin.userUuid
   ids.key_id = (await call(server.url, "POST", "/api/v1/api-keys", { token: a.key, body: { name: "victim" } })).body.id
@@ -72,10 +70,6 @@ beforeAll(async () => {
   const webhook = await call(server.url, "POST", "/api/v1/webhooks", { token: a.key, body: { url: "https://hooks.example.com/gateway" } })
   expect(webhook.status).toBe(201)
   ids.webhook_id = webhook.body.id
-})
-
-afterAll(async () => {
-  await server?.stop()
 })
 
 /** Which fixture id each path parameter takes, and a body that passes validation. */

@@ -3,26 +3,18 @@
  * strict / permissive checks, approval requests with add_pattern, and TLS pins
  * checked against a local https server. Runs on the real database.
  */
-import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import https from "node:https"
-import type { AddressInfo } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
 import fc from "fast-check"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { orgActorsLayer } from "../actors/org.js"
-import { memoryRunner } from "../actors/runner.js"
 import type { Principal } from "../protocol/auth.js"
-import { databaseLayer } from "../src/platform/db/index.js"
 import { certificateFingerprint } from "../src/platform/outbound/index.js"
-import { platformMemoryLayer } from "../src/platform/redis/index.js"
 import { EndpointGuard } from "../src/policies/ports.js"
 import type { WhitelistError } from "../src/whitelist/errors.js"
 import { matchesPattern, parsePattern, suggestPattern } from "../src/whitelist/patterns.js"
 import { Whitelist, whitelistLayer } from "../src/whitelist/service.js"
-import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
+import { orgActorsOnFreshDatabase } from "./support/database.js"
+import { liveLayer } from "./support/effect.js"
+import { useTlsServer } from "./support/tls.js"
 
 describe("patterns", () => {
   const matches = (pattern: string, url: string) => matchesPattern(parsePattern(pattern)!, new URL(url))
@@ -51,145 +43,123 @@ describe("patterns", () => {
   })
 })
 
-let fresh: FreshDatabase | undefined
-let runtime: ManagedRuntime.ManagedRuntime<Whitelist | EndpointGuard, unknown>
-let dir: string
-let tlsServer: https.Server
-let tlsPort: number
-let certFingerprint: string
-
-beforeAll(async () => {
-  fresh = await freshDatabaseUrl()
-  const infrastructure = Layer.mergeAll(databaseLayer({ url: fresh.url, dataDir: UNUSED_DATA_DIR }), platformMemoryLayer())
-  runtime = ManagedRuntime.make(whitelistLayer.pipe(Layer.provideMerge(orgActorsLayer().pipe(Layer.provide(memoryRunner({ maxResidentEntities: 10_000, entityMaxIdleMs: 60_000 })))),
-    Layer.provideMerge(infrastructure)
-  ))
-  await runtime.runPromise(Effect.void)
-
-  dir = mkdtempSync(join(tmpdir(), "whitelist-tls-"))
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
-      "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
-    { stdio: "ignore" }
-  )
-  const certPem = readFileSync(join(dir, "cert.pem"), "utf8")
-  const der = Buffer.from(certPem.replace(/-----[^-]+-----/g, "").replace(/\s+/g, ""), "base64")
-  certFingerprint = certificateFingerprint(der)
-  tlsServer = https.createServer({ key: readFileSync(join(dir, "key.pem")), cert: certPem }, (_req, res) => res.end("ok"))
-  await new Promise<void>((resolve) => tlsServer.listen(0, "127.0.0.1", resolve))
-  tlsPort = (tlsServer.address() as AddressInfo).port
-}, 60_000)
-
-afterAll(async () => {
-  await runtime?.dispose()
-  await fresh?.drop()
-  await new Promise<void>((resolve) => (tlsServer ? tlsServer.close(() => resolve()) : resolve()))
-  if (dir) rmSync(dir, { recursive: true, force: true })
-})
+const tls = useTlsServer()
+const certFingerprint = () => certificateFingerprint(tls.certDer)
 
 let orgCounter = 0
 const principalFor = (role: Principal["role"], orgUuid = `org-wl-${Date.now()}-${++orgCounter}`): Principal =>
   ({ kind: "api_key", orgUuid, userUuid: `user-${role}`, email: "a@b.c", role, scopes: ["*"], keyId: "k" }) as Principal
 
-const whitelist = <A, E>(f: (w: Whitelist["Service"]) => Effect.Effect<A, E>) => runtime.runPromise(Effect.flatMap(Effect.service(Whitelist), f))
+const whitelist = <A, E>(f: (w: Whitelist["Service"]) => Effect.Effect<A, E>) => Effect.flatMap(Whitelist, f)
 const check = (orgUuid: string, url: string, agentId: string | null = "bot-1") =>
-  runtime.runPromise(Effect.flatMap(Effect.service(EndpointGuard), (guard) => guard.check(orgUuid, { url, agentId })))
+  Effect.flatMap(EndpointGuard, (guard) => guard.check(orgUuid, { url, agentId }))
 
-describe("whitelist entries and checks", () => {
-  it("members propose pending entries; admins add approved ones; only approved entries allow", async () => {
+liveLayer(whitelistLayer.pipe(Layer.provideMerge(orgActorsOnFreshDatabase)))("whitelist entries and checks", (it) => {
+  it.effect("members propose pending entries; admins add approved ones; only approved entries allow", () =>
+    Effect.gen(function* () {
     const admin = principalFor("admin")
     const member = principalFor("member", admin.orgUuid)
-    const proposed = await whitelist((w) => w.add(member, { url_pattern: "https://api.example.com/v1/*", name: "Example" }))
+    const proposed = yield* whitelist((w) => w.add(member, { url_pattern: "https://api.example.com/v1/*", name: "Example" }))
     expect(proposed.status).toBe("pending")
     expect(proposed.id).toMatch(/^wl_/)
-    await whitelist((w) => w.setMode(admin, "strict"))
-    expect((await check(admin.orgUuid, "https://api.example.com/v1/x")).outcome).toBe("blocked")
-    expect(await whitelist((w) => w.setEntryStatus(admin, proposed.id, "approved"))).toEqual({ id: proposed.id, status: "approved" })
-    expect(await check(admin.orgUuid, "https://api.example.com/v1/x")).toEqual({ outcome: "allowed" })
-    const direct = await whitelist((w) => w.add(admin, { url_pattern: "https://other.example.com/*", name: "Other" }))
+    yield* whitelist((w) => w.setMode(admin, "strict"))
+    expect((yield* check(admin.orgUuid, "https://api.example.com/v1/x")).outcome).toBe("blocked")
+    expect(yield* whitelist((w) => w.setEntryStatus(admin, proposed.id, "approved"))).toEqual({ id: proposed.id, status: "approved" })
+    expect(yield* check(admin.orgUuid, "https://api.example.com/v1/x")).toEqual({ outcome: "allowed" })
+    const direct = yield* whitelist((w) => w.add(admin, { url_pattern: "https://other.example.com/*", name: "Other" }))
     expect(direct.status).toBe("approved")
-    const rejected = await whitelist((w) => w.setEntryStatus(admin, direct.id, "rejected"))
+    const rejected = yield* whitelist((w) => w.setEntryStatus(admin, direct.id, "rejected"))
     expect(rejected.status).toBe("rejected")
-    expect((await check(admin.orgUuid, "https://other.example.com/a")).outcome).toBe("blocked")
-    expect(await whitelist((w) => w.remove(admin, direct.id))).toEqual({ id: direct.id, deleted: true })
-    const list = await whitelist((w) => w.list(admin))
+    expect((yield* check(admin.orgUuid, "https://other.example.com/a")).outcome).toBe("blocked")
+    expect(yield* whitelist((w) => w.remove(admin, direct.id))).toEqual({ id: direct.id, deleted: true })
+    const list = yield* whitelist((w) => w.list(admin))
     expect(list.entries.map((e) => e.id)).toEqual([proposed.id])
     expect(list.data).toEqual(list.entries)
-  })
+    })
+  )
 
-  it("permissive (the default) warns; strict blocks and files an approval request", async () => {
+  it.effect("permissive (the default) warns; strict blocks and files an approval request", () =>
+    Effect.gen(function* () {
     const admin = principalFor("owner")
-    expect(await whitelist((w) => w.mode(admin))).toEqual({ mode: "permissive" })
-    const warned = await check(admin.orgUuid, "https://unknown.example.com/a/b")
+    expect(yield* whitelist((w) => w.mode(admin))).toEqual({ mode: "permissive" })
+    const warned = yield* check(admin.orgUuid, "https://unknown.example.com/a/b")
     expect(warned.outcome).toBe("warn")
-    expect((await whitelist((w) => w.approvals(admin))).approvals).toHaveLength(0)
-    await whitelist((w) => w.setMode(admin, "strict"))
-    const blocked = await check(admin.orgUuid, "https://unknown.example.com/a/b", "bot-9")
+    expect((yield* whitelist((w) => w.approvals(admin))).approvals).toHaveLength(0)
+    yield* whitelist((w) => w.setMode(admin, "strict"))
+    const blocked = yield* check(admin.orgUuid, "https://unknown.example.com/a/b", "bot-9")
     expect(blocked).toMatchObject({ outcome: "blocked", url_pattern_suggested: "https://unknown.example.com/a/*" })
-    const approvals = (await whitelist((w) => w.approvals(admin))).approvals
+    const approvals = (yield* whitelist((w) => w.approvals(admin))).approvals
     expect(approvals).toHaveLength(1)
     expect(approvals[0]).toMatchObject({ url: "https://unknown.example.com/a/b", agent_id: "bot-9", status: "pending" })
-  })
+    })
+  )
 
-  it("approving a request with add_pattern whitelists the suggested pattern", async () => {
+  it.effect("approving a request with add_pattern whitelists the suggested pattern", () =>
+    Effect.gen(function* () {
     const admin = principalFor("admin")
-    await whitelist((w) => w.setMode(admin, "strict"))
-    const blocked = await check(admin.orgUuid, "https://pay.example.com/v2/charges")
+    yield* whitelist((w) => w.setMode(admin, "strict"))
+    const blocked = yield* check(admin.orgUuid, "https://pay.example.com/v2/charges")
     if (blocked.outcome !== "blocked") throw new Error("expected blocked")
-    const approved = await whitelist((w) => w.resolveApproval(admin, blocked.approval_id, "approved", true))
+    const approved = yield* whitelist((w) => w.resolveApproval(admin, blocked.approval_id, "approved", true))
     expect(approved.status).toBe("approved")
     expect(approved.entry).toMatchObject({ url_pattern: "https://pay.example.com/v2/*", status: "approved" })
-    expect(await check(admin.orgUuid, "https://pay.example.com/v2/refunds")).toEqual({ outcome: "allowed" })
-    const twice = await runtime.runPromise(
-      Effect.flip(Effect.flatMap(Effect.service(Whitelist), (w) => w.resolveApproval(admin, blocked.approval_id, "rejected", false)))
-    )
+    expect(yield* check(admin.orgUuid, "https://pay.example.com/v2/refunds")).toEqual({ outcome: "allowed" })
+    const twice = yield* Effect.flip(whitelist((w) => w.resolveApproval(admin, blocked.approval_id, "rejected", false)))
     expect(twice.reason.code).toBe("ALREADY_RESOLVED")
     // Without add_pattern nothing is added.
-    const other = await check(admin.orgUuid, "https://pay.example.com/v3/x")
+    const other = yield* check(admin.orgUuid, "https://pay.example.com/v3/x")
     if (other.outcome !== "blocked") throw new Error("expected blocked")
-    const rejected = await whitelist((w) => w.resolveApproval(admin, other.approval_id, "rejected", false))
+    const rejected = yield* whitelist((w) => w.resolveApproval(admin, other.approval_id, "rejected", false))
     expect(rejected).toMatchObject({ status: "rejected", entry: null })
-  })
+    })
+  )
 
-  it("another organization's ids are not found", async () => {
+  it.effect("another organization's ids are not found", () =>
+    Effect.gen(function* () {
     const admin = principalFor("admin")
     const stranger = principalFor("admin")
-    const entry = await whitelist((w) => w.add(admin, { url_pattern: "https://a.example.com/*", name: "A" }))
-    await whitelist((w) => w.setMode(admin, "strict"))
-    const blocked = await check(admin.orgUuid, "https://b.example.com/x")
+    const entry = yield* whitelist((w) => w.add(admin, { url_pattern: "https://a.example.com/*", name: "A" }))
+    yield* whitelist((w) => w.setMode(admin, "strict"))
+    const blocked = yield* check(admin.orgUuid, "https://b.example.com/x")
     if (blocked.outcome !== "blocked") throw new Error("expected blocked")
     const attempts = [
-      Effect.flatMap(Effect.service(Whitelist), (w) => w.setEntryStatus(stranger, entry.id, "rejected")),
-      Effect.flatMap(Effect.service(Whitelist), (w) => w.remove(stranger, entry.id)),
-      Effect.flatMap(Effect.service(Whitelist), (w) => w.resolveApproval(stranger, blocked.approval_id, "approved", true))
+      Effect.flatMap(Whitelist, (w) => w.setEntryStatus(stranger, entry.id, "rejected")),
+      Effect.flatMap(Whitelist, (w) => w.remove(stranger, entry.id)),
+      Effect.flatMap(Whitelist, (w) => w.resolveApproval(stranger, blocked.approval_id, "approved", true))
     ]
     for (const attempt of attempts) {
-      const error = await runtime.runPromise(Effect.flip(attempt as Effect.Effect<unknown, WhitelistError, Whitelist>))
+      const error = yield* Effect.flip(attempt as Effect.Effect<unknown, WhitelistError, Whitelist>)
       expect(error.reason.code).toBe("NOT_FOUND")
     }
-  })
+    })
+  )
 
-  it("checks a pinned TLS fingerprint: match allows, mismatch and unreachable are tls_mismatch", async () => {
-    const previous = process.env.OUTBOUND_ALLOW_PRIVATE
-    process.env.OUTBOUND_ALLOW_PRIVATE = "127.0.0.0/8"
-    try {
+  it.effect("checks a pinned TLS fingerprint: match allows, mismatch and unreachable are tls_mismatch", () =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => {
+        const previous = process.env.OUTBOUND_ALLOW_PRIVATE
+        process.env.OUTBOUND_ALLOW_PRIVATE = "127.0.0.0/8"
+        return previous
+      }),
+      () => Effect.gen(function* () {
       const admin = principalFor("admin")
-      const url = `https://127.0.0.1:${tlsPort}/api/x`
-      await whitelist((w) => w.add(admin, { url_pattern: `https://127.0.0.1:${tlsPort}/api/*`, name: "local", tls_fingerprint: certFingerprint }))
-      expect(await check(admin.orgUuid, url)).toEqual({ outcome: "allowed" })
+      const url = `https://127.0.0.1:${tls.port}/api/x`
+      yield* whitelist((w) => w.add(admin, { url_pattern: `https://127.0.0.1:${tls.port}/api/*`, name: "local", tls_fingerprint: certFingerprint() }))
+      expect(yield* check(admin.orgUuid, url)).toEqual({ outcome: "allowed" })
 
       const wrong = principalFor("admin")
       const pin = `sha256:${"ab".repeat(32)}`
-      await whitelist((w) => w.add(wrong, { url_pattern: `https://127.0.0.1:${tlsPort}/*`, name: "wrong pin", tls_fingerprint: pin }))
-      expect(await check(wrong.orgUuid, url)).toMatchObject({ outcome: "tls_mismatch", expected: pin, actual: certFingerprint })
+      yield* whitelist((w) => w.add(wrong, { url_pattern: `https://127.0.0.1:${tls.port}/*`, name: "wrong pin", tls_fingerprint: pin }))
+      expect(yield* check(wrong.orgUuid, url)).toMatchObject({ outcome: "tls_mismatch", expected: pin, actual: certFingerprint() })
 
       const closed = principalFor("admin")
-      await whitelist((w) => w.add(closed, { url_pattern: "https://127.0.0.1:1/*", name: "closed", tls_fingerprint: pin }))
-      expect(await check(closed.orgUuid, "https://127.0.0.1:1/x")).toMatchObject({ outcome: "tls_mismatch", actual: null })
-    } finally {
-      if (previous === undefined) delete process.env.OUTBOUND_ALLOW_PRIVATE
-      else process.env.OUTBOUND_ALLOW_PRIVATE = previous
-    }
-  })
+      yield* whitelist((w) => w.add(closed, { url_pattern: "https://127.0.0.1:1/*", name: "closed", tls_fingerprint: pin }))
+      expect(yield* check(closed.orgUuid, "https://127.0.0.1:1/x")).toMatchObject({ outcome: "tls_mismatch", actual: null })
+      }),
+      (previous) => Effect.sync(() => {
+        if (previous === undefined) delete process.env.OUTBOUND_ALLOW_PRIVATE
+        else process.env.OUTBOUND_ALLOW_PRIVATE = previous
+      })
+    )
+  )
 })

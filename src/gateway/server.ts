@@ -48,6 +48,8 @@ export class UwsApp extends Context.Service<UwsApp, {
   readonly app: TemplatedApp
   /** Sockets and requests currently open, shared with the WebSocket cap. */
   readonly connections: { open: number; readonly cap: number }
+  /** The port bound: the configured one, or the one the system chose for port 0. */
+  readonly port: number
 }>()("gateway/UwsApp") {}
 
 const decoder = new TextDecoder()
@@ -426,7 +428,7 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
 /** Provides `HttpServer` on uWS plus the `UwsApp` for native socket routes. */
 export const uwsServerLayer = (options: UwsServerOptions) =>
   Layer.effectContext(
-    Effect.map(makeUwsServer(options), ({ server, app, connections }) =>
-      Context.make(HttpServer.HttpServer, server).pipe(Context.add(UwsApp, { app, connections }))
+    Effect.map(makeUwsServer(options), ({ server, app, connections, port }) =>
+      Context.make(HttpServer.HttpServer, server).pipe(Context.add(UwsApp, { app, connections, port }))
     )
   )

@@ -7,8 +7,12 @@ import { randomBytes } from "node:crypto"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
+import { orgActorsLayer } from "../../actors/org.js"
+import { memoryRunner } from "../../actors/runner.js"
+import { databaseLayer } from "../../src/platform/db/index.js"
+import { platformMemoryLayer } from "../../src/platform/redis/index.js"
 
 export interface FreshDatabase {
   /** DATABASE_URL of the new, empty database (same server and credentials). */
@@ -52,3 +56,17 @@ export const freshDatabaseUrl = async (serverUrl: string = databaseServerUrl()):
     }
   }
 }
+
+/** The database services (migrated) on a fresh database of their own, dropped when the layer is released. */
+export const freshDatabaseLayer = Layer.unwrap(
+  Effect.acquireRelease(
+    Effect.promise(() => freshDatabaseUrl()),
+    (fresh) => Effect.promise(() => fresh.drop())
+  ).pipe(Effect.map((fresh) => databaseLayer({ url: fresh.url, dataDir: UNUSED_DATA_DIR })))
+)
+
+/** The organizations' actors on an in-memory runner, with the fresh database and the in-memory Redis stand-ins beneath them (all provided). */
+export const orgActorsOnFreshDatabase = orgActorsLayer().pipe(
+  Layer.provideMerge(memoryRunner({ maxResidentEntities: 10_000, entityMaxIdleMs: 60_000 })),
+  Layer.provideMerge(Layer.mergeAll(freshDatabaseLayer, platformMemoryLayer()))
+)

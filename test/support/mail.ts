@@ -4,7 +4,7 @@
  */
 import { SMTPServer } from "smtp-server"
 import { call, type Org } from "./client.js"
-import { freePort } from "./server.js"
+import { useFixture } from "./fixture.js"
 
 export interface Mail {
   readonly to: ReadonlyArray<string>
@@ -67,9 +67,10 @@ export class Inbox {
         })
       }
     })
-    const port = await freePort()
-    await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve))
-    inbox = new Inbox(server, port)
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const address = server.server.address()
+    if (typeof address !== "object" || address === null) throw new Error("the SMTP server has no port")
+    inbox = new Inbox(server, address.port)
     return inbox
   }
 
@@ -129,3 +130,10 @@ export const enableApprovalMail = async (base: string, org: Org, recipients?: Re
   })
   if (reply.status !== 200) throw new Error(`enabling e-mail failed: ${reply.status} ${reply.text}`)
 }
+
+/** The file's inbox: started before its first test (declare it before the server that mails to it), stopped after its last. */
+export const useInbox = (): Inbox =>
+  useFixture(
+    () => Inbox.start(),
+    (inbox) => inbox.stop()
+  )
