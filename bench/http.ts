@@ -1,7 +1,9 @@
 /**
  * `npm run bench:http`: a hello route served raw by uWS, through the adapter
  * (HttpApi, no auth), and through the full chain (API-key auth + rate limit
- * with the in-process store), all in this run, with the ratios to raw.
+ * with the in-process store), all in this run, with the ratios to raw; and
+ * the same routes and services on Effect's own node:http server (the peer),
+ * to say what uWS buys us.
  * Last line: one JSON object with every figure.
  */
 import { type ChildProcess, fork } from "node:child_process"
@@ -14,7 +16,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
 
 const dataDir = benchDataDir("bench-http")
 
-const startTarget = async (mode: "raw" | "app") => {
+const startTarget = async (mode: "raw" | "app" | "node") => {
   const port = await freePort()
   const child: ChildProcess = fork(new URL("./support/http-target.ts", import.meta.url).pathname, [mode, String(port)], {
     execArgv: ["--import", "tsx"],
@@ -47,23 +49,34 @@ const raw = await startTarget("raw")
 const rawResult = await measure(raw.url, "/hello")
 raw.stop()
 
-const app = await startTarget("app")
-const registered = await fetch(`${app.url}/api/v1/auth/register`, {
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify({ email: "bench@example.test", password: "benchmark password", org_name: "Bench" })
-}).then((r) => r.json() as Promise<any>)
-const auth = { authorization: `Bearer ${registered.api_key.key}` }
-const adapterResult = await measure(app.url, "/health")
-const chainResult = await measure(app.url, "/api/v1/auth/whoami", auth)
-app.stop()
+/** `/health` and the authenticated `/api/v1/auth/whoami` on one server (the first run registers the bench account). */
+const measureApp = async (mode: "app" | "node", email: string) => {
+  const server = await startTarget(mode)
+  const registered = await fetch(`${server.url}/api/v1/auth/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password: "benchmark password", org_name: "Bench" })
+  }).then((r) => r.json() as Promise<any>)
+  const auth = { authorization: `Bearer ${registered.api_key.key}` }
+  const adapter = await measure(server.url, "/health")
+  const chain = await measure(server.url, "/api/v1/auth/whoami", auth)
+  server.stop()
+  return { adapter, chain }
+}
+
+const { adapter: adapterResult, chain: chainResult } = await measureApp("app", "bench@example.test")
+const { adapter: nodeAdapterResult, chain: nodeChainResult } = await measureApp("node", "bench-node@example.test")
 await dataDir.remove()
 
 console.log(`HTTP hello, ${connections} connections, ${seconds} s each, client ${client} (server in another process)`)
 row("raw uWS", rawResult)
 row("adapter (HttpApi, no auth)", adapterResult, adapterResult.rps / rawResult.rps)
 row("full chain (key auth + rate limit)", chainResult, chainResult.rps / rawResult.rps)
-console.log("target: full chain >= 0.5 × raw uWS")
+row("node:http peer, /health", nodeAdapterResult, nodeAdapterResult.rps / rawResult.rps)
+row("node:http peer, full chain", nodeChainResult, nodeChainResult.rps / rawResult.rps)
+const chainOverNode = chainResult.rps / nodeChainResult.rps
+console.log(`our uWS path / node:http peer: full chain ${chainOverNode.toFixed(2)}×, /health ${(adapterResult.rps / nodeAdapterResult.rps).toFixed(2)}×`)
+console.log("targets: full chain >= 0.5 × raw uWS, adapter >= 0.7 × raw uWS, full chain >= 2 × the node:http peer")
 console.log(
   JSON.stringify({
     client,
@@ -80,7 +93,10 @@ console.log(
     chain_p50_ms: chainResult.p50_ms,
     chain_p99_ms: chainResult.p99_ms,
     chain_ratio: Math.round((chainResult.rps / rawResult.rps) * 1000) / 1000,
-    errors: rawResult.errors + adapterResult.errors + chainResult.errors
+    node_server_rps: nodeChainResult.rps,
+    node_server_health_rps: nodeAdapterResult.rps,
+    chain_over_node: Math.round(chainOverNode * 1000) / 1000,
+    errors: rawResult.errors + adapterResult.errors + chainResult.errors + nodeAdapterResult.errors + nodeChainResult.errors
   })
 )
 process.exit(0)

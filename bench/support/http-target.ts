@@ -1,16 +1,29 @@
 /**
  * The server side of `bench/http.ts`, in its own process so the load generator
  * does not share its event loop: either raw uWS answering a hello JSON, or the
- * whole gateway on the embedded stores (in-process rate limiting).
+ * whole gateway on the embedded stores (in-process rate limiting), or the same
+ * HttpApi routes and services on Effect's own node:http server (the peer).
  */
+
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
 import * as Layer from "effect/Layer"
-import { appLayer } from "../../src/app.js"
+import { apiRoutes, appLayer, servicesLayer } from "../../src/app.js"
 import { loadUws } from "../../src/gateway/uws.js"
-import { loadConfig } from "../../src/platform/config.js"
-import { setLogLevel } from "../../src/platform/log.js"
+import { type AppConfig, loadConfig } from "../../src/platform/config.js"
+import { loggerLayer, setLogLevel } from "../../src/platform/log.js"
 
 const [mode, portText] = process.argv.slice(2)
+
+/** The gateway's routes and services served by `@effect/platform-node`'s NodeHttpServer instead of uWS. */
+const nodeServerLayer = (config: AppConfig) =>
+  HttpRouter.serve(apiRoutes, { disableLogger: true }).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, { host: config.host, port: config.port })),
+    Layer.provide(servicesLayer(config)),
+    Layer.provide(loggerLayer)
+  )
 // Exit normally on SIGINT so `--cpu-prof` can write its profile.
 process.on("SIGINT", () => process.exit(0))
 const port = Number(portText)
@@ -41,7 +54,7 @@ if (mode === "raw") {
     PUBLIC_RATE_LIMIT_PER_MINUTE: "100000000",
     LOG_LEVEL: "silent"
   })
-  Effect.runFork(Layer.launch(appLayer(config)))
+  Effect.runFork(Layer.launch(mode === "node" ? nodeServerLayer(config) : appLayer(config)))
   const wait = async () => {
     for (;;) {
       try {
