@@ -9,7 +9,8 @@
  * DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) names the
  * server; a fresh database is created for the run and dropped after. Redis is
  * the in-process stand-in. BENCH_SECONDS (default 5), BENCH_CONNECTIONS
- * (default 64); BENCH_PROFILE=<dir> runs the server with `--cpu-prof` there.
+ * (default 64); BENCH_PROFILE=1 (or a directory) runs the server with `--cpu-prof` and
+ * prints its top 15 frames by self time.
  * The last output line is one JSON object.
  */
 import { PgClient } from "@effect/sql-pg"
@@ -18,11 +19,12 @@ import { freshDatabaseUrl } from "../test/support/database.js"
 import { AGENTS, authorizeBody, benchOrganization, POLICIES, startGateway } from "./support/gateway.js"
 import { measureInsertRate } from "./support/insert-rate.js"
 import { type LoadResult, runLoad } from "./support/load.js"
+import { printProfileSummary, profileDirectory } from "./support/profile.js"
 
 const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres"
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
-const profileDir = process.env.BENCH_PROFILE
+const profileDir = profileDirectory()
 
 const row = (name: string, r: LoadResult, ratio?: number) =>
   console.log(
@@ -113,6 +115,7 @@ const main = async () => {
     await server?.stop()
     await database.drop()
   }
+  if (profileDir) printProfileSummary(profileDir)
 }
 
 await main()
