@@ -10,7 +10,12 @@
  *   process's RSS read from /proc/<pid>/status.
  * - webhooks: N authorizes with a webhook subscribed to `action.authorized`
  *   pointing at a local node:http receiver; deliveries per second until the
- *   receiver has all N. Baseline: the receiver's own request rate under load.
+ *   receiver has all N (bounded by how fast the N authorizes are made). Then
+ *   the drain: the receiver holds its answers while N more authorizes pile up
+ *   as due deliveries, and deliveries per second are timed from its release
+ *   until it has answered all N — the sending side alone.
+ *   Baseline: the receiver's own request rate under load (plain node:http
+ *   client, keep-alive, 16 connections).
  * Servers run in child processes; the clients run here. The gateway runs on
  * its embedded PostgreSQL (separate processes, so outside the RSS measured
  * here) unless DATABASE_URL is set: then on a fresh Postgres database there
@@ -314,6 +319,19 @@ const webhookTimedOut = await Promise.race([allReceived.then(() => false), new P
 const webhookSeconds = (performance.now() - webhookStarted) / 1000
 const webhookRate = webhookTimedOut ? 0 : Math.round(WEBHOOK_EVENTS / webhookSeconds)
 
+// Drain: a backlog of N due deliveries (the receiver holds its answers meanwhile), timed from the release.
+const drained = new Promise<void>((resolve) => receiver.child.once("message", () => resolve()))
+receiver.child.send({ expect: WEBHOOK_EVENTS, hold: true })
+produced = 0
+await Promise.all(Array.from({ length: 16 }, producer))
+// Held sends time out after 15 s; the backlog is complete once the last events are dispatched.
+await new Promise((resolve) => setTimeout(resolve, 1_000))
+const drainStarted = performance.now()
+receiver.child.send({ release: true })
+const drainTimedOut = await Promise.race([drained.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 60_000))])
+const drainSeconds = (performance.now() - drainStarted) / 1000
+const drainRate = drainTimedOut ? 0 : Math.round(WEBHOOK_EVENTS / drainSeconds)
+
 // Idle capacity: authenticated, subscribed sockets that then say nothing.
 await new Promise((resolve) => setTimeout(resolve, 500))
 const rssBefore = rssMb(appPid)
@@ -370,6 +388,12 @@ console.log(
     webhookTimedOut ? ", TIMED OUT" : ""
   })   ${ratio(webhookRate, receiverLoad.rps)}× raw receiver`
 )
+console.log(
+  `webhook backlog drain              ${drainRate} /s   (${WEBHOOK_EVENTS} due deliveries in ${drainSeconds.toFixed(1)} s${drainTimedOut ? ", TIMED OUT" : ""})   ${ratio(
+    drainRate,
+    receiverLoad.rps
+  )}× raw receiver`
+)
 console.log(`raw node:http receiver            ${receiverLoad.rps} req/s   (16 connections, 3 s)`)
 console.log(`total ${totalSeconds} s`)
 console.log(
@@ -398,6 +422,9 @@ console.log(
     webhook_timed_out: webhookTimedOut,
     raw_receiver_rps: receiverLoad.rps,
     webhook_ratio: ratio(webhookRate, receiverLoad.rps),
+    webhook_drain_per_s: drainRate,
+    webhook_drain_timed_out: drainTimedOut,
+    webhook_drain_ratio: ratio(drainRate, receiverLoad.rps),
     seconds: totalSeconds
   })
 )

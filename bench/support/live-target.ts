@@ -8,10 +8,11 @@
  *   BENCH_DATA_DIR runs in its own processes, outside this RSS), or on
  *   BENCH_DATABASE_URL / BENCH_REDIS_URL when set.
  * - `receiver <port>`: a node:http server answering 200 to everything and
- *   counting requests; on the IPC message `{ expect: n }` it resets its count
- *   and sends `{ received: n }` once n requests have arrived.
+ *   counting answers; on the IPC message `{ expect: n }` it resets its count
+ *   and sends `{ received: n }` once n requests have been answered. With
+ *   `{ hold: true }` it keeps requests unanswered until `{ release: true }`.
  */
-import { createServer } from "node:http"
+import { createServer, type ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { appLayer } from "../../src/app.js"
@@ -78,19 +79,31 @@ const gateway = () => {
 const receiver = () => {
   let received = 0
   let expected = Number.POSITIVE_INFINITY
+  let holding = false
+  const held: Array<() => void> = []
+  const answer = (res: ServerResponse) => () => {
+    res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}')
+    received++
+    if (received === expected) process.send?.({ received })
+  }
   const server = createServer((req, res) => {
     req.on("data", () => {})
     req.on("end", () => {
-      res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}')
-      received++
-      if (received === expected) process.send?.({ received })
+      if (holding) held.push(answer(res))
+      else answer(res)()
     })
   })
   server.keepAliveTimeout = 30_000
-  process.on("message", (message: { expect?: number }) => {
-    if (typeof message?.expect !== "number") return
-    received = 0
-    expected = message.expect
+  process.on("message", (message: { expect?: number; hold?: boolean; release?: boolean }) => {
+    if (typeof message?.expect === "number") {
+      received = 0
+      expected = message.expect
+    }
+    if (message?.hold === true) holding = true
+    if (message?.release === true) {
+      holding = false
+      for (const release of held.splice(0)) release()
+    }
   })
   server.listen(port, "127.0.0.1", ready)
 }

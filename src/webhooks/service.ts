@@ -5,9 +5,15 @@
  * deliveries. Both lock with SKIP LOCKED, so any number of fibers and
  * processes can run them without sending anything twice.
  */
+import { PgClient } from "@effect/sql-pg"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Semaphore from "effect/Semaphore"
 import { listPage } from "../../protocol/common.js"
 import { isEventType } from "../../protocol/events.js"
 import { approvalRequestOf } from "../approvers/messages.js"
@@ -38,14 +44,26 @@ export interface WebhookSettingsService {
   /** How long a claimed delivery stays reserved for its sender. */
   readonly leaseMs: number
   readonly batchSize: number
-  /** Idle wait of the worker loop. */
+  /** Idle wait of the worker loops: the safety net when no wake-up arrives. */
   readonly pollMs: number
+  /** Sends in flight in this process, over all endpoints (default 64). */
+  readonly concurrency?: number
+  /** Sends in flight to one webhook (default 32). */
+  readonly perEndpoint?: number
+  /** Sender fibers, each claiming its own batch, so one batch's slow answers do not hold up the rest (default 4). */
+  readonly senders?: number
   /** Overrides the policy derived from Config (tests). */
   readonly policy?: OutboundPolicy
 }
 export const WebhookSettings = Context.Reference<WebhookSettingsService>("gateway/WebhookSettings", {
-  defaultValue: () => ({ timeoutMs: DEFAULT_TIMEOUT_MS, leaseMs: 60_000, batchSize: 100, pollMs: 200 })
+  defaultValue: () => ({ timeoutMs: DEFAULT_TIMEOUT_MS, leaseMs: 60_000, batchSize: 250, pollMs: 200 })
 })
+
+const DEFAULT_CONCURRENCY = 64
+const DEFAULT_PER_ENDPOINT = 32
+const DEFAULT_SENDERS = 4
+/** The channel the `events` trigger notifies on commit (migration 0010_events_notify). */
+const EVENTS_CHANNEL = "gateway_events"
 
 export interface CreateWebhookInput {
   readonly url: string
@@ -144,13 +162,22 @@ export const makeWebhooks = Effect.gen(function* () {
     return claimed.length
   })
 
+  /** Posts one claimed delivery through the outbound client and judges the answer; writes nothing. */
   const attemptOne = (delivery: DueDelivery) =>
     Effect.gen(function* () {
       const attempt = delivery.attempt + 1
       const secret = envelope.openText(delivery.secretSealed, webhookAad(delivery.webhookId))
       const body = JSON.stringify(delivery.payload)
       const headers = signedHeaders(secret, delivery.id, Math.floor(clock.now() / 1000), body)
-      const answer = yield* outbound(delivery.url, { method: "POST", headers, body, policy, timeoutMs: settings.timeoutMs, maxResponseBytes: 64 * 1024 }).pipe(
+      const answer = yield* outbound(delivery.url, {
+        method: "POST",
+        headers,
+        body,
+        policy,
+        timeoutMs: settings.timeoutMs,
+        maxResponseBytes: 64 * 1024,
+        keepAlive: true
+      }).pipe(
         Effect.map((response) => ({ status: response.status as number | undefined, retryAfter: response.headers["retry-after"], error: null as string | null })),
         Effect.catch((error) => Effect.succeed({ status: undefined, retryAfter: undefined, error: `${error.kind}: ${error.message}` }))
       )
@@ -158,39 +185,76 @@ export const makeWebhooks = Effect.gen(function* () {
       const outcome = judgeAttempt({ attempt, status: answer.status, retryAfter: answer.retryAfter, now, random: clock.random() })
       const statusCode = answer.status ?? null
       const error = answer.error ?? (outcome.kind === "delivered" ? null : `HTTP ${answer.status}`)
-      yield* store.recordAttempt({ deliveryId: delivery.id, attempt, statusCode, outcome: outcome.kind, error, now })
-      switch (outcome.kind) {
-        case "delivered":
-          yield* store.finishDelivery({ deliveryId: delivery.id, attempt, statusCode, status: "delivered", error: null, nextAttemptAt: null, now })
-          yield* store.markHealthy(delivery.webhookId)
-          return outcome.kind
-        case "gone":
-          yield* store.finishDelivery({ deliveryId: delivery.id, attempt, statusCode, status: "failed", error, nextAttemptAt: null, now })
-          yield* store.disableWebhook(delivery.webhookId, "endpoint answered 410 Gone")
-          return outcome.kind
-        case "retry":
-        case "failed": {
-          const retry = outcome.kind === "retry"
-          yield* store.finishDelivery({
-            deliveryId: delivery.id,
-            attempt,
-            statusCode,
-            status: retry ? "pending" : "failed",
-            error,
-            nextAttemptAt: retry ? outcome.at : null,
-            now
-          })
-          const failingSince = yield* store.markFailing(delivery.webhookId, now)
-          if (now - failingSince >= DISABLE_AFTER_MS) yield* store.disableWebhook(delivery.webhookId, "failing for 5 days")
-          return outcome.kind
-        }
+      const status = outcome.kind === "delivered" ? "delivered" : outcome.kind === "retry" ? "pending" : "failed"
+      return {
+        deliveryId: delivery.id,
+        webhookId: delivery.webhookId,
+        attempt,
+        statusCode,
+        status,
+        outcome: outcome.kind,
+        error,
+        nextAttemptAt: outcome.kind === "retry" ? outcome.at : null,
+        now
+      } as const
+    })
+
+  type Attempted = Effect.Success<ReturnType<typeof attemptOne>>
+
+  /**
+   * Writes the outcomes of a batch: attempts and delivery states in one
+   * statement, then what follows a failure (an endpoint answering 410, or
+   * failing for 5 days, is disabled).
+   */
+  const settle = (attempted: ReadonlyArray<Attempted>) =>
+    Effect.gen(function* () {
+      yield* store.finishBatch(attempted)
+      const gone = new Set(attempted.filter((row) => row.outcome === "gone").map((row) => row.webhookId))
+      for (const webhookId of gone) yield* store.disableWebhook(webhookId, "endpoint answered 410 Gone")
+      const failing = new Map<string, number>()
+      for (const row of attempted) if ((row.outcome === "retry" || row.outcome === "failed") && !gone.has(row.webhookId)) failing.set(row.webhookId, row.now)
+      for (const [webhookId, now] of failing) {
+        const failingSince = yield* store.markFailing(webhookId, now)
+        if (now - failingSince >= DISABLE_AFTER_MS) yield* store.disableWebhook(webhookId, "failing for 5 days")
       }
     })
 
-  /** Claims due deliveries and attempts each once, in parallel. Returns how many were attempted. */
+  /** Sends in flight: at most `concurrency` in all, at most `perEndpoint` to one webhook, across every sender fiber. */
+  const overall = Semaphore.makeUnsafe(settings.concurrency ?? DEFAULT_CONCURRENCY)
+  const perEndpoint = settings.perEndpoint ?? DEFAULT_PER_ENDPOINT
+  const endpoints = new Map<string, { readonly semaphore: Semaphore.Semaphore; users: number }>()
+  const limited = (delivery: DueDelivery) =>
+    Effect.suspend(() => {
+      let entry = endpoints.get(delivery.webhookId)
+      if (entry === undefined) {
+        entry = { semaphore: Semaphore.makeUnsafe(perEndpoint), users: 0 }
+        endpoints.set(delivery.webhookId, entry)
+      }
+      const held = entry
+      held.users++
+      return attemptOne(delivery).pipe(
+        overall.withPermit,
+        held.semaphore.withPermit,
+        Effect.ensuring(
+          Effect.sync(() => {
+            held.users--
+            if (held.users === 0) endpoints.delete(delivery.webhookId)
+          })
+        )
+      )
+    })
+
+  /**
+   * Claims due deliveries and attempts each once, concurrently (bounded
+   * overall and per endpoint; no order between deliveries is promised), then
+   * records the outcomes together. Returns how many were attempted.
+   */
   const sendDue = Effect.gen(function* () {
     const due = yield* store.claimDue(settings.batchSize, clock.now(), settings.leaseMs)
-    yield* Effect.forEach(due, (delivery) => Effect.ignore(attemptOne(delivery)), { concurrency: 16, discard: true })
+    if (due.length === 0) return 0
+    // A delivery whose attempt broke (not a failed send: those are outcomes) stays leased and is retried when the lease runs out.
+    const attempted = yield* Effect.forEach(due, (delivery) => Effect.exit(limited(delivery)), { concurrency: "unbounded" })
+    yield* settle(attempted.flatMap((exit) => (Exit.isSuccess(exit) ? [exit.value] : [])))
     return due.length
   })
 
@@ -201,19 +265,67 @@ export class Webhooks extends Context.Service<Webhooks, Effect.Success<typeof ma
   static readonly layer = Layer.effect(Webhooks)(makeWebhooks)
 }
 
-/** The background loop of one process: drain the outbox, send what is due, wait when idle. */
+/**
+ * A wake-up call: `signal` wakes every fiber waiting on the call taken before
+ * it, so a signal between a round and its wait is not lost.
+ */
+const makeWakeUp = () => {
+  let current = Deferred.makeUnsafe<void>()
+  return {
+    next: () => current,
+    signal: () => {
+      const woken = current
+      current = Deferred.makeUnsafe<void>()
+      Deferred.doneUnsafe(woken, Effect.void)
+    }
+  }
+}
+
+/**
+ * The background loops of one process: a dispatcher turns outbox events into
+ * deliveries and wakes the senders; several senders post what is due. Each
+ * loop goes on at once while it finds work and otherwise waits for a wake-up
+ * or `pollMs` (the safety net for retries coming due and other processes' work).
+ */
 export const webhookWorkerLoop = Effect.gen(function* () {
   const webhooks = yield* Webhooks
   const settings = yield* WebhookSettings
-  const round = Effect.gen(function* () {
-    const dispatched = yield* webhooks.dispatchOnce
-    const sent = yield* webhooks.sendDue
-    return dispatched + sent
-  }).pipe(Effect.catchCause(() => Effect.succeed(0)))
-  while (true) {
-    const busy = yield* round
-    if (busy === 0) yield* Effect.sleep(settings.pollMs)
-  }
+  const pg = yield* Effect.serviceOption(PgClient.PgClient)
+  const outbox = makeWakeUp()
+  const work = makeWakeUp()
+  const loop = <E>(round: Effect.Effect<number, E>, wakeUp: ReturnType<typeof makeWakeUp>, after: (busy: number) => void) =>
+    Effect.gen(function* () {
+      while (true) {
+        const wake = wakeUp.next()
+        const busy = yield* round.pipe(Effect.catchCause(() => Effect.succeed(0)))
+        after(busy)
+        if (busy === 0) yield* Effect.timeoutOption(Deferred.await(wake), settings.pollMs)
+      }
+    })
+  // Commits that insert into `events` NOTIFY (migration 0010); a broken listener is reopened, and polling covers the gap.
+  const listener = Option.match(pg, {
+    onNone: () => Effect.void,
+    onSome: (client) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const notifications = yield* client.listen(EVENTS_CHANNEL)
+          outbox.signal()
+          while (true) {
+            yield* Queue.take(notifications)
+            outbox.signal()
+          }
+        })
+      ).pipe(
+        Effect.catchCause(() => Effect.void),
+        Effect.andThen(Effect.sleep(5_000)),
+        Effect.forever
+      )
+  })
+  const dispatcher = loop(webhooks.dispatchOnce, outbox, (busy) => {
+    if (busy > 0) work.signal()
+  })
+  const senders = Array.from({ length: settings.senders ?? DEFAULT_SENDERS }, () => loop(webhooks.sendDue, work, () => {}))
+  yield* Effect.all([listener, dispatcher, ...senders], { concurrency: "unbounded", discard: true })
 })
 
 /** Runs the worker loop for as long as the layer lives. */

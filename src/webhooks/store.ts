@@ -232,6 +232,53 @@ export const makeWebhooksStore = Effect.gen(function* () {
           next_attempt_at = ${at(options.nextAttemptAt ?? options.now)}
         WHERE id = ${options.deliveryId}`.pipe(Effect.asVoid)
 
+  /**
+   * Records a batch of attempts and their deliveries' new state in one
+   * statement (the per-row equivalent of `recordAttempt` + `finishDelivery`),
+   * and clears `failing_since` of every webhook with a delivered row.
+   */
+  const finishBatch = (rows: ReadonlyArray<{
+    readonly deliveryId: string
+    readonly webhookId: string
+    readonly attempt: number
+    readonly statusCode: number | null
+    readonly status: "pending" | "delivered" | "failed"
+    readonly outcome: string
+    readonly error: string | null
+    readonly nextAttemptAt: number | null
+    readonly now: number
+  }>) =>
+    rows.length === 0
+      ? Effect.void
+      : sql`WITH r AS (
+              SELECT * FROM jsonb_to_recordset(${jsonb(
+                rows.map((row) => ({
+                  id: row.deliveryId,
+                  webhook_id: row.webhookId,
+                  attempt: row.attempt,
+                  status_code: row.statusCode,
+                  status: row.status,
+                  outcome: row.outcome,
+                  error: row.error,
+                  at: at(row.now),
+                  next_at: at(row.nextAttemptAt ?? row.now)
+                }))
+              )}) AS r(id text, webhook_id text, attempt int, status_code int, status text, outcome text, error text, at timestamptz, next_at timestamptz)
+            ), attempts AS (
+              INSERT INTO webhook_delivery_attempts (delivery_id, attempt, status_code, outcome, error, attempted_at)
+              SELECT id, attempt, status_code, outcome, error, at FROM r
+              ON CONFLICT (delivery_id, attempt) DO NOTHING
+            ), healthy AS (
+              UPDATE webhooks SET failing_since = NULL
+              WHERE id IN (SELECT webhook_id FROM r WHERE status = 'delivered') AND failing_since IS NOT NULL
+            )
+            UPDATE webhook_deliveries d SET
+              attempt = r.attempt, status_code = r.status_code, status = r.status,
+              last_error = r.error, lease_until = NULL, last_attempt_at = r.at,
+              delivered_at = CASE WHEN r.status = 'delivered' THEN r.at ELSE NULL END,
+              next_attempt_at = r.next_at
+            FROM r WHERE d.id = r.id`.pipe(Effect.asVoid)
+
   const markHealthy = (webhookId: string) =>
     sql`UPDATE webhooks SET failing_since = NULL WHERE id = ${webhookId} AND failing_since IS NOT NULL`.pipe(Effect.asVoid)
 
@@ -267,6 +314,7 @@ export const makeWebhooksStore = Effect.gen(function* () {
     claimDue,
     recordAttempt,
     finishDelivery,
+    finishBatch,
     markHealthy,
     markFailing,
     disableWebhook

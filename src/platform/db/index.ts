@@ -87,7 +87,7 @@ export const describePostgresUrl = (url: string): string => {
 }
 
 /** The bare client of a DatabaseConfig: connected lazily, nothing migrated (tests of migrations). */
-export const databaseClientLayer = (config: DatabaseConfig): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+export const databaseClientLayer = (config: DatabaseConfig): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, SqlError> =>
   config.url ? postgresClientLayer(config.url, config.maxConnections) : embeddedClientLayer(config)
 
 const embeddedDirectory = (dataDir: string): string => join(dataDir, "pg")
@@ -165,7 +165,7 @@ const causeText = (error: SqlError): string => {
  * `SqlClient` and `Database`, connected and migrated. Layer construction of
  * sql-pg does not connect, so this runs `SELECT 1` first to fail at start.
  */
-export const databaseLayer = (config: DatabaseConfig): Layer.Layer<SqlClient.SqlClient | Database, SqlError> => {
+export const databaseLayer = (config: DatabaseConfig): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient | Database, SqlError> => {
   const url = config.url
   const kind: DatabaseInfo["kind"] = url ? "postgres" : "embedded"
   const client = databaseClientLayer(config)
