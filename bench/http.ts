@@ -3,6 +3,7 @@
  * (HttpApi, no auth), and through the full chain (API-key auth + rate limit
  * with the in-process store), all in this run, with the ratios to raw.
  * Last line: one JSON object with every figure.
+ * BENCH_PROFILE=<dir>: each target writes a CPU profile there and prints its top frames.
  */
 import { type ChildProcess, fork } from "node:child_process"
 import { freePort } from "../test/support/server.js"
@@ -25,7 +26,11 @@ const startTarget = async (mode: "raw" | "app") => {
     child.once("message", () => resolve())
     child.once("exit", (code) => reject(new Error(`${mode} target exited with ${code}`)))
   })
-  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill("SIGKILL") }
+  // With BENCH_PROFILE the target writes its profile on SIGINT; wait for it.
+  const stop = process.env.BENCH_PROFILE
+    ? () => new Promise<void>((resolve) => child.once("exit", () => resolve()).kill("SIGINT"))
+    : async () => void child.kill("SIGKILL")
+  return { url: `http://127.0.0.1:${port}`, stop }
 }
 
 const row = (name: string, r: { rps: number; p50_ms: number; p99_ms: number; errors: number }, ratio?: number) =>
@@ -45,7 +50,7 @@ const client = hasWrk() ? "wrk" : "node:http"
 
 const raw = await startTarget("raw")
 const rawResult = await measure(raw.url, "/hello")
-raw.stop()
+await raw.stop()
 
 const app = await startTarget("app")
 const registered = await fetch(`${app.url}/api/v1/auth/register`, {
@@ -56,7 +61,7 @@ const registered = await fetch(`${app.url}/api/v1/auth/register`, {
 const auth = { authorization: `Bearer ${registered.api_key.key}` }
 const adapterResult = await measure(app.url, "/health")
 const chainResult = await measure(app.url, "/api/v1/auth/whoami", auth)
-app.stop()
+await app.stop()
 await dataDir.remove()
 
 console.log(`HTTP hello, ${connections} connections, ${seconds} s each, client ${client} (server in another process)`)
