@@ -30,26 +30,43 @@ const startTarget = async (mode: "raw" | "app") => {
   const stop = process.env.BENCH_PROFILE
     ? () => new Promise<void>((resolve) => child.once("exit", () => resolve()).kill("SIGINT"))
     : async () => void child.kill("SIGKILL")
-  return { url: `http://127.0.0.1:${port}`, stop }
+  const cpuMicros = () =>
+    new Promise<number>((resolve) => {
+      child.once("message", (message: any) => resolve(message.cpuMicros))
+      child.send("cpu")
+    })
+  return { url: `http://127.0.0.1:${port}`, stop, cpuMicros }
 }
 
-const row = (name: string, r: { rps: number; p50_ms: number; p99_ms: number; errors: number }, ratio?: number) =>
+const row = (name: string, r: Measured, ratio?: number) =>
   console.log(
     `${name.padEnd(34)} ${String(r.rps).padStart(8)} req/s   p50 ${r.p50_ms.toFixed(3).padStart(7)} ms   p99 ${r.p99_ms
       .toFixed(3)
-      .padStart(7)} ms${ratio === undefined ? "" : `   ${ratio.toFixed(2)}× raw`}${r.errors ? `   errors ${r.errors}` : ""}`
+      .padStart(7)} ms   server CPU ${r.cpu_us_per_request.toFixed(1).padStart(6)} µs/req${
+      ratio === undefined ? "" : `   ${ratio.toFixed(2)}× raw`
+    }${r.errors ? `   errors ${r.errors}` : ""}`
   )
 
+type Measured = LoadResult & { readonly cpu_us_per_request: number }
+
 /** wrk when installed (a C client measures uWS, not the client), else the Node client. */
-const measure = async (url: string, path: string, headers?: Record<string, string>): Promise<LoadResult> => {
+const measure = async (
+  target: { url: string; cpuMicros: () => Promise<number> },
+  path: string,
+  headers?: Record<string, string>
+): Promise<Measured> => {
+  const url = target.url
   // One second of warm-up (JIT, caches) before the measured run.
   runWrk({ url, path, headers, connections, seconds: 1 }) ?? (await runLoad({ url, path, headers, connections, seconds: 1 }))
-  return runWrk({ url, path, headers, connections, seconds }) ?? runLoad({ url, path, headers, connections, seconds })
+  const before = await target.cpuMicros()
+  const result = runWrk({ url, path, headers, connections, seconds }) ?? (await runLoad({ url, path, headers, connections, seconds }))
+  const cpu = (await target.cpuMicros()) - before
+  return { ...result, cpu_us_per_request: Math.round((cpu / Math.max(1, result.requests)) * 10) / 10 }
 }
 const client = hasWrk() ? "wrk" : "node:http"
 
 const raw = await startTarget("raw")
-const rawResult = await measure(raw.url, "/hello")
+const rawResult = await measure(raw, "/hello")
 await raw.stop()
 
 const app = await startTarget("app")
@@ -59,8 +76,8 @@ const registered = await fetch(`${app.url}/api/v1/auth/register`, {
   body: JSON.stringify({ email: "bench@example.test", password: "benchmark password", org_name: "Bench" })
 }).then((r) => r.json() as Promise<any>)
 const auth = { authorization: `Bearer ${registered.api_key.key}` }
-const adapterResult = await measure(app.url, "/health")
-const chainResult = await measure(app.url, "/api/v1/auth/whoami", auth)
+const adapterResult = await measure(app, "/health")
+const chainResult = await measure(app, "/api/v1/auth/whoami", auth)
 await app.stop()
 await dataDir.remove()
 
@@ -77,13 +94,16 @@ console.log(
     raw_rps: rawResult.rps,
     raw_p50_ms: rawResult.p50_ms,
     raw_p99_ms: rawResult.p99_ms,
+    raw_cpu_us: rawResult.cpu_us_per_request,
     adapter_rps: adapterResult.rps,
     adapter_p50_ms: adapterResult.p50_ms,
     adapter_p99_ms: adapterResult.p99_ms,
+    adapter_cpu_us: adapterResult.cpu_us_per_request,
     adapter_ratio: Math.round((adapterResult.rps / rawResult.rps) * 1000) / 1000,
     chain_rps: chainResult.rps,
     chain_p50_ms: chainResult.p50_ms,
     chain_p99_ms: chainResult.p99_ms,
+    chain_cpu_us: chainResult.cpu_us_per_request,
     chain_ratio: Math.round((chainResult.rps / rawResult.rps) * 1000) / 1000,
     errors: rawResult.errors + adapterResult.errors + chainResult.errors
   })
