@@ -5,6 +5,7 @@
  * the same routes and services on Effect's own node:http server (the peer),
  * to say what uWS buys us.
  * Last line: one JSON object with every figure.
+ * BENCH_PROFILE=<dir>: each target writes a CPU profile there and prints its top frames.
  */
 import { type ChildProcess, fork } from "node:child_process"
 import { freePort } from "../test/support/server.js"
@@ -27,27 +28,48 @@ const startTarget = async (mode: "raw" | "app" | "node") => {
     child.once("message", () => resolve())
     child.once("exit", (code) => reject(new Error(`${mode} target exited with ${code}`)))
   })
-  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill("SIGKILL") }
+  // With BENCH_PROFILE the target writes its profile on SIGINT; wait for it.
+  const stop = process.env.BENCH_PROFILE
+    ? () => new Promise<void>((resolve) => child.once("exit", () => resolve()).kill("SIGINT"))
+    : async () => void child.kill("SIGKILL")
+  const cpuMicros = () =>
+    new Promise<number>((resolve) => {
+      child.once("message", (message: any) => resolve(message.cpuMicros))
+      child.send("cpu")
+    })
+  return { url: `http://127.0.0.1:${port}`, stop, cpuMicros }
 }
 
-const row = (name: string, r: { rps: number; p50_ms: number; p99_ms: number; errors: number }, ratio?: number) =>
+const row = (name: string, r: Measured, ratio?: number) =>
   console.log(
     `${name.padEnd(34)} ${String(r.rps).padStart(8)} req/s   p50 ${r.p50_ms.toFixed(3).padStart(7)} ms   p99 ${r.p99_ms
       .toFixed(3)
-      .padStart(7)} ms${ratio === undefined ? "" : `   ${ratio.toFixed(2)}× raw`}${r.errors ? `   errors ${r.errors}` : ""}`
+      .padStart(7)} ms   server CPU ${r.cpu_us_per_request.toFixed(1).padStart(6)} µs/req${
+      ratio === undefined ? "" : `   ${ratio.toFixed(2)}× raw`
+    }${r.errors ? `   errors ${r.errors}` : ""}`
   )
 
+type Measured = LoadResult & { readonly cpu_us_per_request: number }
+
 /** wrk when installed (a C client measures uWS, not the client), else the Node client. */
-const measure = async (url: string, path: string, headers?: Record<string, string>): Promise<LoadResult> => {
+const measure = async (
+  target: { url: string; cpuMicros: () => Promise<number> },
+  path: string,
+  headers?: Record<string, string>
+): Promise<Measured> => {
+  const url = target.url
   // One second of warm-up (JIT, caches) before the measured run.
   runWrk({ url, path, headers, connections, seconds: 1 }) ?? (await runLoad({ url, path, headers, connections, seconds: 1 }))
-  return runWrk({ url, path, headers, connections, seconds }) ?? runLoad({ url, path, headers, connections, seconds })
+  const before = await target.cpuMicros()
+  const result = runWrk({ url, path, headers, connections, seconds }) ?? (await runLoad({ url, path, headers, connections, seconds }))
+  const cpu = (await target.cpuMicros()) - before
+  return { ...result, cpu_us_per_request: Math.round((cpu / Math.max(1, result.requests)) * 10) / 10 }
 }
 const client = hasWrk() ? "wrk" : "node:http"
 
 const raw = await startTarget("raw")
-const rawResult = await measure(raw.url, "/hello")
-raw.stop()
+const rawResult = await measure(raw, "/hello")
+await raw.stop()
 
 /** `/health` and the authenticated `/api/v1/auth/whoami` on one server (the first run registers the bench account). */
 const measureApp = async (mode: "app" | "node", email: string) => {
@@ -58,9 +80,9 @@ const measureApp = async (mode: "app" | "node", email: string) => {
     body: JSON.stringify({ email, password: "benchmark password", org_name: "Bench" })
   }).then((r) => r.json() as Promise<any>)
   const auth = { authorization: `Bearer ${registered.api_key.key}` }
-  const adapter = await measure(server.url, "/health")
-  const chain = await measure(server.url, "/api/v1/auth/whoami", auth)
-  server.stop()
+  const adapter = await measure(server, "/health")
+  const chain = await measure(server, "/api/v1/auth/whoami", auth)
+  await server.stop()
   return { adapter, chain }
 }
 
@@ -85,13 +107,16 @@ console.log(
     raw_rps: rawResult.rps,
     raw_p50_ms: rawResult.p50_ms,
     raw_p99_ms: rawResult.p99_ms,
+    raw_cpu_us: rawResult.cpu_us_per_request,
     adapter_rps: adapterResult.rps,
     adapter_p50_ms: adapterResult.p50_ms,
     adapter_p99_ms: adapterResult.p99_ms,
+    adapter_cpu_us: adapterResult.cpu_us_per_request,
     adapter_ratio: Math.round((adapterResult.rps / rawResult.rps) * 1000) / 1000,
     chain_rps: chainResult.rps,
     chain_p50_ms: chainResult.p50_ms,
     chain_p99_ms: chainResult.p99_ms,
+    chain_cpu_us: chainResult.cpu_us_per_request,
     chain_ratio: Math.round((chainResult.rps / rawResult.rps) * 1000) / 1000,
     node_server_rps: nodeChainResult.rps,
     node_server_health_rps: nodeAdapterResult.rps,

@@ -3,9 +3,14 @@
  * does not share its event loop: either raw uWS answering a hello JSON, or the
  * whole gateway on the embedded stores (in-process rate limiting), or the same
  * HttpApi routes and services on Effect's own node:http server (the peer).
+ *
+ * BENCH_PROFILE=<dir>: CPU-profiles this process from start to SIGINT, writes
+ * `<dir>/<mode>.cpuprofile` and prints the 15 functions with the most self time.
  */
-
+import { mkdirSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
+import { Session } from "node:inspector/promises"
+import { join } from "node:path"
 import { NodeHttpServer } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -14,6 +19,7 @@ import { apiRoutes, appLayer, servicesLayer } from "../../src/app.js"
 import { loadUws } from "../../src/gateway/uws.js"
 import { type AppConfig, loadConfig } from "../../src/platform/config.js"
 import { loggerLayer, setLogLevel } from "../../src/platform/log.js"
+import { type CpuProfile, selfTimes } from "./profile.js"
 
 const [mode, portText] = process.argv.slice(2)
 
@@ -24,8 +30,35 @@ const nodeServerLayer = (config: AppConfig) =>
     Layer.provide(servicesLayer(config)),
     Layer.provide(loggerLayer)
   )
-// Exit normally on SIGINT so `--cpu-prof` can write its profile.
-process.on("SIGINT", () => process.exit(0))
+
+const profileDir = process.env.BENCH_PROFILE
+const profiler = profileDir ? new Session() : undefined
+if (profiler) {
+  profiler.connect()
+  await profiler.post("Profiler.enable")
+  await profiler.post("Profiler.setSamplingInterval", { interval: 100 })
+  await profiler.post("Profiler.start")
+}
+// The bench asks for this process's CPU time around each run: CPU per request holds up when other jobs share the machine.
+process.on("message", (message) => {
+  if (message === "cpu") {
+    const { user, system } = process.cpuUsage()
+    process.send?.({ cpuMicros: user + system })
+  }
+})
+process.on("SIGINT", async () => {
+  if (profiler && profileDir) {
+    const { profile } = (await profiler.post("Profiler.stop")) as { profile: CpuProfile }
+    mkdirSync(profileDir, { recursive: true })
+    const file = join(profileDir, `${mode}.cpuprofile`)
+    writeFileSync(file, JSON.stringify(profile))
+    console.log(`\n${mode} target: profile ${file}; top 15 by self time`)
+    for (const { frame, ms, share } of selfTimes(profile).slice(0, 15)) {
+      console.log(`${(share * 100).toFixed(1).padStart(5)}%  ${ms.toFixed(0).padStart(6)} ms  ${frame}`)
+    }
+  }
+  process.exit(0)
+})
 const port = Number(portText)
 
 if (mode === "raw") {

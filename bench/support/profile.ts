@@ -11,7 +11,7 @@ interface ProfileNode {
   readonly id: number
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
 }
-interface CpuProfile {
+export interface CpuProfile {
   readonly nodes: ReadonlyArray<ProfileNode>
   readonly samples: ReadonlyArray<number>
   readonly timeDeltas: ReadonlyArray<number>

@@ -3,6 +3,7 @@
  * the API-wide translation of schema failures into the contract's bodies.
  */
 import { timingSafeEqual } from "node:crypto"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -30,19 +31,27 @@ const tooMany = (result: RateLimitResult, policy: string, requestId: string) => 
 
 const clientIp = (request: HttpServerRequest) => Option.getOrElse(request.remoteAddress, () => "unknown")
 
+const invalidCredential = answer({ InvalidCredential: Unauthorized })
+
+/**
+ * The middleware below run on every request, so they are plain `flatMap`s (no
+ * generator per request) and read the request from the fiber's context directly.
+ */
 export const AuthenticatedLive = Layer.effect(Authenticated)(
   Effect.gen(function* () {
     const access = yield* Access
     return Authenticated.of({
       bearer: (httpEffect, { credential }) =>
-        Effect.gen(function* () {
-          const principal = yield* answer({ InvalidCredential: Unauthorized })(access.authenticate(Redacted.value(credential)))
-          const limit = yield* access.rateLimitPrincipal(principal)
-          const request = yield* HttpServerRequest
-          if (!limit.allowed) return tooMany(limit, "per-key", requestIdOf(request))
-          addResponseHeaders(request, rateLimitHeaders(limit, "per-key"))
-          return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)
-        })
+        Effect.flatMap(invalidCredential(access.authenticate(Redacted.value(credential))), (principal) =>
+          Effect.flatMap(access.rateLimitPrincipal(principal), (limit) =>
+            Effect.withFiber((fiber) => {
+              const request = Context.getUnsafe(fiber.context, HttpServerRequest)
+              if (!limit.allowed) return Effect.succeed(tooMany(limit, "per-key", requestIdOf(request)))
+              addResponseHeaders(request, rateLimitHeaders(limit, "per-key"))
+              return Effect.provideService(httpEffect, CurrentPrincipal, principal)
+            })
+          )
+        )
     })
   })
 )
@@ -50,13 +59,14 @@ export const AuthenticatedLive = Layer.effect(Authenticated)(
 const publicMiddleware = Effect.gen(function* () {
   const access = yield* Access
   return <E>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, CurrentClient>) =>
-    Effect.gen(function* () {
-      const request = yield* HttpServerRequest
+    Effect.withFiber((fiber) => {
+      const request = Context.getUnsafe(fiber.context, HttpServerRequest)
       const ip = clientIp(request)
-      const limit = yield* access.rateLimitClient(ip)
-      if (!limit.allowed) return tooMany(limit, "per-ip", requestIdOf(request))
-      addResponseHeaders(request, rateLimitHeaders(limit, "per-ip"))
-      return yield* Effect.provideService(httpEffect, CurrentClient, { ip })
+      return Effect.flatMap(access.rateLimitClient(ip), (limit) => {
+        if (!limit.allowed) return Effect.succeed(tooMany(limit, "per-ip", requestIdOf(request)))
+        addResponseHeaders(request, rateLimitHeaders(limit, "per-ip"))
+        return Effect.provideService(httpEffect, CurrentClient, { ip })
+      })
     })
 })
 

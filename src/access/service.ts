@@ -77,7 +77,8 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
 
       const keys = new Map<string, Cached<Principal & { digest: string; expiresAt: number | null }>>()
       const users = new Map<string, Cached<Principal>>()
-      const usage = new Map<string, string>()
+      // Key id → when this process last saw it used (epoch ms), until written to the database.
+      const usage = new Map<string, number>()
 
       const watchers = new Set<(what: Invalidation) => void>()
       // Bumped by every invalidation: a lookup that began before one does not cache what it read.
@@ -117,10 +118,10 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
       yield* Effect.forkScoped(
         Effect.suspend(() => {
           if (usage.size === 0) return Effect.void
-          const batch = [...usage.entries()] as Array<readonly [string, string]>
+          const batch = [...usage.entries()]
           // Entries stay readable (pendingUse) until written; a failed write is retried with the next batch.
           return Effect.tap(
-            store.touchKeys(batch),
+            store.touchKeys(batch.map(([keyId, at]) => [keyId, new Date(at).toISOString()] as const)),
             Effect.sync(() => {
               for (const [keyId, at] of batch) if (usage.get(keyId) === at) usage.delete(keyId)
             })
@@ -133,36 +134,46 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
 
       const fail = new AccessError({ reason: new InvalidCredential() })
 
-      const keySession = (token: string) =>
+      type KeyEntry = Cached<Principal & { digest: string; expiresAt: number | null }>
+
+      /** The session a cached (or just read) key entry stands for; an Exit, so a cache hit costs no fiber step. */
+      const keyEntrySession = (entry: KeyEntry, now: number): Effect.Effect<Session, AccessError> => {
+        const principal = entry.value
+        if (principal === undefined || (principal.expiresAt !== null && principal.expiresAt <= now)) return Effect.fail(fail)
+        usage.set(principal.keyId!, now)
+        return Effect.succeed({ principal, expiresAt: principal.expiresAt })
+      }
+
+      const readKey = (digest: string, now: number) =>
         Effect.gen(function* () {
-          const digest = keyDigest(secrets, token)
-          const now = Date.now()
-          let entry = keys.get(digest)
-          if (entry === undefined || entry.until < now) {
-            const seen = generation
-            const row = yield* Effect.orDie(store.keyByDigest(digest))
-            const value =
-              row && row.revoked_at === null && row.user_active && digestsEqual(row.key_hash, digest)
-                ? {
-                    kind: "api_key" as const,
-                    orgUuid: row.org_uuid,
-                    userUuid: row.user_uuid!,
-                    email: row.email,
-                    role: row.role,
-                    scopes: row.scopes,
-                    keyId: row.id,
-                    digest,
-                    expiresAt: row.expires_at ? Date.parse(row.expires_at) : null
-                  }
-                : undefined
-            entry = { value, until: now + CACHE_TTL_MS }
-            if (generation === seen) keys.set(digest, entry)
-          }
-          const principal = entry.value
-          if (principal === undefined || (principal.expiresAt !== null && principal.expiresAt <= now)) return yield* Effect.fail(fail)
-          usage.set(principal.keyId!, new Date(now).toISOString())
-          return { principal: principal as Principal, expiresAt: principal.expiresAt }
+          const seen = generation
+          const row = yield* Effect.orDie(store.keyByDigest(digest))
+          const value =
+            row && row.revoked_at === null && row.user_active && digestsEqual(row.key_hash, digest)
+              ? {
+                  kind: "api_key" as const,
+                  orgUuid: row.org_uuid,
+                  userUuid: row.user_uuid!,
+                  email: row.email,
+                  role: row.role,
+                  scopes: row.scopes,
+                  keyId: row.id,
+                  digest,
+                  expiresAt: row.expires_at ? Date.parse(row.expires_at) : null
+                }
+              : undefined
+          const entry: KeyEntry = { value, until: now + CACHE_TTL_MS }
+          if (generation === seen) keys.set(digest, entry)
+          return yield* keyEntrySession(entry, now)
         })
+
+      /** One HMAC and one map look-up when the key is cached; the database only on a miss or after the TTL. */
+      const keySession = (token: string): Effect.Effect<Session, AccessError> => {
+        const digest = keyDigest(secrets, token)
+        const now = Date.now()
+        const entry = keys.get(digest)
+        return entry === undefined || entry.until < now ? readKey(digest, now) : keyEntrySession(entry, now)
+      }
 
       const jwtSession = (token: string) =>
         Effect.gen(function* () {
@@ -194,7 +205,10 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
         rateLimitPrincipal: (principal) =>
           limits.consume(principal.keyId ? `key:${principal.keyId}` : `user:${principal.userUuid}`, config.rateLimitPerMinute, WINDOW_MS),
         rateLimitClient: (ip) => limits.consume(`ip:${ip}`, config.publicRateLimitPerMinute, WINDOW_MS),
-        pendingUse: (keyId) => usage.get(keyId),
+        pendingUse: (keyId) => {
+          const at = usage.get(keyId)
+          return at === undefined ? undefined : new Date(at).toISOString()
+        },
         invalidate: (what) =>
           Effect.sync(() => dropLocal(what)).pipe(Effect.andThen(fanout.publish(INVALIDATION_TOPIC, JSON.stringify(what)))),
         watchInvalidations: (listener) =>

@@ -10,7 +10,7 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Metric from "effect/Metric"
-import { logLine } from "../platform/log.js"
+import { logLine, logs } from "../platform/log.js"
 import { record } from "../platform/metrics.js"
 import type { RequestSource } from "./request.js"
 
@@ -73,6 +73,8 @@ export const recordRequest = (source: RequestSource, status: number, millis: num
   const { requests, latency } = seriesOf(methodLabel(source.method), route, status)
   record(requests, 1)
   record(latency, millis / 1000)
+  const level = status >= 500 ? "error" : "info"
+  if (!logs(level)) return
   const fields: Record<string, unknown> = {
     request_id: source.requestId,
     method: source.method,
@@ -81,7 +83,7 @@ export const recordRequest = (source: RequestSource, status: number, millis: num
     latency_ms: Math.round(millis * 1000) / 1000
   }
   if (cause !== undefined) fields.cause = cause
-  logLine(status >= 500 ? "error" : "info", "request", fields)
+  logLine(level, "request", fields)
 }
 
 /**

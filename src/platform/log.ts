@@ -68,6 +68,9 @@ const write = (date: Date, level: string, msg: string, fields: Record<string, un
   }
 }
 
+/** Whether a line at `level` would be written now (lets hot paths skip building its fields). */
+export const logs = (level: Level): boolean => lineRank[level] >= threshold
+
 /** A line from outside a fiber, in the shape `gatewayLogger` writes. */
 export const logLine = (level: Level, msg: string, fields: Record<string, unknown> = {}) => {
   if (lineRank[level] < threshold) return
