@@ -18,7 +18,7 @@ import { Redacted } from "effect"
 import { freshDatabaseUrl } from "../test/support/database.js"
 import { AGENTS, authorizeBody, benchOrganization, POLICIES, startGateway } from "./support/gateway.js"
 import { measureInsertRate } from "./support/insert-rate.js"
-import { type LoadResult, runLoad } from "./support/load.js"
+import { type LoadResult, round3, runLoad } from "./support/load.js"
 import { printProfileSummary, profileDirectory } from "./support/profile.js"
 
 const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres"
@@ -33,7 +33,6 @@ const row = (name: string, r: LoadResult, ratio?: number) =>
       .padStart(6)} ms${ratio === undefined ? "" : `   ${ratio.toFixed(2)}× INSERT`}${r.errors ? `   errors ${r.errors}` : ""}`
   )
 
-const round3 = (value: number) => Math.round(value * 1000) / 1000
 
 const main = async () => {
   const database = await freshDatabaseUrl(serverUrl)

@@ -27,7 +27,7 @@ import { Effect, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { freshDatabaseUrl } from "../test/support/database.js"
 import { AGENTS, authorizeBody, benchOrganization, POLICIES, startGateway } from "./support/gateway.js"
-import { type LoadResult, runLoad, runWrk } from "./support/load.js"
+import { type LoadResult, round3, runLoad, runWrk } from "./support/load.js"
 
 const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres"
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
@@ -85,7 +85,6 @@ const figures = (name: string, r: LoadResult, base?: LoadResult) =>
   (base === undefined ? "   (baseline)" : `   ×${(r.p50_ms / base.p50_ms).toFixed(2)} p50  ×${(r.p99_ms / base.p99_ms).toFixed(2)} p99`) +
   (r.errors ? `   errors ${r.errors}` : "")
 
-const round3 = (value: number) => Math.round(value * 1000) / 1000
 const flat = (ratio: number) => ratio >= 0.8 && ratio <= 1.2
 
 const main = async () => {

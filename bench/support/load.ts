@@ -132,3 +132,6 @@ export const runWrk = (options: { url: string; path: string; headers?: Record<st
     p99_ms: toMs(/\s99%\s+([\d.]+\w+)/.exec(out)?.[1] ?? "0")
   }
 }
+
+/** A ratio or figure to three decimals, for the JSON line. */
+export const round3 = (value: number) => Math.round(value * 1000) / 1000
