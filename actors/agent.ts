@@ -17,11 +17,16 @@
  * passivation and shard moves) and advanced after each committed transition.
  */
 
+import * as Cause from "effect/Cause"
 import * as ClusterSchema from "effect/cluster/ClusterSchema"
 import * as Entity from "effect/cluster/Entity"
 import type { Sharding } from "effect/cluster/Sharding"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Queue from "effect/Queue"
 import * as Rpc from "effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
 import { ChainHead, TransitionRequest, TransitionResult } from "../src/actions/agent-messages.js"
@@ -29,6 +34,7 @@ import { DEFAULT_AGENT_ID } from "../src/actions/chain.js"
 import { ActionsError } from "../src/actions/errors.js"
 import { AgentMailbox, AgentWork } from "../src/actions/ports.js"
 import { logLine } from "../src/platform/log.js"
+import { record } from "../src/platform/metrics.js"
 
 const describeDefect = (defect: unknown): string => (defect instanceof Error ? (defect.stack ?? defect.message) : String(defect))
 
@@ -57,7 +63,28 @@ export interface AgentActorOptions {
   readonly maxIdleMs?: number
 }
 
-/** Registers the entity with Sharding; needs AgentWork and Sharding. */
+/** At most this many queued transitions of one agent share a transaction. */
+export const MAX_GROUP_COMMIT = 64
+
+/** How many transitions each agent transaction carried: batches above 1 are group commits at work. */
+const commitBatchSize = Metric.histogram("agent_commit_batch_size", {
+  description: "Transitions committed together in one agent-chain transaction",
+  boundaries: [1, 2, 4, 8, 16, 32, 64]
+})
+
+interface Queued {
+  readonly request: TransitionRequest
+  readonly reply: Deferred.Deferred<TransitionResult, ActionsError | TransitionDefect>
+}
+
+/**
+ * Registers the entity with Sharding; needs AgentWork and Sharding.
+ *
+ * The entity accepts messages concurrently but one worker fiber writes them: it
+ * takes what has queued up (up to MAX_GROUP_COMMIT), runs it in order in one
+ * transaction (group commit) and only then answers each caller. One agent's
+ * receipts are therefore still minted one after another, in arrival order.
+ */
 export const agentActorLayer = (options: AgentActorOptions = {}) =>
   AgentActor.toLayer(
     Effect.gen(function* () {
@@ -65,31 +92,50 @@ export const agentActorLayer = (options: AgentActorOptions = {}) =>
       const work = yield* AgentWork
       const { orgUuid, agentId } = parseAgentEntityId(address.entityId)
       let head = yield* work.head(orgUuid, agentId)
+      const queue = yield* Queue.unbounded<Queued>()
+
+      const answer = (queued: Queued, exit: Exit.Exit<TransitionResult, ActionsError>) => {
+        if (exit._tag === "Success") {
+          const result = exit.value
+          if (result._tag === "Done") head = { agent_sequence: result.agent_sequence, previous_payload_hash: result.receipt.payload_hash }
+          return Deferred.done(queued.reply, exit)
+        }
+        if (!Exit.hasDies(exit)) return Deferred.done(queued.reply, exit)
+        const defect = Cause.squash(exit.cause)
+        logLine("error", "agent transition failed", { entity: address.entityId, request: queued.request._tag, cause: describeDefect(defect) })
+        return Deferred.fail(queued.reply, new TransitionDefect({ message: defect instanceof Error ? defect.message : String(defect) }))
+      }
+
+      const writeBatch = Effect.gen(function* () {
+        const batch = yield* Queue.takeBetween(queue, 1, MAX_GROUP_COMMIT)
+        const exits = yield* work.runBatch(
+          orgUuid,
+          batch.map((queued) => queued.request)
+        )
+        record(commitBatchSize, batch.length)
+        let died = false
+        for (let index = 0; index < batch.length; index++) {
+          const exit = exits[index]!
+          died ||= exit._tag === "Failure" && Exit.hasDies(exit)
+          yield* answer(batch[index]!, exit)
+        }
+        // The chain head may have moved in a transaction that failed after commit: reload it from the database.
+        if (died) {
+          const reloaded = yield* Effect.exit(work.head(orgUuid, agentId))
+          if (reloaded._tag === "Success") head = reloaded.value
+        }
+      })
+      yield* Effect.forkScoped(Effect.forever(writeBatch))
+
       return AgentActor.of({
         Transition: ({ payload }) =>
-          work.run(orgUuid, payload.request).pipe(
-            Effect.tap((result) =>
-              Effect.sync(() => {
-                if (result._tag === "Done") head = { agent_sequence: result.agent_sequence, previous_payload_hash: result.receipt.payload_hash }
-              })
-            ),
-            Effect.catchDefect((defect) =>
-              Effect.andThen(
-                Effect.sync(() => logLine("error", "agent transition failed", { entity: address.entityId, request: payload.request._tag, cause: describeDefect(defect) })),
-                // The chain head may have moved in a transaction that failed after commit: reload it from the database.
-                Effect.andThen(
-                  Effect.map(Effect.exit(work.head(orgUuid, agentId)), (exit) => {
-                    if (exit._tag === "Success") head = exit.value
-                  }),
-                  Effect.fail(new TransitionDefect({ message: defect instanceof Error ? defect.message : String(defect) }))
-                )
-              )
-            )
+          Effect.flatMap(Deferred.make<TransitionResult, ActionsError | TransitionDefect>(), (reply) =>
+            Effect.andThen(Queue.offer(queue, { request: payload.request, reply }), Deferred.await(reply))
           ),
         Head: () => Effect.sync(() => head)
       })
     }),
-    { maxIdleTime: options.maxIdleMs ?? 60_000 }
+    { maxIdleTime: options.maxIdleMs ?? 60_000, concurrency: "unbounded" }
   )
 
 /** The callers' side (the actions area's AgentMailbox): send one transition to the agent's entity and wait for its reply. */

@@ -87,4 +87,31 @@ liveLayer(Setup)("per-agent hash chain", (it) => {
       }),
     120_000
   )
+
+  it.effect(
+    "answers a repeated notarization 409 while the rest of its agent's queue commits, gap-free",
+    () =>
+      Effect.gen(function* () {
+        const api = yield* client((yield* ChainOrg).key)
+        const ids = yield* Effect.forEach(Array.from({ length: 30 }, (_, i) => i), (i) =>
+          Effect.map(api.actions.authorize({ headers: {}, payload: { action_type: "tick", details: `queued ${i}`, instruction_hash: "sha256:00", agent_id: "queued-agent" } }), (created) => created.action_uuid)
+        )
+        // Every action notarized, the first ten twice, all at once: the agent's entity commits them in batches.
+        const attempts = [...ids, ...ids.slice(0, 10)]
+        const statuses = yield* Effect.forEach(
+          attempts,
+          (actionUuid) => Effect.map(api.actions.notarize({ params: { action_uuid: actionUuid }, payload: { outcome: "completed" }, responseMode: "response-only" }), (reply) => reply.status),
+          { concurrency: "unbounded" }
+        )
+        expect(statuses.filter((status) => status === 200)).toHaveLength(30)
+        expect(statuses.filter((status) => status === 409)).toHaveLength(10)
+        yield* expectUnbrokenChain(ids)
+        // Some of them shared a transaction (group commit), as the metric reports.
+        const server = yield* Gateway
+        const metrics = (yield* Effect.promise(() => call(server.url, "GET", "/metrics"))).text as string
+        const count = (pattern: RegExp) => Number(metrics.match(pattern)?.[1] ?? Number.NaN)
+        expect(count(/^agent_commit_batch_size_count (\d+)/m)).toBeGreaterThan(count(/^agent_commit_batch_size_bucket\{le="1"\} (\d+)/m))
+      }),
+    120_000
+  )
 })

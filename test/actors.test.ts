@@ -6,7 +6,7 @@ import * as Option from "effect/Option"
 import { describe, expect, it } from "vitest"
 import { agentActorLayer, agentEntityId, agentMailboxLayer, parseAgentEntityId } from "../actors/agent.js"
 import { memoryRunner } from "../actors/runner.js"
-import type { ChainHead, TransitionResult } from "../src/actions/agent-messages.js"
+import type { ChainHead, TransitionRequest, TransitionResult } from "../src/actions/agent-messages.js"
 import { ActionsError, InvalidActionState } from "../src/actions/errors.js"
 import { AgentMailbox, AgentWork } from "../src/actions/ports.js"
 
@@ -19,15 +19,24 @@ const fakeWork = (delayMs = 1) => {
   let overall = 0
   const order: Array<string> = []
   const headLoads: Array<string> = []
+  const batches: Array<number> = []
   const layer = Layer.succeed(AgentWork)(
     AgentWork.of({
+      runBatch: (orgUuid, requests) =>
+        Effect.suspend(() => {
+          batches.push(requests.length)
+          return Effect.forEach(requests, (request) => Effect.exit(runOne(orgUuid, request)))
+        }),
+      run: (orgUuid, request) => runOne(orgUuid, request),
       head: (orgUuid, agentId) =>
         Effect.sync(() => {
           headLoads.push(`${orgUuid}:${agentId}`)
           return heads.get(`${orgUuid}:${agentId}`) ?? { agent_sequence: 0, previous_payload_hash: null }
         }),
-      run: (orgUuid, request) =>
-        Effect.gen(function* () {
+    })
+  )
+  function runOne(orgUuid: string, request: TransitionRequest) {
+        return Effect.gen(function* () {
           if (request._tag !== "Notarize") return yield* Effect.fail(new ActionsError({ reason: new InvalidActionState({ status: "unexpected" }) }))
           const [agentId, label] = request.action_uuid.split("/") as [string, string]
           const key = `${orgUuid}:${agentId}`
@@ -60,9 +69,9 @@ const fakeWork = (delayMs = 1) => {
             agent_sequence: sequence
           } satisfies TransitionResult
         })
-    })
-  )
+  }
   return {
+    batches,
     layer,
     heads,
     order,
@@ -122,6 +131,25 @@ describe("AgentActor", () => {
       expect(r.receipt.signed_payload).toBe(prev.receipt.payload_hash)
     }
     expect(results.head).toEqual({ agent_sequence: 100, previous_payload_hash: "h-org:a-100" })
+  })
+
+  it("commits queued transitions of one agent in batches, in arrival order, answering each", async () => {
+    const work = fakeWork(3)
+    const results = await run(
+      Effect.gen(function* () {
+        const mailbox = yield* AgentMailbox
+        return yield* Effect.forEach(Array.from({ length: 50 }, (_, i) => i), (i) => mailbox.transition("org", "a", notarize("a", `a${i}`)), {
+          concurrency: "unbounded"
+        })
+      }),
+      actors(work)
+    )
+    expect(Math.max(...work.batches)).toBeGreaterThan(1)
+    expect(work.batches.reduce((sum, size) => sum + size, 0)).toBe(50)
+    // Each caller gets its own request's receipt, and sequences follow the order the batch ran in.
+    expect(results.map((r) => r._tag === "Done" && r.action.action_uuid)).toEqual(Array.from({ length: 50 }, (_, i) => `a/a${i}`))
+    const sequenceOf = new Map(results.map((r) => [r._tag === "Done" ? r.action.action_uuid : "", r._tag === "Done" ? r.agent_sequence : 0]))
+    expect(work.order.map((label) => sequenceOf.get(`a/${label}`))).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
   })
 
   it("passes refusals through as typed failures", async () => {

@@ -5,6 +5,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import type { ChainHead, TransitionRequest, TransitionResult } from "./agent-messages.js"
 import type { ActionsError } from "./errors.js"
 
@@ -79,6 +80,12 @@ export class AgentWork extends Context.Service<
   {
     readonly head: (orgUuid: string, agentId: string) => Effect.Effect<ChainHead>
     readonly run: (orgUuid: string, request: TransitionRequest) => Effect.Effect<TransitionResult, ActionsError>
+    /**
+     * Several transitions of one agent, in order, in one transaction (group commit): one
+     * outcome per request, all known only after the commit. A defect (an SQL failure)
+     * surfaces as that request's `Exit.die`, after the others ran again on their own.
+     */
+    readonly runBatch: (orgUuid: string, requests: ReadonlyArray<TransitionRequest>) => Effect.Effect<ReadonlyArray<Exit.Exit<TransitionResult, ActionsError>>>
   }
 >()("gateway/AgentWork") {}
 

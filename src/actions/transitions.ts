@@ -8,6 +8,7 @@
  * process holds the agent's entity.
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { type DomainEvent, stampEvents } from "../events/service.js"
 import { type MintedReceipt, type ReceiptApproval, type ReceiptContent, ReceiptMinter, type ReceiptStatus } from "../receipts/ports.js"
@@ -218,10 +219,40 @@ export const makeTransitions = Effect.gen(function* () {
     }
   }
 
-  const run = (orgUuid: string, request: TransitionRequest): Effect.Effect<TransitionResult, ActionsError> =>
-    sql.withTransaction(plan(orgUuid, request) as Effect.Effect<TransitionResult, ActionsError | typeof SKIP | { readonly _tag: "SqlError" }, never>).pipe(
-      Effect.catch((error) => (error === SKIP ? Effect.succeed<TransitionResult>({ _tag: "Skipped" }) : error instanceof ActionsError ? Effect.fail(error) : Effect.die(error)))
+  type Planned = Effect.Effect<TransitionResult, ActionsError | typeof SKIP | { readonly _tag: "SqlError" }, never>
+
+  /** A request's own outcome: a refusal or a skip is its answer; anything else (SQL) fails the transaction. */
+  const settle = (orgUuid: string, request: TransitionRequest) =>
+    (plan(orgUuid, request) as Planned).pipe(
+      Effect.catch((error) =>
+        error === SKIP ? Effect.succeed<TransitionResult>({ _tag: "Skipped" }) : error instanceof ActionsError ? Effect.fail(error) : Effect.die(error)
+      )
     )
+
+  const run = (orgUuid: string, request: TransitionRequest): Effect.Effect<TransitionResult, ActionsError> =>
+    sql.withTransaction(settle(orgUuid, request)).pipe(Effect.catch((error) => (error instanceof ActionsError ? Effect.fail(error) : Effect.die(error))))
+
+  /**
+   * Group commit. Every refusal is decided before its request writes anything (plans check
+   * state first), so a refused request leaves nothing behind in the shared transaction and
+   * needs no savepoint. If the transaction itself fails, nothing of it committed: each request
+   * runs again alone, so one bad request costs the others only time.
+   */
+  const runBatch = (orgUuid: string, requests: ReadonlyArray<TransitionRequest>): Effect.Effect<ReadonlyArray<Exit.Exit<TransitionResult, ActionsError>>> => {
+    if (requests.length === 1) return Effect.map(Effect.exit(run(orgUuid, requests[0]!)), (exit) => [exit])
+    const together = sql.withTransaction(
+      // Refusals become their request's answer; a defect aborts the whole transaction.
+      Effect.forEach(requests, (request) =>
+        settle(orgUuid, request).pipe(
+          Effect.map((result) => Exit.succeed(result) as Exit.Exit<TransitionResult, ActionsError>),
+          Effect.catch((error) => Effect.succeed(Exit.fail(error)))
+        )
+      )
+    )
+    return together.pipe(
+      Effect.catchCause(() => Effect.forEach(requests, (request) => Effect.exit(run(orgUuid, request))))
+    )
+  }
 
   const head = (orgUuid: string, agentId: string): Effect.Effect<ChainHead> =>
     sql`SELECT last_sequence, last_payload_hash FROM agent_chains WHERE org_uuid = ${orgUuid} AND agent_id = ${agentId}`.pipe(
@@ -232,7 +263,7 @@ export const makeTransitions = Effect.gen(function* () {
       Effect.orDie
     )
 
-  return AgentWork.of({ run, head })
+  return AgentWork.of({ run, runBatch, head })
 })
 
 /** AgentWork for the entity handler; needs SqlClient and ReceiptMinter. */
