@@ -137,7 +137,9 @@ const postgresClientLayer = (url: string, maxConnections: number | undefined) =>
   PgClient.layer({
     url: Redacted.make(url),
     maxConnections: maxConnections ?? 10,
-    applicationName: "accountability-gateway"
+    applicationName: "accountability-gateway",
+    // Statements outside transactions from many requests share a connection and go out in one write.
+    multiplex: true
   })
 
 const selectOne = (sql: SqlClient.SqlClient) => Effect.asVoid(sql`SELECT 1`)
