@@ -1,7 +1,7 @@
 // A small DER writer for the stamping hot path: asn1js takes milliseconds per token,
 // while a token is mostly constant fragments (prepared once with asn1js/pkijs) around
 // a few dynamic values.
-import * as crypto from "node:crypto"
+import { randomView } from "../../platform/ids.js"
 
 /** A view on exactly the bytes of an ArrayBuffer or view, without copying. */
 export const bytesOf = (source: ArrayBuffer | ArrayBufferView): Uint8Array =>
@@ -101,7 +101,7 @@ export const derUtcTime = (date: Date): Uint8Array => {
 
 /** A random positive integer of at most `byteLength` bytes, for serials and nonces. */
 export const randomPositiveInteger = (byteLength: number): bigint => {
-  const bytes = crypto.randomBytes(byteLength)
+  const bytes = Buffer.from(randomView(byteLength))
   // Clearing the sign bit keeps it positive; the encoders pick the minimal DER form.
   bytes[0] &= 0x7f
   return BigInt("0x" + bytes.toString("hex"))
