@@ -110,7 +110,8 @@ export const agentActorLayer = (options: AgentActorOptions = {}) =>
         const batch = yield* Queue.takeBetween(queue, 1, MAX_GROUP_COMMIT)
         const exits = yield* work.runBatch(
           orgUuid,
-          batch.map((queued) => queued.request)
+          batch.map((queued) => queued.request),
+          head
         )
         record(commitBatchSize, batch.length)
         let died = false

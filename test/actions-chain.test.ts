@@ -64,6 +64,12 @@ const expectUnbrokenChain = (actionUuids: ReadonlyArray<string>) =>
     }
   })
 
+const metricsText = Effect.gen(function* () {
+  const server = yield* Gateway
+  return yield* Effect.promise(async () => (await call(server.url, "GET", "/metrics")).text as string)
+})
+const metric = (text: string, pattern: RegExp) => Number(text.match(pattern)?.[1] ?? 0)
+
 liveLayer(Setup)("per-agent hash chain", (it) => {
   it.effect(
     "keeps 200 concurrent notarizations of one agent gap-free and linked",
@@ -107,11 +113,27 @@ liveLayer(Setup)("per-agent hash chain", (it) => {
         expect(statuses.filter((status) => status === 409)).toHaveLength(10)
         yield* expectUnbrokenChain(ids)
         // Some of them shared a transaction (group commit), as the metric reports.
-        const server = yield* Gateway
-        const metrics = (yield* Effect.promise(() => call(server.url, "GET", "/metrics"))).text as string
-        const count = (pattern: RegExp) => Number(metrics.match(pattern)?.[1] ?? Number.NaN)
-        expect(count(/^agent_commit_batch_size_count (\d+)/m)).toBeGreaterThan(count(/^agent_commit_batch_size_bucket\{le="1"\} (\d+)/m))
+        const metrics = yield* metricsText
+        expect(metric(metrics, /^agent_commit_batch_size_count (\d+)/m)).toBeGreaterThan(metric(metrics, /^agent_commit_batch_size_bucket\{le="1"\} (\d+)/m))
       }),
     120_000
+  )
+
+  it.effect(
+    "notarizes one at a time in one statement at the entity's head, falling back to the locking path when the chain moved",
+    () =>
+      Effect.gen(function* () {
+        const wrote = /^agent_notarize_at_head_total\{outcome="wrote"\} (\d+)/m
+        const fellBack = /^agent_notarize_at_head_total\{outcome="fell_back"\} (\d+)/m
+        const before = yield* metricsText
+        // One after another: every transition is a batch of one. The first finds no chain row yet and falls back.
+        const ids: Array<string> = []
+        for (let i = 0; i < 6; i++) ids.push(yield* runOne("one-by-one", i))
+        yield* expectUnbrokenChain(ids)
+        const after = yield* metricsText
+        expect(metric(after, wrote) - metric(before, wrote)).toBe(5)
+        expect(metric(after, fellBack) - metric(before, fellBack)).toBe(1)
+      }),
+    60_000
   )
 })

@@ -54,12 +54,21 @@ const org = useFixture(() => registerOrg(harness.url, "Receipts Org"))
 const other = useFixture(() => registerOrg(harness.url, "Other Org"))
 let agentCounter = 0
 
+/** Signs and stores a receipt, as a transition's statement does. */
+const mintAndStore = (receiptContent: ReceiptContent) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const minter = yield* ReceiptMinter
+    const signed = yield* minter.sign(receiptContent)
+    yield* sql`${minter.insertion(signed)}`
+    return signed.minted
+  })
+
 const mintIn = (receiptContent: ReceiptContent) =>
   harness.run(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const minter = yield* ReceiptMinter
-      return yield* sql.withTransaction(minter.mint(receiptContent))
+      return yield* sql.withTransaction(mintAndStore(receiptContent))
     })
   )
 
@@ -80,12 +89,11 @@ describe("minting", () => {
     const outcome = await harness.run(
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
-        const minter = yield* ReceiptMinter
         let minted: MintedReceipt | undefined
         const exit = yield* Effect.exit(
           sql.withTransaction(
             Effect.gen(function* () {
-              minted = yield* minter.mint(receiptContent)
+              minted = yield* mintAndStore(receiptContent)
               return yield* Effect.fail("roll back")
             })
           )
@@ -316,8 +324,7 @@ describe("rotation seen by another process", () => {
         Effect.runPromise(
           Effect.gen(function* () {
             const sql = yield* SqlClient.SqlClient
-            const minter = yield* ReceiptMinter
-            return yield* sql.withTransaction(minter.mint(content(org.orgUuid, { agent_id: `agent-${++agentCounter}` })))
+            return yield* sql.withTransaction(mintAndStore(content(org.orgUuid, { agent_id: `agent-${++agentCounter}` })))
           }).pipe(Effect.provide(second))
         )
       const before = await mintElsewhere()

@@ -138,7 +138,9 @@ describe("an external TSA that fails", () => {
         Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient
           const minter = yield* ReceiptMinter
-          const minted = yield* sql.withTransaction(minter.mint(content))
+          const signed = yield* minter.sign(content)
+          yield* sql`${minter.insertion(signed)}`
+          const minted = signed.minted
           return { minted, stored: yield* receiptByUuid(minted.receipt_uuid) }
         }).pipe(Effect.provide(services))
       )

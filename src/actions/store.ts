@@ -3,7 +3,7 @@
  * Every query is scoped by organization; callers decide the transaction.
  */
 import * as Effect from "effect/Effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { eventRowsJson, type RecordedEvent } from "../events/service.js"
 import { jsonb } from "../platform/db/index.js"
 import { count, iso, isoRequired, jsonValue, offset } from "../platform/sql.js"
@@ -112,6 +112,28 @@ export interface IdempotencyRecord {
 
 export const makeActionsStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+
+  /** The SET list of an action's terminal state (the receipt's summary is kept on the row). */
+  const terminalColumns = (u: TerminalUpdate) => {
+    const { signed_payload: _signed, ...receipt } = u.receipt
+    return sql`status = ${u.status},
+      outcome = ${u.outcome ?? null}, outcome_hash = ${u.outcome_hash ?? null},
+      output_scan_flags = ${u.output_scan_flags ? jsonb(u.output_scan_flags) : null},
+      approved_by = COALESCE(${u.approved_by ?? null}, approved_by),
+      approved_at = COALESCE(${u.approved_at ?? null}, approved_at),
+      approval_via = COALESCE(${u.approval_via ?? null}, approval_via),
+      denial_reason = ${u.denial_reason ?? null},
+      receipt_uuid = ${u.receipt.receipt_uuid}, receipt_payload_hash = ${u.receipt.payload_hash},
+      receipt = ${jsonb(receipt)}, agent_sequence = ${u.agent_sequence}, updated_at = now()`
+  }
+
+  /** The outbox rows, inserted only when `when` holds. */
+  const eventsInsertion = (events: ReadonlyArray<RecordedEvent>, when: Statement.Fragment) =>
+    sql`INSERT INTO events (event_id, org_uuid, type, data, created_at)
+        SELECT event_id, org_uuid, type, data, created_at
+        FROM jsonb_to_recordset(${eventRowsJson(events)})
+          AS r(event_id text, org_uuid text, type text, data jsonb, created_at timestamptz)
+        WHERE ${when}`
 
   const insertAction = (a: NewAction) =>
     sql`INSERT INTO actions (action_uuid, org_uuid, agent_id, agent_version, action_type, action_details_hash,
@@ -350,35 +372,57 @@ export const makeActionsStore = Effect.gen(function* () {
 
     /**
      * The end of a terminal transition in ONE statement: the action's terminal
-     * state, the chain head advanced to its receipt, and the outbox events.
-     * Call inside the transaction that locked the chain.
+     * state, its receipt (`receiptInsert`, from the receipts area), the chain
+     * head advanced to that receipt, and the outbox events. Call inside the
+     * transaction that locked the chain.
      */
     finishAndAdvance: (
       actionUuid: string,
       u: TerminalUpdate,
       chain: { readonly orgUuid: string; readonly agentId: string },
-      events: ReadonlyArray<RecordedEvent>
-    ) => {
-      const { signed_payload: _signed, ...receipt } = u.receipt
-      return sql`WITH advanced AS (
+      events: ReadonlyArray<RecordedEvent>,
+      receiptInsert: Statement.Fragment
+    ) =>
+      sql`WITH stored AS (${receiptInsert} RETURNING 1), advanced AS (
             UPDATE agent_chains SET last_sequence = ${u.agent_sequence}, last_payload_hash = ${u.receipt.payload_hash}, updated_at = now()
             WHERE org_uuid = ${chain.orgUuid} AND agent_id = ${chain.agentId} RETURNING 1
           ), finished AS (
-            UPDATE actions SET status = ${u.status},
-              outcome = ${u.outcome ?? null}, outcome_hash = ${u.outcome_hash ?? null},
-              output_scan_flags = ${u.output_scan_flags ? jsonb(u.output_scan_flags) : null},
-              approved_by = COALESCE(${u.approved_by ?? null}, approved_by),
-              approved_at = COALESCE(${u.approved_at ?? null}, approved_at),
-              approval_via = COALESCE(${u.approval_via ?? null}, approval_via),
-              denial_reason = ${u.denial_reason ?? null},
-              receipt_uuid = ${u.receipt.receipt_uuid}, receipt_payload_hash = ${u.receipt.payload_hash},
-              receipt = ${jsonb(receipt)}, agent_sequence = ${u.agent_sequence}, updated_at = now()
-            WHERE action_uuid = ${actionUuid} RETURNING 1
+            UPDATE actions SET ${terminalColumns(u)} WHERE action_uuid = ${actionUuid} RETURNING 1
           )
-          INSERT INTO events (event_id, org_uuid, type, data, created_at)
-          SELECT event_id, org_uuid, type, data, created_at
-          FROM jsonb_to_recordset(${eventRowsJson(events)})
-            AS r(event_id text, org_uuid text, type text, data jsonb, created_at timestamptz)`.pipe(Effect.asVoid)
+          ${eventsInsertion(events, sql`TRUE`)}`.pipe(Effect.asVoid),
+
+    /**
+     * The same end without a transaction, for a caller that knows the chain head
+     * (the agent's entity keeps it): one statement that writes only if the action
+     * is still in `seenStatus` and the chain still at `expectedSequence`, locking
+     * both rows first. Answers false when it wrote nothing: then take the locking
+     * path (`lockActionAndChain`, `finishAndAdvance`) instead.
+     */
+    finishAtHead: (
+      orgUuid: string,
+      actionUuid: string,
+      seenStatus: string,
+      expectedSequence: number,
+      u: TerminalUpdate,
+      chain: { readonly orgUuid: string; readonly agentId: string },
+      events: ReadonlyArray<RecordedEvent>,
+      receiptInsert: (when: Statement.Fragment) => Statement.Fragment
+    ) => {
+      const ready = sql`EXISTS (SELECT 1 FROM ready)`
+      return sql`WITH ready AS (
+            SELECT 1 FROM actions a, agent_chains c
+            WHERE a.org_uuid = ${orgUuid} AND a.action_uuid = ${actionUuid} AND a.status = ${seenStatus}
+              AND c.org_uuid = ${chain.orgUuid} AND c.agent_id = ${chain.agentId} AND c.last_sequence = ${expectedSequence}
+            FOR UPDATE OF a, c
+          ), stored AS (${receiptInsert(ready)} RETURNING 1), advanced AS (
+            UPDATE agent_chains SET last_sequence = ${u.agent_sequence}, last_payload_hash = ${u.receipt.payload_hash}, updated_at = now()
+            WHERE org_uuid = ${chain.orgUuid} AND agent_id = ${chain.agentId} AND ${ready} RETURNING 1
+          ), finished AS (
+            UPDATE actions SET ${terminalColumns(u)} WHERE action_uuid = ${actionUuid} AND ${ready} RETURNING 1
+          ), recorded AS (${eventsInsertion(events, ready)} RETURNING 1)
+          SELECT (SELECT count(*) FROM finished) AS finished`.pipe(
+        Effect.map((rows: ReadonlyArray<any>) => Number(rows[0]?.finished ?? 0) === 1)
+      )
     },
 
     parentPayloadHash: (orgUuid: string, parentUuid: string | null) =>

@@ -10,9 +10,11 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import { type DomainEvent, stampEvents } from "../events/service.js"
+import { record } from "../platform/metrics.js"
 import { type MintedReceipt, type ReceiptApproval, type ReceiptContent, ReceiptMinter, type ReceiptStatus } from "../receipts/ports.js"
-import type { ChainHead, TransitionRequest, TransitionResult } from "./agent-messages.js"
+import type { ChainHead, SeenAction, TransitionRequest, TransitionResult } from "./agent-messages.js"
 import { chainAgentId, nextLink } from "./chain.js"
 import { ActionNotFound, ActionsError, AlreadyResolved, CredentialExpired, InvalidActionState, PolicyDenied, refuse } from "./errors.js"
 import { refusalBody } from "./idempotency.js"
@@ -28,7 +30,7 @@ export const noLongerPending = (row: Pick<ActionRow, "status" | "approval_expire
   return grantId !== null ? new CredentialExpired({ what: "decision" }) : new AlreadyResolved({ status: pastDeadline(row) ? "denied_by_human" : row.status })
 }
 
-const approvalOf = (row: ActionRow): ReceiptApproval | null =>
+const approvalOf = (row: Pick<ActionRow, "approved_at" | "approved_by" | "approval_via">): ReceiptApproval | null =>
   row.approved_at === null
     ? null
     : { decision: "approved", by: row.approved_by, at: row.approved_at, via: (row.approval_via ?? "dashboard") as ReceiptApproval["via"], reason: null }
@@ -38,8 +40,16 @@ type ReceiptPart = Pick<ReceiptContent, "receipt_status" | "outcome" | "outcome_
 interface Plan {
   readonly update: Omit<TerminalUpdate, "receipt" | "agent_sequence">
   readonly receipt: ReceiptPart
-  readonly events: (row: ActionRow, receipt: MintedReceipt) => ReadonlyArray<DomainEvent>
+  readonly events: (row: Pick<ActionRow, "org_uuid" | "action_uuid" | "action_type" | "agent_id">, receipt: MintedReceipt) => ReadonlyArray<DomainEvent>
 }
+
+const atHead = (outcome: "wrote" | "fell_back") =>
+  Metric.counter("agent_notarize_at_head_total", {
+    description: "Notarizations tried in one statement at the entity's chain head: written, or fallen back to the locking transaction",
+    attributes: { outcome }
+  })
+const atHeadWrote = atHead("wrote")
+const atHeadFellBack = atHead("fell_back")
 
 /** Marker: the row changed under us (e.g. a human resolved it before expiry); nothing to do. */
 const SKIP = Symbol("skip")
@@ -49,8 +59,8 @@ export const makeTransitions = Effect.gen(function* () {
   const store = yield* makeActionsStore
   const sql = store.sql
 
-  /** Mints the receipt of `row` at the head of its agent chain; call inside the transaction (the row lock is the cross-process safety net). */
-  const mintFor = (
+  /** Signs the receipt of `row` at the head of its agent chain (locked here unless the caller locked it); stores nothing. */
+  const signFor = (
     row: Pick<ActionRow, "org_uuid" | "action_uuid" | "agent_id" | "agent_version" | "action_type" | "action_details_hash" | "instruction_hash" | "model_id" | "model_version" | "policy_uuid" | "parent_action_uuid">,
     part: ReceiptPart,
     lockedHead?: { readonly lastSequence: number; readonly lastPayloadHash: string | null }
@@ -60,7 +70,7 @@ export const makeTransitions = Effect.gen(function* () {
       const head = lockedHead ?? (yield* store.lockChain(row.org_uuid, agent))
       const link = nextLink(head)
       const parentPayloadHash = yield* store.parentPayloadHash(row.org_uuid, row.parent_action_uuid)
-      const minted = yield* minter.mint({
+      const signed = yield* minter.sign({
         receipt_status: part.receipt_status,
         action_uuid: row.action_uuid,
         org_uuid: row.org_uuid,
@@ -80,8 +90,8 @@ export const makeTransitions = Effect.gen(function* () {
         agent_sequence: link.agent_sequence,
         previous_payload_hash: link.previous_payload_hash
       })
-      // The head advances in the same statement that finishes the action (finishAndAdvance).
-      return { minted, sequence: link.agent_sequence, chain: { orgUuid: row.org_uuid, agentId: agent } }
+      // Receipt, head and action are written by the one statement that finishes the action.
+      return { signed, minted: signed.minted, sequence: link.agent_sequence, chain: { orgUuid: row.org_uuid, agentId: agent } }
     })
 
   const done = (row: Pick<ActionRow, "org_uuid" | "action_uuid" | "action_type" | "agent_id" | "created_at">, minted: MintedReceipt, sequence: number): TransitionResult => ({
@@ -98,42 +108,71 @@ export const makeTransitions = Effect.gen(function* () {
       if (locked === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
       const row = locked.row
       const planned = yield* plan(row)
-      const receipt = yield* mintFor(row, planned.receipt, locked.head)
+      const receipt = yield* signFor(row, planned.receipt, locked.head)
       yield* store.finishAndAdvance(
         row.action_uuid,
         { ...planned.update, receipt: receipt.minted, agent_sequence: receipt.sequence },
         receipt.chain,
-        stampEvents(planned.events(row, receipt.minted))
+        stampEvents(planned.events(row, receipt.minted)),
+        minter.insertion(receipt.signed)
       )
       return done(row, receipt.minted, receipt.sequence)
     })
 
+  type NotarizeRequest = Extract<TransitionRequest, { _tag: "Notarize" }>
+  type NotarizedRow = Pick<ActionRow, "status" | "approved_at" | "approved_by" | "approval_via">
+
+  const notarizing = (orgUuid: string, request: NotarizeRequest, row: NotarizedRow) => {
+    if (row.status !== "authorized" && row.status !== "approved") return refuse(new InvalidActionState({ status: row.status }))
+    const status = request.outcome === "completed" ? "notarized" : "failed"
+    return Effect.succeed<Plan>({
+      update: { status, outcome: request.outcome, outcome_hash: request.outcome_hash, output_scan_flags: request.output_scan_flags },
+      receipt: {
+        receipt_status: status as ReceiptStatus,
+        outcome: request.outcome,
+        outcome_hash: request.outcome_hash,
+        output_scan_flags: request.output_scan_flags,
+        approval: approvalOf(row)
+      },
+      events: (r, receipt) => [
+        {
+          orgUuid,
+          type: status === "notarized" ? "action.notarized" : "action.failed",
+          data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, outcome: request.outcome, receipt_uuid: receipt.receipt_uuid, payload_hash: receipt.payload_hash }
+        }
+      ]
+    })
+  }
+
+  /**
+   * Notarize in one statement, without a transaction, at the chain head the entity keeps and
+   * with the row notarize read: undefined when that statement found the action or the chain
+   * moved on (it then wrote nothing), and the locking path must run instead.
+   */
+  const notarizeAtHead = (orgUuid: string, request: NotarizeRequest, seen: SeenAction, head: ChainHead) =>
+    Effect.gen(function* () {
+      const planned = yield* Effect.option(notarizing(orgUuid, request, seen))
+      if (planned._tag === "None") return undefined
+      const { receipt: part, update, events } = planned.value
+      const receipt = yield* signFor(seen, part, { lastSequence: head.agent_sequence, lastPayloadHash: head.previous_payload_hash })
+      const wrote = yield* store.finishAtHead(
+        orgUuid,
+        seen.action_uuid,
+        seen.status,
+        head.agent_sequence,
+        { ...update, receipt: receipt.minted, agent_sequence: receipt.sequence },
+        receipt.chain,
+        stampEvents(events(seen, receipt.minted)),
+        (when) => minter.insertion(receipt.signed, when)
+      )
+      record(wrote ? atHeadWrote : atHeadFellBack, 1)
+      return wrote ? done(seen, receipt.minted, receipt.sequence) : undefined
+    })
+
   const plan = (orgUuid: string, request: TransitionRequest) => {
     switch (request._tag) {
-      case "Notarize": {
-        const status = request.outcome === "completed" ? "notarized" : "failed"
-        return onExisting(orgUuid, request.action_uuid, (row) =>
-          row.status !== "authorized" && row.status !== "approved"
-            ? refuse(new InvalidActionState({ status: row.status }))
-            : Effect.succeed<Plan>({
-                update: { status, outcome: request.outcome, outcome_hash: request.outcome_hash, output_scan_flags: request.output_scan_flags },
-                receipt: {
-                  receipt_status: status as ReceiptStatus,
-                  outcome: request.outcome,
-                  outcome_hash: request.outcome_hash,
-                  output_scan_flags: request.output_scan_flags,
-                  approval: approvalOf(row)
-                },
-                events: (r, receipt) => [
-                  {
-                    orgUuid,
-                    type: status === "notarized" ? "action.notarized" : "action.failed",
-                    data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, outcome: request.outcome, receipt_uuid: receipt.receipt_uuid, payload_hash: receipt.payload_hash }
-                  }
-                ]
-              })
-        )
-      }
+      case "Notarize":
+        return onExisting(orgUuid, request.action_uuid, (row) => notarizing(orgUuid, request, row))
       case "Expire":
         return onExisting(orgUuid, request.action_uuid, (row) =>
           !pastDeadline(row)
@@ -189,7 +228,7 @@ export const makeTransitions = Effect.gen(function* () {
         const row = request.row
         return Effect.gen(function* () {
           yield* store.insert(row)
-          const receipt = yield* mintFor(row, { receipt_status: "denied", outcome: null, outcome_hash: null, output_scan_flags: null, approval: null })
+          const receipt = yield* signFor(row, { receipt_status: "denied", outcome: null, outcome_hash: null, output_scan_flags: null, approval: null })
           yield* store.finishAndAdvance(
             row.action_uuid,
             { status: "denied_by_policy", denial_reason: request.reasoning, receipt: receipt.minted, agent_sequence: receipt.sequence },
@@ -207,7 +246,8 @@ export const makeTransitions = Effect.gen(function* () {
                   reason: request.reasoning
                 }
               }
-            ])
+            ]),
+            minter.insertion(receipt.signed)
           )
           if (request.idempotency_key !== null) {
             const denied = new PolicyDenied({ action_uuid: row.action_uuid, policy_uuid: request.policy_uuid, reasoning: request.reasoning, receipt_uuid: receipt.minted.receipt_uuid })
@@ -238,8 +278,19 @@ export const makeTransitions = Effect.gen(function* () {
    * needs no savepoint. If the transaction itself fails, nothing of it committed: each request
    * runs again alone, so one bad request costs the others only time.
    */
-  const runBatch = (orgUuid: string, requests: ReadonlyArray<TransitionRequest>): Effect.Effect<ReadonlyArray<Exit.Exit<TransitionResult, ActionsError>>> => {
-    if (requests.length === 1) return Effect.map(Effect.exit(run(orgUuid, requests[0]!)), (exit) => [exit])
+  const runBatch = (
+    orgUuid: string,
+    requests: ReadonlyArray<TransitionRequest>,
+    head: ChainHead
+  ): Effect.Effect<ReadonlyArray<Exit.Exit<TransitionResult, ActionsError>>> => {
+    if (requests.length === 1) {
+      const request = requests[0]!
+      const alone =
+        request._tag === "Notarize" && request.seen !== undefined
+          ? Effect.flatMap(Effect.orDie(notarizeAtHead(orgUuid, request, request.seen, head)), (result) => (result === undefined ? run(orgUuid, request) : Effect.succeed(result)))
+          : run(orgUuid, request)
+      return Effect.map(Effect.exit(alone), (exit) => [exit])
+    }
     const together = sql.withTransaction(
       // Refusals become their request's answer; a defect aborts the whole transaction.
       Effect.forEach(requests, (request) =>

@@ -6,7 +6,8 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type { SqlClient } from "effect/sql"
+import type { Statement } from "effect/sql"
+import type { ReceiptRow } from "./store.js"
 import type { ReceiptSummary } from "./summary.js"
 
 export type ReceiptStatus = "notarized" | "failed" | "denied" | "denied_by_human"
@@ -47,14 +48,22 @@ export interface MintedReceipt extends ReceiptSummary {
   readonly signed_payload: string
 }
 
+/** A receipt signed and timestamped, not yet stored: `row` goes into the statement that finishes its action. */
+export interface SignedReceipt {
+  readonly minted: MintedReceipt
+  readonly row: ReceiptRow
+}
+
 export class ReceiptMinter extends Context.Service<
   ReceiptMinter,
   {
+    /** Canonicalizes, hashes, signs and timestamps a receipt; stores nothing. */
+    readonly sign: (content: ReceiptContent) => Effect.Effect<SignedReceipt>
     /**
-     * Canonicalizes, hashes, signs, timestamps and INSERTs the receipt with the
-     * SqlClient in scope — call it inside the transaction that moves the action
-     * to its terminal state.
+     * The receipt's INSERT, to embed as a CTE in the statement that moves the action to its
+     * terminal state (so action, receipt, chain head and events commit as one write). Inserts
+     * only when `when` holds.
      */
-    readonly mint: (content: ReceiptContent) => Effect.Effect<MintedReceipt, never, SqlClient.SqlClient>
+    readonly insertion: (receipt: SignedReceipt, when?: Statement.Fragment) => Statement.Fragment
   }
 >()("gateway/ReceiptMinter") {}

@@ -11,7 +11,7 @@ import { createHash } from "node:crypto"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { readTimestampImprint } from "../../protocol/verifier/timestamp.js"
 import { Config } from "../platform/config.js"
 import { jsonb } from "../platform/db/index.js"
@@ -22,7 +22,7 @@ import { Fanout } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { ActionReceiptNotFound, ReceiptNotFound, RotationInProgress, refuse } from "./errors.js"
 import { jwkOf, loadActiveSigner, loadTimestampAuthorityIdentity, rawPublicKeyOf, rotateSigningKey } from "./keys.js"
-import { type MintedReceipt, type ReceiptContent, ReceiptMinter } from "./ports.js"
+import { type ReceiptContent, ReceiptMinter, type SignedReceipt } from "./ports.js"
 import { canonicalJsonBytes, type ReceiptSigner, sha256Digest, sha256Tagged, signPayload, verifySignature } from "./signing.js"
 import * as store from "./store.js"
 import { receiptSummary } from "./summary.js"
@@ -145,7 +145,7 @@ export const makeReceipts = Effect.gen(function* () {
 
   const verifyUrlOf = (actionUuid: string) => `${config.baseUrl}/api/v1/verify/action/${encodeURIComponent(actionUuid)}`
 
-  const mint = (content: ReceiptContent): Effect.Effect<MintedReceipt, never, SqlClient.SqlClient> =>
+  const sign = (content: ReceiptContent): Effect.Effect<SignedReceipt> =>
     Effect.gen(function* () {
       const activeSigner = yield* currentSigner
       const receiptUuid = newId("rct")
@@ -153,8 +153,16 @@ export const makeReceipts = Effect.gen(function* () {
       const signed = signPayload(activeSigner, buildReceiptPayload(content, receiptUuid, createdAt))
       const timestampToken = yield* timestamp(sha256Digest(signed.bytes))
       const signedPayload = signed.bytes.toString("utf8")
-      yield* Effect.orDie(
-        store.insertReceipt({
+      const summary = receiptSummary({
+        ...signed,
+        receipt_uuid: receiptUuid,
+        timestamp_token: timestampToken,
+        receipt_version: RECEIPT_VERSION,
+        verify_url: verifyUrlOf(content.action_uuid)
+      })
+      return {
+        minted: { ...summary, created_at: createdAt, signed_payload: signedPayload },
+        row: {
           receipt_uuid: receiptUuid,
           action_uuid: content.action_uuid,
           org_uuid: content.org_uuid,
@@ -168,17 +176,11 @@ export const makeReceipts = Effect.gen(function* () {
           public_key_id: signed.public_key_id,
           timestamp_token: timestampToken,
           created_at: createdAt
-        })
-      )
-      const summary = receiptSummary({
-        ...signed,
-        receipt_uuid: receiptUuid,
-        timestamp_token: timestampToken,
-        receipt_version: RECEIPT_VERSION,
-        verify_url: verifyUrlOf(content.action_uuid)
-      })
-      return { ...summary, created_at: createdAt, signed_payload: signedPayload }
-    })
+        }
+      }
+    }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+
+  const insertion = (receipt: SignedReceipt, when?: Statement.Fragment) => store.receiptInsertion(sql, receipt.row, when)
 
   // A token's CMS signature never changes, and checking it through pkijs costs milliseconds: the
   // answer is remembered per token (bounded, oldest forgotten first). The imprint is read by the
@@ -252,7 +254,8 @@ export const makeReceipts = Effect.gen(function* () {
     }).pipe(Effect.orDie)
 
   return {
-    mint,
+    sign,
+    insertion,
 
     verifyAction: (actionUuid: string) =>
       Effect.gen(function* () {
@@ -350,7 +353,7 @@ export class Receipts extends Context.Service<Receipts, Effect.Success<typeof ma
 export const ReceiptMinterLive = Layer.effect(ReceiptMinter)(
   Effect.gen(function* () {
     const receipts = yield* Receipts
-    return { mint: receipts.mint }
+    return { sign: receipts.sign, insertion: receipts.insertion }
   })
 )
 
