@@ -52,6 +52,8 @@ export interface WebhookSettingsService {
   readonly perEndpoint?: number
   /** Sender fibers, each claiming its own batch, so one batch's slow answers do not hold up the rest (default 4). */
   readonly senders?: number
+  /** Pause after a round that found less than a full batch, to gather the next (default 10 ms). */
+  readonly gatherMs?: number
   /** Overrides the policy derived from Config (tests). */
   readonly policy?: OutboundPolicy
 }
@@ -62,6 +64,7 @@ export const WebhookSettings = Context.Reference<WebhookSettingsService>("gatewa
 const DEFAULT_CONCURRENCY = 64
 const DEFAULT_PER_ENDPOINT = 32
 const DEFAULT_SENDERS = 4
+const DEFAULT_GATHER_MS = 10
 /** The channel the `events` trigger notifies on commit (migration 0010_events_notify). */
 const EVENTS_CHANNEL = "gateway_events"
 
@@ -124,8 +127,9 @@ export const makeWebhooks = Effect.gen(function* () {
    * subscribed active webhook, the events marked dispatched as they are claimed. Approval requests
    * are then announced on the notification channels. Returns how many events.
    */
-  const dispatchOnce = Effect.gen(function* () {
+  const dispatchRound = Effect.gen(function* () {
     const now = clock.now()
+    let created = 0
     const claimed = yield* sql.withTransaction(
       Effect.gen(function* () {
         const events = yield* store.claimEvents(settings.batchSize, now)
@@ -147,6 +151,7 @@ export const makeWebhooks = Effect.gen(function* () {
           }
         }
         yield* store.insertDeliveries(deliveries, now)
+        created = deliveries.length
         return events
       })
     )
@@ -159,8 +164,10 @@ export const makeWebhooks = Effect.gen(function* () {
       },
       { concurrency: "unbounded", discard: true }
     )
-    return claimed.length
+    return { events: claimed.length, deliveries: created }
   })
+  /** One round of the dispatcher; answers how many events it took. */
+  const dispatchOnce = Effect.map(dispatchRound, (round) => round.events)
 
   /** Posts one claimed delivery through the outbound client and judges the answer; writes nothing. */
   const attemptOne = (delivery: DueDelivery) =>
@@ -258,7 +265,7 @@ export const makeWebhooks = Effect.gen(function* () {
     return due.length
   })
 
-  return { create, list, remove, deliveries, dispatchOnce, sendDue }
+  return { create, list, remove, deliveries, dispatchRound, dispatchOnce, sendDue }
 })
 
 export class Webhooks extends Context.Service<Webhooks, Effect.Success<typeof makeWebhooks>>()("gateway/Webhooks") {
@@ -293,13 +300,19 @@ export const webhookWorkerLoop = Effect.gen(function* () {
   const pg = yield* Effect.serviceOption(PgClient.PgClient)
   const outbox = makeWakeUp()
   const work = makeWakeUp()
-  const loop = <E>(round: Effect.Effect<number, E>, wakeUp: ReturnType<typeof makeWakeUp>, after: (busy: number) => void) =>
+  const gatherMs = settings.gatherMs ?? DEFAULT_GATHER_MS
+  /**
+   * Runs `round` while it finds work. A round that found less than a full batch waits `gatherMs`
+   * before the next, so a stream of commits is taken in batches rather than one transaction per
+   * commit (each round is a transaction; under load they cost more than the requests).
+   */
+  const loop = <E>(round: Effect.Effect<number, E>, wakeUp: ReturnType<typeof makeWakeUp>) =>
     Effect.gen(function* () {
       while (true) {
         const wake = wakeUp.next()
         const busy = yield* round.pipe(Effect.catchCause(() => Effect.succeed(0)))
-        after(busy)
         if (busy === 0) yield* Effect.timeoutOption(Deferred.await(wake), settings.pollMs)
+        else if (busy < settings.batchSize && gatherMs > 0) yield* Effect.sleep(gatherMs)
       }
     })
   // Commits that insert into `events` NOTIFY (migration 0010); a broken listener is reopened, and polling covers the gap.
@@ -321,10 +334,15 @@ export const webhookWorkerLoop = Effect.gen(function* () {
         Effect.forever
       )
   })
-  const dispatcher = loop(webhooks.dispatchOnce, outbox, (busy) => {
-    if (busy > 0) work.signal()
-  })
-  const senders = Array.from({ length: settings.senders ?? DEFAULT_SENDERS }, () => loop(webhooks.sendDue, work, () => {}))
+  // Senders are woken only when a round created deliveries: most events have no webhook.
+  const dispatcher = loop(
+    Effect.map(webhooks.dispatchRound, (round) => {
+      if (round.deliveries > 0) work.signal()
+      return round.events
+    }),
+    outbox
+  )
+  const senders = Array.from({ length: settings.senders ?? DEFAULT_SENDERS }, () => loop(webhooks.sendDue, work))
   yield* Effect.all([listener, dispatcher, ...senders], { concurrency: "unbounded", discard: true })
 })
 
