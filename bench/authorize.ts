@@ -13,6 +13,8 @@
  * prints its top 15 frames by self time.
  * The last output line is one JSON object.
  */
+
+import { readFileSync } from "node:fs"
 import { PgClient } from "@effect/sql-pg"
 import { Redacted } from "effect"
 import { freshDatabaseUrl } from "../test/support/database.js"
@@ -20,6 +22,19 @@ import { AGENTS, authorizeBody, benchOrganization, POLICIES, startGateway } from
 import { measureInsertRate } from "./support/insert-rate.js"
 import { type LoadResult, round3, runLoad } from "./support/load.js"
 import { printProfileSummary, profileDirectory } from "./support/profile.js"
+
+/** CPU seconds (user + system) the process `pid` has used so far, from /proc. */
+const cpuSeconds = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+/** Runs `phase` and answers its result with the server's CPU time per request in µs. */
+const withServerCpu = async (pid: number, phase: () => Promise<LoadResult>) => {
+  const before = cpuSeconds(pid)
+  const result = await phase()
+  const served = result.rps * seconds
+  return { result, cpuUs: served > 0 ? Math.round(((cpuSeconds(pid) - before) * 1e6) / served) : 0 }
+}
 
 const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres"
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
@@ -55,7 +70,7 @@ const main = async () => {
       runLoad({ url, path: "/api/v1/actions", method: "POST", headers: auth, body: authorizeBody, connections, seconds: duration, expectStatus: 201 })
 
     await authorizeLoad(1)
-    const authorize = await authorizeLoad(seconds)
+    const { result: authorize, cpuUs: authorizeCpuUs } = await withServerCpu(server.pid, () => authorizeLoad(seconds))
 
     // Authorized actions to notarize: created up front, more than the notarize phase can use.
     const pending: Array<string> = []
@@ -69,15 +84,23 @@ const main = async () => {
       onAnswer: (text) => pending.push(JSON.parse(text).action_uuid)
     })
     let taken = 0
-    const notarize = await runLoad({
-      url,
-      headers: auth,
-      connections,
-      seconds,
-      next: () => (taken < pending.length ? { path: `/api/v1/actions/${pending[taken++]}/notarize`, body: '{"outcome":"completed"}' } : undefined),
-      expectStatus: 200
-    })
+    const { result: notarize, cpuUs: notarizeCpuUs } = await withServerCpu(server.pid, () =>
+      runLoad({
+        url,
+        headers: auth,
+        connections,
+        seconds,
+        next: () => (taken < pending.length ? { path: `/api/v1/actions/${pending[taken++]}/notarize`, body: '{"outcome":"completed"}' } : undefined),
+        expectStatus: 200
+      })
+    )
     if (taken >= pending.length) console.error("note: the notarize phase ran out of authorized actions before its time was up")
+    // How the agent entities committed: batch sizes and one-statement notarizations.
+    const metrics = await (await fetch(`${url}/metrics`)).text()
+    const series = (name: string) => Number(metrics.match(new RegExp(`^${name} (\\d+)`, "m"))?.[1] ?? 0)
+    const commits = series("agent_commit_batch_size_count")
+    const transitions = series("agent_commit_batch_size_sum")
+    const atHead = series('agent_notarize_at_head_total{outcome="wrote"}')
 
     const authorizeRatio = authorize.rps / insert.rps
     const notarizeRatio = notarize.rps / insert.rps
@@ -85,6 +108,8 @@ const main = async () => {
     console.log(`${"raw INSERT @effect/sql-pg, 8 conns".padEnd(30)} ${String(insert.rps).padStart(7)} rows/s  p50 ${insert.p50_ms.toFixed(2).padStart(6)} ms   p99 ${insert.p99_ms.toFixed(2).padStart(6)} ms`)
     row("authorize", authorize, authorizeRatio)
     row("notarize", notarize, notarizeRatio)
+    console.log(`gateway CPU per request: authorize ${authorizeCpuUs} µs, notarize ${notarizeCpuUs} µs`)
+    console.log(`agent commits: ${commits} transactions or statements for ${transitions} transitions; ${atHead} notarizations in one statement at the entity's head`)
     const verdict = (ok: boolean) => (ok ? "met" : "MISSED")
     console.log(
       `targets: authorize >= 0.6× (${verdict(authorizeRatio >= 0.6)}), notarize >= 0.5× (${verdict(notarizeRatio >= 0.5)}), ` +
@@ -103,11 +128,16 @@ const main = async () => {
         authorize_p50_ms: authorize.p50_ms,
         authorize_p99_ms: authorize.p99_ms,
         authorize_errors: authorize.errors,
+        authorize_cpu_us: authorizeCpuUs,
         notarize_rps: notarize.rps,
         notarize_ratio: round3(notarizeRatio),
         notarize_p50_ms: notarize.p50_ms,
         notarize_p99_ms: notarize.p99_ms,
-        notarize_errors: notarize.errors
+        notarize_errors: notarize.errors,
+        notarize_cpu_us: notarizeCpuUs,
+        agent_commits: commits,
+        agent_transitions: transitions,
+        notarize_at_head: atHead
       })
     )
   } finally {
