@@ -21,7 +21,8 @@
  * here) unless DATABASE_URL is set: then on a fresh Postgres database there
  * (and REDIS_URL when set).
  * With BENCH_GATEWAY_DIST=<dir> (the output of `npm run build`, e.g. dist) the
- * gateway runs compiled, as `node <dir>/src/main.js`, instead of through tsx.
+ * gateway runs compiled, as `node <dir>/src/main.js`, instead of through tsx;
+ * BENCH_GATEWAY_NODE_OPTIONS then sets its NODE_OPTIONS (e.g. a heap budget).
  * Last line: one JSON object.
  */
 import { type ChildProcess, fork, spawn } from "node:child_process"
@@ -84,7 +85,8 @@ const startCompiledGateway = async (dist: string, env: Record<string, string>): 
       BASE_URL: url,
       DATABASE_URL: env.BENCH_DATABASE_URL ?? "",
       REDIS_URL: env.BENCH_REDIS_URL ?? "",
-      REDIS_KEY_PREFIX: `bench-live-${process.pid}:`
+      REDIS_KEY_PREFIX: `bench-live-${process.pid}:`,
+      NODE_OPTIONS: process.env.BENCH_GATEWAY_NODE_OPTIONS ?? ""
     },
     stdio: ["ignore", "ignore", "inherit"]
   })
