@@ -110,8 +110,7 @@ export const agentActorLayer = (options: AgentActorOptions = {}) =>
         const batch = yield* Queue.takeBetween(queue, 1, MAX_GROUP_COMMIT)
         const exits = yield* work.runBatch(
           orgUuid,
-          batch.map((queued) => queued.request),
-          head
+          batch.map((queued) => queued.request)
         )
         record(commitBatchSize, batch.length)
         let died = false

@@ -118,22 +118,4 @@ liveLayer(Setup)("per-agent hash chain", (it) => {
       }),
     120_000
   )
-
-  it.effect(
-    "notarizes one at a time in one statement at the entity's head, falling back to the locking path when the chain moved",
-    () =>
-      Effect.gen(function* () {
-        const wrote = /^agent_notarize_at_head_total\{outcome="wrote"\} (\d+)/m
-        const fellBack = /^agent_notarize_at_head_total\{outcome="fell_back"\} (\d+)/m
-        const before = yield* metricsText
-        // One after another: every transition is a batch of one. The first finds no chain row yet and falls back.
-        const ids: Array<string> = []
-        for (let i = 0; i < 6; i++) ids.push(yield* runOne("one-by-one", i))
-        yield* expectUnbrokenChain(ids)
-        const after = yield* metricsText
-        expect(metric(after, wrote) - metric(before, wrote)).toBe(5)
-        expect(metric(after, fellBack) - metric(before, fellBack)).toBe(1)
-      }),
-    60_000
-  )
 })

@@ -8,6 +8,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { Roles } from "../../protocol/accounts.js"
 import type { Role } from "../../protocol/auth.js"
 import { KeyRow, makeCredentialsStore, UserRow } from "../access/store.js"
+import { type AuditEntry, insertAudit } from "../platform/audit.js"
 import { Count, Json, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
 import { offset, organizationTables } from "../platform/sql.js"
@@ -99,18 +100,7 @@ export const makeAccountsStore = Effect.gen(function* () {
   })
 
 
-  const audit = (entry: {
-    orgUuid: string | null
-    actor: string
-    event: string
-    target?: string | null
-    details?: Record<string, unknown>
-    requestId?: string | null
-  }) =>
-    sql`INSERT INTO audit_log (org_uuid, actor, event, target, details, request_id)
-        VALUES (${entry.orgUuid}, ${entry.actor}, ${entry.event}, ${entry.target ?? null}, ${jsonb(entry.details ?? {})}, ${entry.requestId ?? null})`.pipe(
-      Effect.asVoid
-    )
+  const audit = (entry: AuditEntry) => insertAudit(sql, entry)
 
   return {
     sql,

@@ -43,31 +43,13 @@ export const NewAction = Schema.Struct({
 })
 export type NewAction = typeof NewAction.Type
 
-/**
- * What notarize read of its action before sending the transition: with it, the agent's entity
- * can finish the action in one statement at the chain head it keeps (the statement checks the
- * status and the head are still as seen, and writes nothing otherwise).
- */
-const { details_sealed: _sealed, details_storage_key: _storageKey, endpoint_url: _endpoint, ...receiptFields } = ActionFields.fields
-export const SeenAction = Schema.Struct({
-  ...receiptFields,
-  policy_uuid: OptionalText,
-  status: Text,
-  approved_by: OptionalText,
-  approved_at: OptionalText,
-  approval_via: OptionalText,
-  created_at: Text
-})
-export type SeenAction = typeof SeenAction.Type
-
 /** What a transition should do. */
 export const TransitionRequest = Schema.Union([
   Schema.TaggedStruct("Notarize", {
     action_uuid: Text,
     outcome: Schema.Literals(["completed", "failed"]),
     outcome_hash: OptionalText,
-    output_scan_flags: Schema.NullOr(Schema.Array(Json)),
-    seen: Schema.optional(SeenAction)
+    output_scan_flags: Schema.NullOr(Schema.Array(Json))
   }),
   Schema.TaggedStruct("Expire", { action_uuid: Text, at: Text }),
   Schema.TaggedStruct("Deny", {

@@ -83,6 +83,13 @@ export class InvalidActionState extends Schema.TaggedError<InvalidActionState>()
   readonly details = { status: this.status }
 }
 
+/** The action's agent is registered and decommissioned (spec 001): it notarizes nothing more. */
+export class AgentDecommissioned extends Schema.TaggedError<AgentDecommissioned>()("AgentDecommissioned", { agent_id: Schema.String }) {
+  readonly code = "AGENT_DECOMMISSIONED"
+  override readonly message = `Agent ${this.agent_id} is decommissioned`
+  readonly details = { agent_id: this.agent_id }
+}
+
 export class OutputScanViolation extends Schema.TaggedError<OutputScanViolation>()("OutputScanViolation", {
   action_uuid: Schema.String,
   flags: Schema.Array(Schema.Unknown)
@@ -155,6 +162,7 @@ export class ActionsError extends Schema.TaggedError<ActionsError>()("ActionsErr
     EndpointTlsMismatch,
     PolicyDenied,
     InvalidOutcome,
+    AgentDecommissioned,
     InvalidActionState,
     OutputScanViolation,
     AlreadyResolved,

@@ -38,7 +38,7 @@ const authorizeErrors = answer({
   PolicyDenied: Forbidden
 })
 const actionErrors = answer({ ActionNotFound: NotFound })
-const notarizeErrors = answer({ InvalidOutcome: BadRequest, ActionNotFound: NotFound, InvalidActionState: Conflict, OutputScanViolation: Unprocessable })
+const notarizeErrors = answer({ InvalidOutcome: BadRequest, ActionNotFound: NotFound, InvalidActionState: Conflict, OutputScanViolation: Unprocessable, AgentDecommissioned: Unprocessable })
 const dashboardErrors = answer({ ActionNotFound: NotFound, NotAllowedToDecide: Forbidden, AlreadyResolved: Conflict, ApprovalExpired: Conflict })
 const cosignErrors = answer({ ActionNotFound: NotFound, AlreadyCosigned: Conflict })
 const reviewErrors = answer({ CodeNotFound: NotFound, CredentialExpired: Gone })

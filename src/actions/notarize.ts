@@ -47,25 +47,7 @@ export const makeNotarize = ({ store, die, announceStatus, mint }: ActionsContex
         action_uuid: actionUuid,
         outcome,
         outcome_hash: outcomeHash,
-        output_scan_flags: flags,
-        seen: {
-          action_uuid: current.action_uuid,
-          org_uuid: current.org_uuid,
-          agent_id: current.agent_id,
-          agent_version: current.agent_version,
-          action_type: current.action_type,
-          action_details_hash: current.action_details_hash,
-          instruction_hash: current.instruction_hash,
-          model_id: current.model_id,
-          model_version: current.model_version,
-          parent_action_uuid: current.parent_action_uuid,
-          policy_uuid: current.policy_uuid,
-          status: current.status,
-          approved_by: current.approved_by,
-          approved_at: current.approved_at,
-          approval_via: current.approval_via,
-          created_at: current.created_at
-        }
+        output_scan_flags: flags
       })
       yield* announceStatus(done.action, status, { receipt_uuid: done.receipt.receipt_uuid })
       return {

@@ -83,10 +83,9 @@ export class AgentWork extends Context.Service<
     /**
      * Several transitions of one agent, in order, in one transaction (group commit): one
      * outcome per request, all known only after the commit. A defect (an SQL failure)
-     * surfaces as that request's `Exit.die`, after the others ran again on their own. `head` is the
-     * chain head the entity believes in: a shortcut only, checked by the statement that uses it.
+     * surfaces as that request's `Exit.die`, after the others ran again on their own.
      */
-    readonly runBatch: (orgUuid: string, requests: ReadonlyArray<TransitionRequest>, head: ChainHead) => Effect.Effect<ReadonlyArray<Exit.Exit<TransitionResult, ActionsError>>>
+    readonly runBatch: (orgUuid: string, requests: ReadonlyArray<TransitionRequest>) => Effect.Effect<ReadonlyArray<Exit.Exit<TransitionResult, ActionsError>>>
   }
 >()("gateway/AgentWork") {}
 

@@ -5,6 +5,7 @@
 import * as Effect from "effect/Effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { eventRowsJson, type RecordedEvent } from "../events/service.js"
+import { type AuditEntry, insertAudit } from "../platform/audit.js"
 import { jsonb } from "../platform/db/index.js"
 import { count, iso, isoRequired, jsonValue, offset } from "../platform/sql.js"
 import type { MintedReceipt } from "../receipts/ports.js"
@@ -295,11 +296,7 @@ export const makeActionsStore = Effect.gen(function* () {
         Effect.map((rows: ReadonlyArray<any>) => jsonValue<ReadonlyArray<string>>(rows[0]?.default_approvers, []))
       ),
 
-    audit: (entry: { orgUuid: string; actor: string; event: string; target: string; details?: Record<string, unknown>; requestId: string | null }) =>
-      sql`INSERT INTO audit_log (org_uuid, actor, event, target, details, request_id)
-          VALUES (${entry.orgUuid}, ${entry.actor}, ${entry.event}, ${entry.target}, ${jsonb(entry.details ?? {})}, ${entry.requestId})`.pipe(
-        Effect.asVoid
-      ),
+    audit: (entry: AuditEntry) => insertAudit(sql, entry),
 
     // Idempotency: the row is claimed first (autocommit) so concurrent twins see it.
     claimIdempotency: (orgUuid: string, key: string, requestHash: string) =>
@@ -347,7 +344,10 @@ export const makeActionsStore = Effect.gen(function* () {
     /**
      * Locks an action row and then its agent's chain head (insert-if-missing)
      * in one statement, in that order; undefined when the action is not there.
-     * Call inside the transaction of a terminal transition.
+     * Call inside the transaction of a terminal transition. It also reads the
+     * action's registered agent (the agents area's table) FOR SHARE: a
+     * decommission's UPDATE waits for transitions holding it, and one that
+     * comes after the decommission sees it, however the requests interleave.
      */
     lockActionAndChain: (orgUuid: string, actionUuid: string) =>
       Effect.map(
@@ -358,15 +358,19 @@ export const makeActionsStore = Effect.gen(function* () {
               SELECT org_uuid, COALESCE(agent_id, ${DEFAULT_AGENT_ID}) FROM target
               ON CONFLICT (org_uuid, agent_id) DO UPDATE SET last_sequence = agent_chains.last_sequence
               RETURNING last_sequence, last_payload_hash
+            ), agent AS (
+              SELECT g.status FROM agents g, target t WHERE g.agent_slug = t.agent_id AND g.org_uuid = t.org_uuid FOR SHARE OF g
             )
-            SELECT target.*, head.last_sequence AS chain_last_sequence, head.last_payload_hash AS chain_last_payload_hash
+            SELECT target.*, head.last_sequence AS chain_last_sequence, head.last_payload_hash AS chain_last_payload_hash,
+              EXISTS (SELECT 1 FROM agent WHERE status = 'decommissioned') AS agent_decommissioned
             FROM target CROSS JOIN head`,
         (rows: ReadonlyArray<any>) =>
           rows[0] === undefined
             ? undefined
             : {
                 row: toAction(rows[0]),
-                head: { lastSequence: Number(rows[0].chain_last_sequence ?? 0), lastPayloadHash: (rows[0].chain_last_payload_hash ?? null) as string | null }
+                head: { lastSequence: Number(rows[0].chain_last_sequence ?? 0), lastPayloadHash: (rows[0].chain_last_payload_hash ?? null) as string | null },
+                agentDecommissioned: rows[0].agent_decommissioned === true
               }
       ),
 
@@ -390,40 +394,6 @@ export const makeActionsStore = Effect.gen(function* () {
             UPDATE actions SET ${terminalColumns(u)} WHERE action_uuid = ${actionUuid} RETURNING 1
           )
           ${eventsInsertion(events, sql`TRUE`)}`.pipe(Effect.asVoid),
-
-    /**
-     * The same end without a transaction, for a caller that knows the chain head
-     * (the agent's entity keeps it): one statement that writes only if the action
-     * is still in `seenStatus` and the chain still at `expectedSequence`, locking
-     * both rows first. Answers false when it wrote nothing: then take the locking
-     * path (`lockActionAndChain`, `finishAndAdvance`) instead.
-     */
-    finishAtHead: (
-      orgUuid: string,
-      actionUuid: string,
-      seenStatus: string,
-      expectedSequence: number,
-      u: TerminalUpdate,
-      chain: { readonly orgUuid: string; readonly agentId: string },
-      events: ReadonlyArray<RecordedEvent>,
-      receiptInsert: (when: Statement.Fragment) => Statement.Fragment
-    ) => {
-      const ready = sql`EXISTS (SELECT 1 FROM ready)`
-      return sql`WITH ready AS (
-            SELECT 1 FROM actions a, agent_chains c
-            WHERE a.org_uuid = ${orgUuid} AND a.action_uuid = ${actionUuid} AND a.status = ${seenStatus}
-              AND c.org_uuid = ${chain.orgUuid} AND c.agent_id = ${chain.agentId} AND c.last_sequence = ${expectedSequence}
-            FOR UPDATE OF a, c
-          ), stored AS (${receiptInsert(ready)} RETURNING 1), advanced AS (
-            UPDATE agent_chains SET last_sequence = ${u.agent_sequence}, last_payload_hash = ${u.receipt.payload_hash}, updated_at = now()
-            WHERE org_uuid = ${chain.orgUuid} AND agent_id = ${chain.agentId} AND ${ready} RETURNING 1
-          ), finished AS (
-            UPDATE actions SET ${terminalColumns(u)} WHERE action_uuid = ${actionUuid} AND ${ready} RETURNING 1
-          ), recorded AS (${eventsInsertion(events, ready)} RETURNING 1)
-          SELECT (SELECT count(*) FROM finished) AS finished`.pipe(
-        Effect.map((rows: ReadonlyArray<any>) => Number(rows[0]?.finished ?? 0) === 1)
-      )
-    },
 
     parentPayloadHash: (orgUuid: string, parentUuid: string | null) =>
       parentUuid === null

@@ -14,9 +14,9 @@ import * as Metric from "effect/Metric"
 import { type DomainEvent, stampEvents } from "../events/service.js"
 import { record } from "../platform/metrics.js"
 import { type MintedReceipt, type ReceiptApproval, type ReceiptContent, ReceiptMinter, type ReceiptStatus } from "../receipts/ports.js"
-import type { ChainHead, SeenAction, TransitionRequest, TransitionResult } from "./agent-messages.js"
+import type { ChainHead, TransitionRequest, TransitionResult } from "./agent-messages.js"
 import { chainAgentId, nextLink } from "./chain.js"
-import { ActionNotFound, ActionsError, AlreadyResolved, CredentialExpired, InvalidActionState, PolicyDenied, refuse } from "./errors.js"
+import { ActionNotFound, ActionsError, AgentDecommissioned, AlreadyResolved, CredentialExpired, InvalidActionState, PolicyDenied, refuse } from "./errors.js"
 import { refusalBody } from "./idempotency.js"
 import { AgentWork } from "./ports.js"
 import { type ActionRow, makeActionsStore, type TerminalUpdate } from "./store.js"
@@ -42,14 +42,6 @@ interface Plan {
   readonly receipt: ReceiptPart
   readonly events: (row: Pick<ActionRow, "org_uuid" | "action_uuid" | "action_type" | "agent_id">, receipt: MintedReceipt) => ReadonlyArray<DomainEvent>
 }
-
-const atHead = (outcome: "wrote" | "fell_back") =>
-  Metric.counter("agent_notarize_at_head_total", {
-    description: "Notarizations tried in one statement at the entity's chain head: written, or fallen back to the locking transaction",
-    attributes: { outcome }
-  })
-const atHeadWrote = atHead("wrote")
-const atHeadFellBack = atHead("fell_back")
 
 /** Marker: the row changed under us (e.g. a human resolved it before expiry); nothing to do. */
 const SKIP = Symbol("skip")
@@ -102,12 +94,12 @@ export const makeTransitions = Effect.gen(function* () {
   })
 
   /** Lock the action, let `plan` check its state, mint, write, record events. */
-  const onExisting = <E>(orgUuid: string, actionUuid: string, plan: (row: ActionRow) => Effect.Effect<Plan, E>) =>
+  const onExisting = <E>(orgUuid: string, actionUuid: string, plan: (row: ActionRow, agentDecommissioned: boolean) => Effect.Effect<Plan, E>) =>
     Effect.gen(function* () {
       const locked = yield* store.lockActionAndChain(orgUuid, actionUuid)
       if (locked === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
       const row = locked.row
-      const planned = yield* plan(row)
+      const planned = yield* plan(row, locked.agentDecommissioned)
       const receipt = yield* signFor(row, planned.receipt, locked.head)
       yield* store.finishAndAdvance(
         row.action_uuid,
@@ -144,35 +136,12 @@ export const makeTransitions = Effect.gen(function* () {
     })
   }
 
-  /**
-   * Notarize in one statement, without a transaction, at the chain head the entity keeps and
-   * with the row notarize read: undefined when that statement found the action or the chain
-   * moved on (it then wrote nothing), and the locking path must run instead.
-   */
-  const notarizeAtHead = (orgUuid: string, request: NotarizeRequest, seen: SeenAction, head: ChainHead) =>
-    Effect.gen(function* () {
-      const planned = yield* Effect.option(notarizing(orgUuid, request, seen))
-      if (planned._tag === "None") return undefined
-      const { receipt: part, update, events } = planned.value
-      const receipt = yield* signFor(seen, part, { lastSequence: head.agent_sequence, lastPayloadHash: head.previous_payload_hash })
-      const wrote = yield* store.finishAtHead(
-        orgUuid,
-        seen.action_uuid,
-        seen.status,
-        head.agent_sequence,
-        { ...update, receipt: receipt.minted, agent_sequence: receipt.sequence },
-        receipt.chain,
-        stampEvents(events(seen, receipt.minted)),
-        (when) => minter.insertion(receipt.signed, when)
-      )
-      record(wrote ? atHeadWrote : atHeadFellBack, 1)
-      return wrote ? done(seen, receipt.minted, receipt.sequence) : undefined
-    })
-
   const plan = (orgUuid: string, request: TransitionRequest) => {
     switch (request._tag) {
       case "Notarize":
-        return onExisting(orgUuid, request.action_uuid, (row) => notarizing(orgUuid, request, row))
+        return onExisting(orgUuid, request.action_uuid, (row, agentDecommissioned) =>
+          agentDecommissioned ? refuse(new AgentDecommissioned({ agent_id: row.agent_id ?? "" })) : notarizing(orgUuid, request, row)
+        )
       case "Expire":
         return onExisting(orgUuid, request.action_uuid, (row) =>
           !pastDeadline(row)
@@ -280,17 +249,9 @@ export const makeTransitions = Effect.gen(function* () {
    */
   const runBatch = (
     orgUuid: string,
-    requests: ReadonlyArray<TransitionRequest>,
-    head: ChainHead
+    requests: ReadonlyArray<TransitionRequest>
   ): Effect.Effect<ReadonlyArray<Exit.Exit<TransitionResult, ActionsError>>> => {
-    if (requests.length === 1) {
-      const request = requests[0]!
-      const alone =
-        request._tag === "Notarize" && request.seen !== undefined
-          ? Effect.flatMap(Effect.orDie(notarizeAtHead(orgUuid, request, request.seen, head)), (result) => (result === undefined ? run(orgUuid, request) : Effect.succeed(result)))
-          : run(orgUuid, request)
-      return Effect.map(Effect.exit(alone), (exit) => [exit])
-    }
+    if (requests.length === 1) return Effect.map(Effect.exit(run(orgUuid, requests[0]!)), (exit) => [exit])
     const together = sql.withTransaction(
       // Refusals become their request's answer; a defect aborts the whole transaction.
       Effect.forEach(requests, (request) =>

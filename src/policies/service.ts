@@ -9,6 +9,7 @@ import type { Principal } from "../../protocol/auth.js"
 import { listPage } from "../../protocol/common.js"
 import { isKnownModel } from "../../protocol/models.js"
 import type { CreatePolicyRequest, DryRunRequest, PolicyView, UpdatePolicyRequest } from "../../protocol/policies.js"
+import { auditActor } from "../platform/audit.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
 import { compileConditions } from "./conditions.js"
@@ -133,7 +134,6 @@ export const policyView = (row: PolicyRow, pending?: { readonly n: number; reado
   updated_at: row.updated_at
 })
 
-const actorOf = (principal: Principal) => principal.userUuid ?? principal.keyId ?? "unknown"
 
 export const makePolicies = Effect.gen(function* () {
   const store = yield* makePoliciesStore
@@ -144,7 +144,7 @@ export const makePolicies = Effect.gen(function* () {
 
   const audit = (principal: Principal, event: string, id: string, context: AuditContext, details?: Record<string, unknown>) =>
     store
-      .audit({ orgUuid: principal.orgUuid, actor: actorOf(principal), event, target: id, details, requestId: context.requestId })
+      .audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: id, details, requestId: context.requestId })
       .pipe(Effect.orDie)
 
   return {

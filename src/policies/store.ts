@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { SqlClient, SqlSchema } from "effect/sql"
+import { type AuditEntry, insertAudit } from "../platform/audit.js"
 import { Count, Json, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
 import { offset } from "../platform/sql.js"
@@ -171,11 +172,7 @@ export const makePoliciesStore = Effect.gen(function* () {
               FROM (SELECT * FROM jsonb_to_recordset(${jsonb(tallies)}) AS x(id text, n bigint, at timestamptz)) AS v
               WHERE p.id = v.id`.pipe(Effect.asVoid),
 
-    audit: (entry: { orgUuid: string; actor: string; event: string; target: string; details?: Record<string, unknown>; requestId: string | null }) =>
-      sql`INSERT INTO audit_log (org_uuid, actor, event, target, details, request_id)
-          VALUES (${entry.orgUuid}, ${entry.actor}, ${entry.event}, ${entry.target}, ${jsonb(entry.details ?? {})}, ${entry.requestId})`.pipe(
-        Effect.asVoid
-      )
+    audit: (entry: AuditEntry) => insertAudit(sql, entry)
   }
 })
 

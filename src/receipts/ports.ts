@@ -61,9 +61,8 @@ export class ReceiptMinter extends Context.Service<
     readonly sign: (content: ReceiptContent) => Effect.Effect<SignedReceipt>
     /**
      * The receipt's INSERT, to embed as a CTE in the statement that moves the action to its
-     * terminal state (so action, receipt, chain head and events commit as one write). Inserts
-     * only when `when` holds.
+     * terminal state (so action, receipt, chain head and events commit as one write).
      */
-    readonly insertion: (receipt: SignedReceipt, when?: Statement.Fragment) => Statement.Fragment
+    readonly insertion: (receipt: SignedReceipt) => Statement.Fragment
   }
 >()("gateway/ReceiptMinter") {}

@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient, type Statement } from "effect/sql"
 import { readTimestampImprint } from "../../protocol/verifier/timestamp.js"
+import { insertAudit } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { jsonb } from "../platform/db/index.js"
 import { newId } from "../platform/ids.js"
@@ -180,7 +181,7 @@ export const makeReceipts = Effect.gen(function* () {
       }
     }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
-  const insertion = (receipt: SignedReceipt, when?: Statement.Fragment) => store.receiptInsertion(sql, receipt.row, when)
+  const insertion = (receipt: SignedReceipt) => store.receiptInsertion(sql, receipt.row)
 
   // A token's CMS signature never changes, and checking it through pkijs costs milliseconds: the
   // answer is remembered per token (bounded, oldest forgotten first). The imprint is read by the
@@ -325,9 +326,14 @@ export const makeReceipts = Effect.gen(function* () {
           Effect.gen(function* () {
             const result = yield* rotateSigningKey(envelope)
             if (result === undefined) return undefined
-            yield* sql`INSERT INTO audit_log (org_uuid, actor, event, target, details, request_id)
-              VALUES (NULL, 'platform-admin', 'signing_key.rotated', ${result.publicKeyId},
-                ${jsonb({ previous_public_key_id: result.previousPublicKeyId })}, ${audit.requestId})`
+            yield* insertAudit(sql, {
+              orgUuid: null,
+              actor: "platform-admin",
+              event: "signing_key.rotated",
+              target: result.publicKeyId,
+              details: { previous_public_key_id: result.previousPublicKeyId },
+              requestId: audit.requestId
+            })
             return result
           })
         ).pipe(Effect.orDie)

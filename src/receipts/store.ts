@@ -97,16 +97,14 @@ export const insertTsaIdentityIfNone = (identity: TsaIdentityRow) =>
 
 /**
  * The receipt's INSERT as a fragment, to run as a CTE of the statement that finishes its action
- * (one statement, one commit). It inserts only when `when` holds (default: always).
+ * (one statement, one commit).
  */
-export const receiptInsertion = (sql: SqlClient.SqlClient, receipt: ReceiptRow, when: Statement.Fragment = sql`TRUE`): Statement.Fragment =>
+export const receiptInsertion = (sql: SqlClient.SqlClient, receipt: ReceiptRow): Statement.Fragment =>
   sql`INSERT INTO receipts (receipt_uuid, action_uuid, org_uuid, agent_id, agent_sequence, receipt_status, receipt_version,
         signed_payload, payload_hash, signature, public_key_id, timestamp_token, created_at)
-      SELECT ${receipt.receipt_uuid}::text, ${receipt.action_uuid}::text, ${receipt.org_uuid}::text, ${receipt.agent_id}::text,
-        ${receipt.agent_sequence}::bigint, ${receipt.receipt_status}::text, ${receipt.receipt_version}::text, ${receipt.signed_payload}::text,
-        ${receipt.payload_hash}::text, ${receipt.signature}::text, ${receipt.public_key_id}::text, ${receipt.timestamp_token}::text,
-        ${receipt.created_at}::timestamptz
-      WHERE ${when}`
+      VALUES (${receipt.receipt_uuid}, ${receipt.action_uuid}, ${receipt.org_uuid}, ${receipt.agent_id}, ${receipt.agent_sequence},
+        ${receipt.receipt_status}, ${receipt.receipt_version}, ${receipt.signed_payload}, ${receipt.payload_hash}, ${receipt.signature},
+        ${receipt.public_key_id}, ${receipt.timestamp_token}, ${receipt.created_at})`
 
 export const receiptByUuid = (receiptUuid: string) => firstOf(ReceiptRow, (sql) => sql`SELECT * FROM receipts WHERE receipt_uuid = ${receiptUuid}`)
 

@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { Principal } from "../../protocol/auth.js"
 import { isAdmin } from "../access/guards.js"
+import { auditActor } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
@@ -23,7 +24,6 @@ import { type EntryRow, makeWhitelistStore, type WhitelistMode } from "./store.j
 const TLS_CACHE_TTL_MS = 5 * 60_000
 const TLS_UNREACHABLE = "unreachable"
 
-const actorOf = (principal: Principal) => principal.userUuid ?? principal.keyId ?? "unknown"
 
 export const makeWhitelist = Effect.gen(function* () {
   const store = yield* makeWhitelistStore
@@ -45,7 +45,7 @@ export const makeWhitelist = Effect.gen(function* () {
           // Members propose; admins and owners add directly.
           status: status ?? (isAdmin(principal) ? "approved" : "pending"),
           tlsFingerprint: input.tls_fingerprint?.toLowerCase() ?? null,
-          createdBy: actorOf(principal)
+          createdBy: auditActor(principal)
         })
       )
     })
@@ -78,7 +78,7 @@ export const makeWhitelist = Effect.gen(function* () {
         // Resolution and the added entry commit together; only a still-pending request is resolved, so of two
         // concurrent resolutions exactly one wins and the other answers ALREADY_RESOLVED.
         const resolve = Effect.gen(function* () {
-          const resolved = yield* Effect.orDie(store.resolveApproval(principal.orgUuid, id, status, actorOf(principal)))
+          const resolved = yield* Effect.orDie(store.resolveApproval(principal.orgUuid, id, status, auditActor(principal)))
           if (resolved === undefined) return yield* refuse(new AlreadyResolved({ id, status: "resolved" }))
           const entry: EntryRow | null = withPattern
             ? yield* addEntry(principal, { url_pattern: current.url_pattern_suggested, name: `Approved from request ${id}` }, "approved")

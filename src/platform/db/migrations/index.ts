@@ -15,6 +15,7 @@ import notifications from "./0007_notifications.js"
 import approvalGrants from "./0008_approval_grants.js"
 import inviteCodeHash from "./0009_invite_code_hash.js"
 import eventsNotify from "./0010_events_notify.js"
+import agents from "./0011_agents.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -26,5 +27,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0007_notifications": notifications,
   "0008_approval_grants": approvalGrants,
   "0009_invite_code_hash": inviteCodeHash,
-  "0010_events_notify": eventsNotify
+  "0010_events_notify": eventsNotify,
+  "0011_agents": agents
 }
