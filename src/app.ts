@@ -23,6 +23,8 @@ import { ApprovalGrantsLive } from "./actions/grants.js"
 import { ActionsHttp } from "./actions/http.js"
 import { Actions } from "./actions/service.js"
 import { AdminHttp } from "./admin/http.js"
+import { AgentsHttp, AgentsPublicHttp } from "./agents/http.js"
+import { Agents } from "./agents/service.js"
 import { AnalyticsHttp } from "./analytics/http.js"
 import { Analytics } from "./analytics/service.js"
 import { ApprovalPageRoutes } from "./approve/http.js"
@@ -57,7 +59,7 @@ export const servicesLayer = (config: AppConfig) => {
     databaseLayer({ url: config.databaseUrl, dataDir: config.dataDir, ci: config.ci }),
     platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix })
   )
-  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer).pipe(
+  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer).pipe(
     (services) => Layer.provideMerge(Actions.live, services),
     (services) => Layer.provideMerge(Notifications.layer, services),
     Layer.provideMerge(actorsLayer(config)),
@@ -67,7 +69,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

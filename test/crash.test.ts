@@ -2,7 +2,9 @@
  * The crash test (test/crash/crash.ts) at CI size: SIGKILLs of the real server
  * process under authorize+notarize load, restarts on the same storage, then
  * every acknowledged receipt and every agent chain is checked; the second run
- * puts 64 clients on 4 agents so kills land while batches commit. Postgres
+ * puts 64 clients on 4 agents so kills land while batches commit. The chains'
+ * agents are registered, and one more client registers agents and publishes
+ * versions through the kills; each acknowledged one must be there. Postgres
  * when DATABASE_URL is set, the embedded default (its own PostgreSQL in a
  * temporary DATA_DIR) otherwise.
  */
@@ -18,6 +20,7 @@ const expectIntactAfter = async (options: Required<Pick<CrashOptions, "kills" | 
   // Every receipt sits in some chain.
   expect(report.chainedReceipts).toBeGreaterThanOrEqual(report.acknowledged)
   expect(Object.keys(report.chains)).toHaveLength(options.agents)
+  expect(report.registeredAgents).toBeGreaterThan(0)
 }
 
 describe("crash safety", () => {

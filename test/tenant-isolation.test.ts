@@ -70,6 +70,10 @@ beforeAll(async () => {
   const webhook = await call(server.url, "POST", "/api/v1/webhooks", { token: a.key, body: { url: "https://hooks.example.com/gateway" } })
   expect(webhook.status).toBe(201)
   ids.webhook_id = webhook.body.id
+
+  ids.agent_slug = `victim-agent-${process.pid}-${Date.now().toString(36)}`
+  const agent = await call(server.url, "POST", "/api/v1/agents", { token: a.key, body: { agent_slug: ids.agent_slug, name: "Victim agent" } })
+  expect(agent.status).toBe(201)
 })
 
 /** Which fixture id each path parameter takes, and a body that passes validation. */
@@ -91,6 +95,11 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
   if (path.startsWith("/api/v1/endpoint-whitelist/:id")) return { id: ids.whitelist_id! }
   if (path.startsWith("/api/v1/endpoint-approvals/:id")) return { id: ids.approval_id!, body: { add_pattern: true } }
   if (path.includes(":webhook_id")) return { id: ids.webhook_id! }
+  if (path.includes(":agent_slug")) {
+    if (path.endsWith("/versions") && route.method === "POST") return { id: ids.agent_slug!, body: { version: "9.9.9", instruction_hash: "sha256:x" } }
+    if (path.endsWith("/decommission")) return { id: ids.agent_slug!, body: { reason: "hostile" } }
+    return { id: ids.agent_slug!, body: route.method === "PUT" ? { name: "taken over" } : undefined }
+  }
   return undefined
 }
 
@@ -127,5 +136,7 @@ describe("tenant isolation", () => {
     expect(keys.body.data.find((k: any) => k.id === ids.key_id).revoked_at).toBeNull()
     const hooks = await call(server.url, "GET", "/api/v1/webhooks", { token: a.key })
     expect(hooks.body.map((h: any) => h.id)).toContain(ids.webhook_id)
+    const agent = await call(server.url, "GET", `/api/v1/agents/${ids.agent_slug}`, { token: a.key })
+    expect(agent.body).toMatchObject({ name: "Victim agent", status: "active", versions: [] })
   })
 })

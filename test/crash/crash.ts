@@ -50,6 +50,8 @@ export interface CrashReport {
   /** Receipts found walking every agent's chain (acknowledged or not). */
   readonly chainedReceipts: number
   readonly chains: Readonly<Record<string, number>>
+  /** Agents registered (201) during the load by the registry client; each must still be there. */
+  readonly registeredAgents: number
   /** Empty when every check passed. */
   readonly problems: ReadonlyArray<string>
   readonly seconds: number
@@ -163,7 +165,12 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
     })
     if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${registered.text}`)
     const key: string = registered.body.api_key.key
-    log(`server up (${database ? "postgres" : "embedded postgres"}), org registered`)
+    // The chains' agents are registered, so every notarize also reads its agent row (decommission check).
+    for (let agent = 1; agent <= agentCount; agent++) {
+      const reply = await request(base, "POST", "/api/v1/agents", key, { agent_slug: `agent-${agent}`, name: `Agent ${agent}` })
+      if (reply.status !== 201) throw new Error(`agent registration failed: ${reply.status} ${reply.text}`)
+    }
+    log(`server up (${database ? "postgres" : "embedded postgres"}), org and ${agentCount} agents registered`)
 
     let stopping = false
     let counter = 0
@@ -205,7 +212,33 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
         }
       }
     }
-    const running = Promise.all(Array.from({ length: clients }, client))
+    // One client registers agents and publishes a version of each while the kills land.
+    const registeredAgents: Array<{ slug: string; versioned: boolean }> = []
+    const registrar = async () => {
+      for (let n = 1; !stopping; n++) {
+        const at = await live
+        const slug = `registered-${n}`
+        try {
+          const reply = await request(at, "POST", "/api/v1/agents", key, { agent_slug: slug, name: `Registered ${n}`, metadata: { n } })
+          if (reply.status === 409) continue // registered before a kill cut the answer
+          if (reply.status !== 201) {
+            problems.push(`agent registration answered ${reply.status}: ${reply.text}`)
+            continue
+          }
+          const entry = { slug, versioned: false }
+          registeredAgents.push(entry)
+          const version = await request(at, "POST", `/api/v1/agents/${slug}/versions`, key, { version: "1.0.0", instruction_hash: `sha256:${"0".repeat(64)}` })
+          if (version.status === 201) entry.versioned = true
+          else problems.push(`version publishing answered ${version.status}: ${version.text}`)
+        } catch (error) {
+          if (!(error instanceof NoAnswer)) throw error
+          interrupted++
+          await sleep(20)
+        }
+        await sleep(10)
+      }
+    }
+    const running = Promise.all([...Array.from({ length: clients }, client), registrar()])
 
     const minAcks = options.minAcksPerLife ?? 3
     for (let kill = 1; kill <= kills; kill++) {
@@ -298,8 +331,16 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
       chainedReceipts += receipts.length
     }
 
+    // 3. Every acknowledged registration and version.
+    await forEachLimited(registeredAgents, 16, async ({ slug, versioned }) => {
+      const reply = await request(base, "GET", `/api/v1/agents/${slug}`, key)
+      if (reply.status !== 200) return void problems.push(`registered agent ${slug} answers ${reply.status}`)
+      if (versioned && reply.body.current_version !== "1.0.0") problems.push(`${slug}: acknowledged version 1.0.0, current_version is ${reply.body.current_version}`)
+    })
+
     return {
       backend: database ? "postgres" : "embedded",
+      registeredAgents: registeredAgents.length,
       kills,
       acknowledged: acknowledged.length,
       documentsRecorded: acknowledged.filter((ack) => ack.document !== undefined).length,

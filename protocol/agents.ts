@@ -1,0 +1,154 @@
+/**
+ * The agent registry (spec 001 "Agents"; CONTRACT.md: slugs unique across organizations,
+ * `owner_id` = the owning org_uuid, the published SDK's `display_name` for `name`).
+ */
+
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import * as Schema from "effect/Schema"
+import { ActionListItem, ActionStatuses } from "./actions.js"
+import { Authenticated, PublicRoute } from "./auth.js"
+import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
+import { BadRequest, Conflict, Forbidden, NotFound, Unprocessable } from "./errors.js"
+
+const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
+const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))
+const Capabilities = Schema.Array(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))).check(Schema.isMaxLength(100))
+const Metadata = Schema.Record(Schema.String, Schema.Unknown)
+
+/** Slugs are checked by the service (400 INVALID_SLUG, not 422), so the wire takes any text. */
+const SlugText = Schema.String.annotate({ description: "3-64 characters: lowercase letters, digits and hyphens" })
+
+/** What registration and update both take; all optional (registration needs a name or display_name). */
+const Editable = {
+  name: Schema.optionalKey(Name),
+  /** The published SDK's name for `name`. */
+  display_name: Schema.optionalKey(Name),
+  description: Schema.optionalKey(Schema.NullOr(Text(2000))),
+  capabilities: Schema.optionalKey(Schema.NullOr(Capabilities)),
+  /** Replaces the stored metadata on update. */
+  metadata: Schema.optionalKey(Schema.NullOr(Metadata))
+}
+
+export const RegisterAgentRequest = Schema.Struct({ agent_slug: SlugText, ...Editable })
+export type RegisterAgentRequest = typeof RegisterAgentRequest.Type
+
+export const UpdateAgentRequest = Schema.Struct(Editable)
+export type UpdateAgentRequest = typeof UpdateAgentRequest.Type
+
+export const AgentStatus = Schema.Literals(["active", "decommissioned"])
+
+export const AgentVersion = Schema.Struct({
+  agent_slug: Schema.String,
+  version: Schema.String,
+  instruction_hash: Schema.String,
+  changelog: Schema.NullOr(Schema.String),
+  published_at: Timestamp
+})
+export type AgentVersion = typeof AgentVersion.Type
+
+/** The fields every view of an agent starts with. */
+const Described = {
+  agent_slug: Schema.String,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  capabilities: Schema.Array(Schema.String),
+  status: AgentStatus
+}
+
+export const RegisteredAgent = Schema.Struct({ ...Described, owner_id: Schema.String, created_at: Timestamp })
+
+export const AgentView = Schema.Struct({
+  ...RegisteredAgent.fields,
+  metadata: Metadata,
+  current_version: Schema.NullOr(Schema.String),
+  versions: Schema.Array(AgentVersion),
+  action_count: Schema.Number,
+  decommissioned_at: NullableTimestamp,
+  updated_at: Timestamp
+})
+export type AgentView = typeof AgentView.Type
+
+export const AgentListItem = Schema.Struct({
+  agent_slug: Schema.String,
+  name: Schema.String,
+  status: AgentStatus,
+  current_version: Schema.NullOr(Schema.String),
+  action_count: Schema.Number,
+  created_at: Timestamp
+})
+export type AgentListItem = typeof AgentListItem.Type
+
+export const PublicAgent = Schema.Struct({
+  ...Described,
+  current_version: Schema.NullOr(Schema.String),
+  owner_verified: Schema.Boolean,
+  action_count: Schema.Number,
+  created_at: Timestamp
+})
+
+/** Semantic Versioning 2.0.0 (major.minor.patch, optional pre-release and build). */
+const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/
+
+export const PublishVersionRequest = Schema.Struct({
+  version: Schema.String.check(Schema.isMaxLength(128), Schema.isPattern(SEMVER)).annotate({ description: "A semantic version, e.g. 1.2.0" }),
+  instruction_hash: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+  changelog: Schema.optionalKey(Schema.NullOr(Text(10_000)))
+})
+export type PublishVersionRequest = typeof PublishVersionRequest.Type
+
+export const DecommissionRequest = Schema.Struct({ reason: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1000)) })
+
+const SlugParam = { agent_slug: Schema.String }
+const AgentPage = Schema.Struct({ agents: Schema.Array(AgentListItem), data: Schema.Array(AgentListItem), pagination: Pagination })
+const VersionList = Schema.Struct({ agent_slug: Schema.String, versions: Schema.Array(AgentVersion), data: Schema.Array(AgentVersion) })
+const ActionPage = Schema.Struct({ actions: Schema.Array(ActionListItem), data: Schema.Array(ActionListItem), pagination: Pagination })
+
+export class AgentsGroup extends HttpApiGroup.make("agents")
+  .add(
+    HttpApiEndpoint.post("register", "/api/v1/agents", { error: [Forbidden, BadRequest, Conflict, Unprocessable],
+      payload: RegisterAgentRequest,
+      success: RegisteredAgent.pipe(HttpApiSchema.status(201))
+    }),
+    HttpApiEndpoint.get("list", "/api/v1/agents", { error: Forbidden, query: PageQuery, success: AgentPage }),
+    HttpApiEndpoint.get("get", "/api/v1/agents/:agent_slug", { error: [Forbidden, NotFound], params: SlugParam, success: AgentView }),
+    HttpApiEndpoint.put("update", "/api/v1/agents/:agent_slug", { error: [Forbidden, NotFound, Unprocessable],
+      params: SlugParam,
+      payload: UpdateAgentRequest,
+      success: AgentView
+    }),
+    HttpApiEndpoint.post("publishVersion", "/api/v1/agents/:agent_slug/versions", { error: [Forbidden, NotFound, Conflict, Unprocessable],
+      params: SlugParam,
+      payload: PublishVersionRequest,
+      success: AgentVersion.pipe(HttpApiSchema.status(201))
+    }),
+    HttpApiEndpoint.get("versions", "/api/v1/agents/:agent_slug/versions", { error: [Forbidden, NotFound], params: SlugParam, success: VersionList }),
+    HttpApiEndpoint.post("decommission", "/api/v1/agents/:agent_slug/decommission", { error: [Forbidden, NotFound, Unprocessable],
+      params: SlugParam,
+      payload: DecommissionRequest,
+      success: Schema.Struct({ agent_slug: Schema.String, status: AgentStatus, decommissioned_at: Timestamp, reason: Schema.String })
+    }),
+    HttpApiEndpoint.get("actions", "/api/v1/agents/:agent_slug/actions", { error: [Forbidden, NotFound],
+      params: SlugParam,
+      query: { ...PageQuery, action_type: Schema.optionalKey(Schema.String), status: Schema.optionalKey(Schema.Literals(ActionStatuses)) },
+      success: ActionPage
+    })
+  )
+  .middleware(Authenticated)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Agents",
+      description:
+        "The organization's registered agents. Slugs are permanent and unique across organizations; a decommissioned agent cannot notarize or publish versions."
+    })
+  )
+{}
+
+export class AgentsPublicGroup extends HttpApiGroup.make("agentsPublic")
+  .add(
+    HttpApiEndpoint.get("publicAgent", "/api/v1/agents/public/:agent_slug", { error: NotFound, params: SlugParam, success: PublicAgent }).middleware(
+      PublicRoute
+    )
+  )
+  .annotateMerge(OpenApi.annotations({ title: "Agents (public)", description: "What anyone may read about a registered agent." }))
+{}

@@ -1,0 +1,40 @@
+/** Why an agent-registry operation was refused. */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { InvalidInput } from "../platform/domain-error.js"
+
+export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", { agent_slug: Schema.String }) {
+  readonly code = "NOT_FOUND"
+  override readonly message = `Agent ${this.agent_slug} not found`
+  readonly details = { agent_slug: this.agent_slug }
+}
+
+export class InvalidSlug extends Schema.TaggedError<InvalidSlug>()("InvalidSlug", { agent_slug: Schema.String }) {
+  readonly code = "INVALID_SLUG"
+  override readonly message = "agent_slug must be 3-64 characters of lowercase letters, digits and hyphens"
+  readonly details = { agent_slug: this.agent_slug }
+}
+
+export class SlugTaken extends Schema.TaggedError<SlugTaken>()("SlugTaken", { agent_slug: Schema.String }) {
+  readonly code = "SLUG_TAKEN"
+  override readonly message = `The agent slug ${this.agent_slug} is already registered`
+  readonly details = { agent_slug: this.agent_slug }
+}
+
+export class VersionExists extends Schema.TaggedError<VersionExists>()("VersionExists", { agent_slug: Schema.String, version: Schema.String }) {
+  readonly code = "VERSION_EXISTS"
+  override readonly message = `Version ${this.version} of ${this.agent_slug} is already published`
+  readonly details = { agent_slug: this.agent_slug, version: this.version }
+}
+
+export class AgentDecommissioned extends Schema.TaggedError<AgentDecommissioned>()("AgentDecommissioned", { agent_slug: Schema.String }) {
+  readonly code = "AGENT_DECOMMISSIONED"
+  override readonly message = `Agent ${this.agent_slug} is decommissioned`
+  readonly details = { agent_slug: this.agent_slug }
+}
+
+export class AgentsError extends Schema.TaggedError<AgentsError>()("AgentsError", {
+  reason: Schema.Union([AgentNotFound, InvalidSlug, SlugTaken, VersionExists, AgentDecommissioned, InvalidInput])
+}) {}
+
+export const refuse = (reason: AgentsError["reason"]) => Effect.fail(new AgentsError({ reason }))

@@ -1,0 +1,192 @@
+/**
+ * The agent registry: register, read, update, publish versions, decommission, and the public
+ * page. Slugs are global (the did:web holds only the slug); every read by an organization
+ * is scoped to the agents it owns, so another organization's agent is simply not found.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type {
+  AgentListItem,
+  AgentView,
+  PublishVersionRequest,
+  RegisterAgentRequest,
+  UpdateAgentRequest
+} from "../../protocol/agents.js"
+import type { Principal } from "../../protocol/auth.js"
+import { listPage } from "../../protocol/common.js"
+import { auditActor } from "../platform/audit.js"
+import { InvalidInput } from "../platform/domain-error.js"
+import { AgentDecommissioned, AgentNotFound, InvalidSlug, refuse, SlugTaken, VersionExists } from "./errors.js"
+import { type AgentFields, type AgentRow, type CountedAgentRow, makeAgentsStore, type VersionRow } from "./store.js"
+
+/** 3-64 characters, lowercase alphanumeric and hyphens (spec 001 "Limits"). */
+const SLUG = /^[a-z0-9-]{3,64}$/
+/** Paths under /api/v1/agents that a slug would shadow. */
+const RESERVED_SLUGS = new Set(["public"])
+/** Stored metadata, as JSON text, at most this long. */
+const MAX_METADATA_BYTES = 16_384
+
+export interface AuditContext {
+  readonly requestId: string | null
+}
+
+
+const versionView = (row: VersionRow) => ({
+  agent_slug: row.agent_slug,
+  version: row.version,
+  instruction_hash: row.instruction_hash,
+  changelog: row.changelog,
+  published_at: row.published_at
+})
+
+const listItem = (row: CountedAgentRow): AgentListItem => ({
+  agent_slug: row.agent_slug,
+  name: row.name,
+  status: row.status,
+  current_version: row.current_version,
+  action_count: row.action_count,
+  created_at: row.created_at
+})
+
+const checkedMetadata = (metadata: Readonly<Record<string, unknown>>) =>
+  Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES
+    ? refuse(InvalidInput.one("metadata", `must be at most ${MAX_METADATA_BYTES} bytes as JSON`))
+    : Effect.succeed(metadata)
+
+/** What every view of an agent shows first, the public page included. */
+const described = (row: AgentRow) => ({
+  agent_slug: row.agent_slug,
+  name: row.name,
+  description: row.description,
+  capabilities: row.capabilities,
+  status: row.status
+})
+
+const uniqueCapabilities = (capabilities: ReadonlyArray<string> | null | undefined) => [...new Set(capabilities ?? [])]
+
+export const makeAgents = Effect.gen(function* () {
+  const store = yield* makeAgentsStore
+
+  const audit = (principal: Principal, event: string, slug: string, context: AuditContext, details?: Record<string, unknown>) =>
+    store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: slug, details, requestId: context.requestId }).pipe(Effect.orDie)
+
+  const load = (principal: Principal, slug: string) =>
+    Effect.flatMap(Effect.orDie(store.find(principal.orgUuid, slug)), (row) =>
+      row === undefined ? refuse(new AgentNotFound({ agent_slug: slug })) : Effect.succeed(row)
+    )
+
+  const view = (row: CountedAgentRow) =>
+    Effect.map(
+      Effect.orDie(store.versions(row.agent_slug)),
+      (versions): AgentView => ({
+        ...described(row),
+        metadata: row.metadata,
+        owner_id: row.org_uuid,
+        current_version: row.current_version,
+        versions: versions.map(versionView),
+        action_count: row.action_count,
+        decommissioned_at: row.decommissioned_at,
+        created_at: row.created_at,
+        updated_at: row.updated_at
+      })
+    )
+
+  return {
+    register: (principal: Principal, input: RegisterAgentRequest, context: AuditContext) =>
+      Effect.gen(function* () {
+        const slug = input.agent_slug
+        if (!SLUG.test(slug) || RESERVED_SLUGS.has(slug)) return yield* refuse(new InvalidSlug({ agent_slug: slug }))
+        const name = input.name ?? input.display_name
+        if (name === undefined) return yield* refuse(InvalidInput.one("name", "is required"))
+        const fields: AgentFields = {
+          name,
+          description: input.description ?? null,
+          capabilities: uniqueCapabilities(input.capabilities),
+          metadata: yield* checkedMetadata(input.metadata ?? {})
+        }
+        const row = yield* Effect.orDie(store.insert(principal.orgUuid, slug, fields))
+        if (row === undefined) return yield* refuse(new SlugTaken({ agent_slug: slug }))
+        yield* audit(principal, "agent.registered", slug, context)
+        return { ...described(row), owner_id: row.org_uuid, created_at: row.created_at }
+      }),
+
+    list: (principal: Principal, query: { readonly page?: number; readonly per_page?: number }) =>
+      Effect.gen(function* () {
+        const page = query.page ?? 1
+        const perPage = query.per_page ?? 20
+        const { rows, total } = yield* Effect.orDie(store.list(principal.orgUuid, page, perPage))
+        return listPage(rows.map(listItem), { page, perPage, total }, "agents")
+      }),
+
+    get: (principal: Principal, slug: string) => Effect.flatMap(load(principal, slug), view),
+
+    /** The slug only, after checking the caller's organization owns it. */
+    owned: (principal: Principal, slug: string) => Effect.map(load(principal, slug), (row) => row.agent_slug),
+
+    update: (principal: Principal, slug: string, patch: UpdateAgentRequest, context: AuditContext) =>
+      Effect.gen(function* () {
+        const current = yield* load(principal, slug)
+        const fields: AgentFields = {
+          name: patch.name ?? patch.display_name ?? current.name,
+          description: patch.description !== undefined ? patch.description : current.description,
+          capabilities: patch.capabilities !== undefined ? uniqueCapabilities(patch.capabilities) : current.capabilities,
+          metadata: patch.metadata !== undefined ? yield* checkedMetadata(patch.metadata ?? {}) : current.metadata
+        }
+        const updated = yield* Effect.orDie(store.update(principal.orgUuid, slug, fields))
+        if (updated === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+        yield* audit(principal, "agent.updated", slug, context, { fields: Object.keys(patch) })
+        return yield* view({ ...updated, action_count: current.action_count })
+      }),
+
+    publishVersion: (principal: Principal, slug: string, input: PublishVersionRequest, context: AuditContext) =>
+      Effect.gen(function* () {
+        const { agent, published } = yield* Effect.orDie(
+          store.publishVersion(principal.orgUuid, slug, { version: input.version, instruction_hash: input.instruction_hash, changelog: input.changelog ?? null })
+        )
+        if (agent === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+        if (agent.status === "decommissioned") return yield* refuse(new AgentDecommissioned({ agent_slug: slug }))
+        if (published === undefined) return yield* refuse(new VersionExists({ agent_slug: slug, version: input.version }))
+        yield* audit(principal, "agent.version_published", slug, context, { version: published.version })
+        return versionView(published)
+      }),
+
+    versions: (principal: Principal, slug: string) =>
+      Effect.gen(function* () {
+        yield* load(principal, slug)
+        const versions = (yield* Effect.orDie(store.versions(slug))).map(versionView)
+        return { agent_slug: slug, versions, data: versions }
+      }),
+
+    decommission: (principal: Principal, slug: string, reason: string, context: AuditContext) =>
+      Effect.gen(function* () {
+        const row = yield* Effect.orDie(store.decommission(principal.orgUuid, slug, reason))
+        if (row === undefined) {
+          // Not there, or already decommissioned (irreversible: a second request changes nothing).
+          yield* load(principal, slug)
+          return yield* refuse(new AgentDecommissioned({ agent_slug: slug }))
+        }
+        yield* audit(principal, "agent.decommissioned", slug, context, { reason })
+        return { agent_slug: row.agent_slug, status: row.status, decommissioned_at: row.decommissioned_at ?? row.updated_at, reason }
+      }),
+
+    /** The public page: any registered agent, whoever owns it. */
+    publicView: (slug: string) =>
+      Effect.gen(function* () {
+        const row = yield* Effect.orDie(store.findAnywhere(slug))
+        if (row === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+        return {
+          ...described(row),
+          current_version: row.current_version,
+          // The owner is an organization registered on this gateway, which signs for it.
+          owner_verified: true,
+          action_count: row.action_count,
+          created_at: row.created_at
+        }
+      })
+  }
+})
+
+export class Agents extends Context.Service<Agents, Effect.Success<typeof makeAgents>>()("gateway/Agents") {
+  static readonly layer = Layer.effect(Agents, makeAgents)
+}

@@ -1,0 +1,183 @@
+/** SQL for the agent registry. Rows are decoded (`SqlSchema`): ISO timestamps, parsed jsonb. */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { type AuditEntry, insertAudit } from "../platform/audit.js"
+import { Count, Json, NullableTimestamp, Timestamp } from "../platform/columns.js"
+import { jsonb } from "../platform/db/index.js"
+import { offset } from "../platform/sql.js"
+
+const AgentRow = Schema.Struct({
+  agent_slug: Schema.String,
+  org_uuid: Schema.String,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  capabilities: Json(Schema.Array(Schema.String), []),
+  metadata: Json(Schema.Record(Schema.String, Schema.Unknown), {}),
+  status: Schema.Literals(["active", "decommissioned"]),
+  current_version: Schema.NullOr(Schema.String),
+  decommissioned_at: NullableTimestamp,
+  decommission_reason: Schema.NullOr(Schema.String),
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+export type AgentRow = typeof AgentRow.Type
+
+const CountedAgentRow = Schema.Struct({ ...AgentRow.fields, action_count: Count })
+export type CountedAgentRow = typeof CountedAgentRow.Type
+
+const VersionRow = Schema.Struct({
+  agent_slug: Schema.String,
+  version: Schema.String,
+  instruction_hash: Schema.String,
+  changelog: Schema.NullOr(Schema.String),
+  published_at: Timestamp
+})
+export type VersionRow = typeof VersionRow.Type
+
+/** What a registration or an update writes. */
+export interface AgentFields {
+  readonly name: string
+  readonly description: string | null
+  readonly capabilities: ReadonlyArray<string>
+  readonly metadata: Readonly<Record<string, unknown>>
+}
+
+const BySlug = Schema.Struct({ orgUuid: Schema.String, slug: Schema.String })
+
+export const makeAgentsStore = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  /** The agent's actions in its owner's organization (the actions area's table, indexed by org and agent). */
+  const actionCount = sql`(SELECT count(*) FROM actions x WHERE x.org_uuid = agents.org_uuid AND x.agent_id = agents.agent_slug)`
+
+  const insert = SqlSchema.findAll({
+    Request: Schema.Struct({ orgUuid: Schema.String, slug: Schema.String, fields: Schema.Any }),
+    Result: AgentRow,
+    execute: ({ orgUuid, slug, fields }) =>
+      sql`INSERT INTO agents (agent_slug, org_uuid, name, description, capabilities, metadata, status)
+          VALUES (${slug}, ${orgUuid}, ${fields.name}, ${fields.description}, ${jsonb(fields.capabilities)}, ${jsonb(fields.metadata)}, 'active')
+          ON CONFLICT (agent_slug) DO NOTHING RETURNING *`
+  })
+
+  const find = SqlSchema.findOneOption({
+    Request: BySlug,
+    Result: CountedAgentRow,
+    execute: ({ orgUuid, slug }) => sql`SELECT agents.*, ${actionCount} AS action_count FROM agents WHERE agent_slug = ${slug} AND org_uuid = ${orgUuid}`
+  })
+
+  const findAnywhere = SqlSchema.findOneOption({
+    Request: Schema.String,
+    Result: CountedAgentRow,
+    execute: (slug) => sql`SELECT agents.*, ${actionCount} AS action_count FROM agents WHERE agent_slug = ${slug}`
+  })
+
+  const page = SqlSchema.findAll({
+    Request: Schema.Struct({ orgUuid: Schema.String, limit: Schema.Number, offset: Schema.Number }),
+    Result: CountedAgentRow,
+    execute: ({ orgUuid, limit, offset }) =>
+      sql`SELECT agents.*, ${actionCount} AS action_count FROM agents WHERE org_uuid = ${orgUuid}
+          ORDER BY created_at DESC, agent_slug DESC LIMIT ${limit} OFFSET ${offset}`
+  })
+
+  const countAll = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: Schema.Struct({ n: Count }),
+    execute: (orgUuid) => sql`SELECT count(*) AS n FROM agents WHERE org_uuid = ${orgUuid}`
+  })
+
+  const update = SqlSchema.findOneOption({
+    Request: Schema.Struct({ ...BySlug.fields, fields: Schema.Any }),
+    Result: AgentRow,
+    execute: ({ orgUuid, slug, fields }) =>
+      sql`UPDATE agents SET name = ${fields.name}, description = ${fields.description}, capabilities = ${jsonb(fields.capabilities)},
+            metadata = ${jsonb(fields.metadata)}, updated_at = now()
+          WHERE agent_slug = ${slug} AND org_uuid = ${orgUuid} RETURNING *`
+  })
+
+  const versions = SqlSchema.findAll({
+    Request: Schema.String,
+    Result: VersionRow,
+    execute: (slug) => sql`SELECT * FROM agent_versions WHERE agent_slug = ${slug} ORDER BY published_at DESC, version DESC`
+  })
+
+  const lockAgent = SqlSchema.findOneOption({
+    Request: BySlug,
+    Result: AgentRow,
+    execute: ({ orgUuid, slug }) => sql`SELECT * FROM agents WHERE agent_slug = ${slug} AND org_uuid = ${orgUuid} FOR UPDATE`
+  })
+
+  const insertVersion = SqlSchema.findAll({
+    Request: Schema.Struct({ slug: Schema.String, version: Schema.String, instruction_hash: Schema.String, changelog: Schema.NullOr(Schema.String) }),
+    Result: VersionRow,
+    execute: ({ slug, version, instruction_hash, changelog }) =>
+      sql`INSERT INTO agent_versions (agent_slug, version, instruction_hash, changelog)
+          VALUES (${slug}, ${version}, ${instruction_hash}, ${changelog})
+          ON CONFLICT (agent_slug, version) DO NOTHING RETURNING *`
+  })
+
+  const decommission = SqlSchema.findOneOption({
+    Request: Schema.Struct({ ...BySlug.fields, reason: Schema.String }),
+    Result: AgentRow,
+    execute: ({ orgUuid, slug, reason }) =>
+      sql`UPDATE agents SET status = 'decommissioned', decommissioned_at = clock_timestamp(), decommission_reason = ${reason}, updated_at = now()
+          WHERE agent_slug = ${slug} AND org_uuid = ${orgUuid} AND status = 'active' RETURNING *`
+  })
+
+  return {
+    sql,
+
+    /** undefined when the slug is taken (by any organization). */
+    insert: (orgUuid: string, slug: string, fields: AgentFields) => Effect.map(insert({ orgUuid, slug, fields }), (rows) => rows[0]),
+
+    find: (orgUuid: string, slug: string) => Effect.map(find({ orgUuid, slug }), Option.getOrUndefined),
+
+    /** Whoever owns it: for the public page. */
+    findAnywhere: (slug: string) => Effect.map(findAnywhere(slug), Option.getOrUndefined),
+
+    list: (orgUuid: string, pageNumber: number, perPage: number) =>
+      Effect.all({
+        rows: page({ orgUuid, limit: perPage, offset: offset(pageNumber, perPage) }),
+        total: Effect.map(countAll(orgUuid), (row) => row.n)
+      }),
+
+    update: (orgUuid: string, slug: string, fields: AgentFields) => Effect.map(update({ orgUuid, slug, fields }), Option.getOrUndefined),
+
+    versions,
+
+    /**
+     * Publishes a version in one transaction with the agent row locked (a decommission cannot slip
+     * between the status check and the insert): the agent as it was, and the version row, or
+     * undefined when that version exists.
+     */
+    publishVersion: (orgUuid: string, slug: string, version: { version: string; instruction_hash: string; changelog: string | null }) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          const agent = Option.getOrUndefined(yield* lockAgent({ orgUuid, slug }))
+          if (agent === undefined || agent.status !== "active") return { agent, published: undefined }
+          const [published] = yield* insertVersion({ slug, ...version })
+          if (published !== undefined) yield* sql`UPDATE agents SET current_version = ${published.version}, updated_at = now() WHERE agent_slug = ${slug}`
+          return { agent, published }
+        })
+      ),
+
+    /**
+     * active → decommissioned; undefined when the agent is not there or not active. The row is
+     * locked first, which waits for the notarizations holding it (actions store, FOR SHARE), so
+     * `decommissioned_at` is read after every receipt that made it in.
+     */
+    decommission: (orgUuid: string, slug: string, reason: string) =>
+      sql.withTransaction(
+        Effect.flatMap(lockAgent({ orgUuid, slug }), (locked) =>
+          Option.isNone(locked) || locked.value.status !== "active"
+            ? Effect.succeed(undefined)
+            : Effect.map(decommission({ orgUuid, slug, reason }), Option.getOrUndefined)
+        )
+      ),
+
+    audit: (entry: AuditEntry) => insertAudit(sql, entry)
+  }
+})
+
+export type AgentsStore = Effect.Success<typeof makeAgentsStore>
