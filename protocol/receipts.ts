@@ -9,6 +9,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { Ed25519Signature, Sha256Hash, Timestamp } from "./common.js"
+import { DidDocument } from "./dids.js"
 import { Forbidden, NotFound } from "./errors.js"
 
 export const PublicJwk = Schema.Struct({
@@ -22,20 +23,6 @@ export const PublicJwk = Schema.Struct({
 })
 
 export const Jwks = Schema.Struct({ keys: Schema.Array(PublicJwk) })
-
-export const VerificationMethod = Schema.Struct({
-  id: Schema.String,
-  type: Schema.Literal("JsonWebKey2020"),
-  controller: Schema.String,
-  publicKeyJwk: PublicJwk
-})
-
-export const DidDocument = Schema.Struct({
-  "@context": Schema.Array(Schema.String),
-  id: Schema.String,
-  verificationMethod: Schema.Array(VerificationMethod),
-  assertionMethod: Schema.Array(Schema.String)
-})
 
 const SignedPayload = Schema.Record(Schema.String, Schema.Unknown).annotate({
   description: "the signed payload; its RFC 8785 canonical form is what was hashed and signed"

@@ -29,6 +29,8 @@ import { AnalyticsHttp } from "./analytics/http.js"
 import { Analytics } from "./analytics/service.js"
 import { ApprovalPageRoutes } from "./approve/http.js"
 import { NotificationChannelsHttp } from "./approvers/http.js"
+import { DidsHttp, DidsPublicHttp } from "./dids/http.js"
+import { Dids } from "./dids/service.js"
 import { Events } from "./events/service.js"
 import { RouteLabel } from "./gateway/observe.js"
 import { UwsApp, uwsServerLayer } from "./gateway/server.js"
@@ -60,6 +62,7 @@ export const servicesLayer = (config: AppConfig) => {
     platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix })
   )
   return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer).pipe(
+    Layer.provideMerge(Dids.layer),
     (services) => Layer.provideMerge(Actions.live, services),
     (services) => Layer.provideMerge(Notifications.layer, services),
     Layer.provideMerge(actorsLayer(config)),
@@ -69,7 +72,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

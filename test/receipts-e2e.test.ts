@@ -16,6 +16,7 @@ import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { type Ed25519Jwk, verifyReceipt } from "../protocol/verifier/index.js"
 import { servicesLayer } from "../src/app.js"
+import { ed25519Multibase } from "../src/platform/did-web.js"
 import { newId } from "../src/platform/ids.js"
 import { type MintedReceipt, type ReceiptContent, ReceiptMinter } from "../src/receipts/ports.js"
 import { sha256Tagged } from "../src/receipts/signing.js"
@@ -302,7 +303,15 @@ describe("key rotation", () => {
     expect(methodIds).toContain(`${did.body.id}#${before.public_key_id}`)
     expect(methodIds).toContain(`${did.body.id}#${after.public_key_id}`)
     expect(did.body.assertionMethod).toEqual(methodIds)
-    expect(did.body.verificationMethod[0]).toMatchObject({ type: "JsonWebKey2020", controller: did.body.id })
+    expect(did.body.verificationMethod[0]).toMatchObject({ type: "Ed25519VerificationKey2020", controller: did.body.id })
+    // The multibase key is the same raw key the JWKS publishes.
+    for (const method of did.body.verificationMethod) {
+      const kid = method.id.split("#")[1]
+      const jwk = jwks.keys.find((key: { kid: string }) => key.kid === kid)
+      const raw = Buffer.from(jwk.x, "base64url")
+      expect(method.publicKeyMultibase).toBe(ed25519Multibase(raw))
+    }
+    expect(did.body.service).toEqual([expect.objectContaining({ serviceEndpoint: harness.url })])
 
     const audit = await harness.run(
       Effect.gen(function* () {

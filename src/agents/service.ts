@@ -15,6 +15,7 @@ import type {
 } from "../../protocol/agents.js"
 import type { Principal } from "../../protocol/auth.js"
 import { listPage } from "../../protocol/common.js"
+import { Dids } from "../dids/service.js"
 import { auditActor } from "../platform/audit.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { AgentDecommissioned, AgentNotFound, InvalidSlug, refuse, SlugTaken, VersionExists } from "./errors.js"
@@ -67,6 +68,7 @@ const uniqueCapabilities = (capabilities: ReadonlyArray<string> | null | undefin
 
 export const makeAgents = Effect.gen(function* () {
   const store = yield* makeAgentsStore
+  const dids = yield* Dids
 
   const audit = (principal: Principal, event: string, slug: string, context: AuditContext, details?: Record<string, unknown>) =>
     store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: slug, details, requestId: context.requestId }).pipe(Effect.orDie)
@@ -105,9 +107,16 @@ export const makeAgents = Effect.gen(function* () {
           capabilities: uniqueCapabilities(input.capabilities),
           metadata: yield* checkedMetadata(input.metadata ?? {})
         }
-        const row = yield* Effect.orDie(store.insert(principal.orgUuid, slug, fields))
-        if (row === undefined) return yield* refuse(new SlugTaken({ agent_slug: slug }))
-        yield* audit(principal, "agent.registered", slug, context)
+        // The agent, its DID key and its first credential commit together.
+        const row = yield* store.sql.withTransaction(
+          Effect.gen(function* () {
+            const inserted = yield* Effect.orDie(store.insert(principal.orgUuid, slug, fields))
+            if (inserted === undefined) return yield* refuse(new SlugTaken({ agent_slug: slug }))
+            yield* dids.createKey(slug)
+            yield* audit(principal, "agent.registered", slug, context)
+            return inserted
+          })
+        ).pipe(Effect.catchTag("SqlError", Effect.die))
         return { ...described(row), owner_id: row.org_uuid, created_at: row.created_at }
       }),
 

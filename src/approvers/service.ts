@@ -18,7 +18,7 @@ import { Json } from "../platform/columns.js"
 import { Config } from "../platform/config.js"
 import { jsonb } from "../platform/db/index.js"
 import { InvalidInput } from "../platform/domain-error.js"
-import { type OutboundPolicy, outbound, outboundPolicyFromEnv } from "../platform/outbound/index.js"
+import { type OutboundPolicy, outbound, outboundPolicyOfConfig } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { ChannelsError } from "./errors.js"
 import { type ApprovalRequest, approverEmail, maskUrl, noticeEmail, slackMessage, teamsMessage } from "./messages.js"
@@ -47,9 +47,6 @@ const CHAT_TIMEOUT_MS = 10_000
 const SMTP_TIMEOUT_MS = 15_000
 
 
-export const policyOfConfig = (config: { readonly outboundAllowPrivate: string | undefined; readonly outboundAllowHttp: boolean }): OutboundPolicy =>
-  outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: config.outboundAllowPrivate, OUTBOUND_ALLOW_HTTP: String(config.outboundAllowHttp) })
-
 const aadOf = (orgUuid: string, channel: "slack" | "teams") => `notification-channel:${orgUuid}:${channel}`
 
 export class ApprovalChannels extends Context.Service<
@@ -67,7 +64,7 @@ export class ApprovalChannels extends Context.Service<
       const config = yield* Config
       const { envelope } = yield* Secrets
       const grants = yield* ApprovalGrants
-      const policy = policyOfConfig(config)
+      const policy = outboundPolicyOfConfig(config)
       const mailer = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : undefined
       const sender = config.smtpFrom || `approvals@${hostOf(config.baseUrl)}`
 

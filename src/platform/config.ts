@@ -29,6 +29,8 @@ export interface AppConfig {
   readonly publicRateLimitPerMinute: number
   readonly outboundAllowPrivate: string | undefined
   readonly outboundAllowHttp: boolean
+  /** Extra CA certificates (a PEM file) trusted by outbound HTTPS calls, e.g. a private CA's. */
+  readonly outboundCaFile: string | undefined
   readonly masterKey: Redacted.Redacted<string> | undefined
   readonly maxJsonBodyBytes: number
   readonly maxMultipartBodyBytes: number
@@ -39,6 +41,8 @@ export interface AppConfig {
   readonly shutdownGraceMs: number
   /** Lifetime of pending approvals and approval codes (APPROVAL_TTL_HOURS, or APPROVAL_TTL_MS for tests). */
   readonly approvalTtlMs: number
+  /** How long a mutual-signing request stays open (24 h; tests shorten it). */
+  readonly mutualSignTtlMs: number
   /** How often pending approvals are checked for expiry. */
   readonly approvalSweepMs: number
   readonly tsaUrl: string | undefined
@@ -135,6 +139,7 @@ export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
   publicRateLimitPerMinute: optionalInt("PUBLIC_RATE_LIMIT_PER_MINUTE", 1),
   outboundAllowPrivate: optional("OUTBOUND_ALLOW_PRIVATE"),
   outboundAllowHttp: flag("OUTBOUND_ALLOW_HTTP"),
+  outboundCaFile: optional("OUTBOUND_CA_FILE"),
   masterKey: secret("MASTER_KEY"),
   maxJsonBodyBytes: int("MAX_BODY_BYTES", 1024 * 1024, 1024),
   maxMultipartBodyBytes: int("MAX_MULTIPART_BYTES", 50 * 1024 * 1024, 1024),
@@ -144,6 +149,7 @@ export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
   maxConnections: int("MAX_CONNECTIONS", 0),
   shutdownGraceMs: int("SHUTDOWN_GRACE_MS", 10_000),
   approvalTtlMs,
+  mutualSignTtlMs: int("MUTUAL_SIGN_TTL_MS", 24 * 3_600_000, 1),
   approvalSweepMs: int("APPROVAL_SWEEP_MS", 30_000, 10),
   tsaUrl: optional("TSA_URL"),
   smtpUrl: optional("SMTP_URL"),

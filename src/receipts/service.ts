@@ -12,13 +12,15 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient, type Statement } from "effect/sql"
+import { DID_CONTEXT, ED25519_2020_CONTEXT } from "../../protocol/dids.js"
 import { readTimestampImprint } from "../../protocol/verifier/timestamp.js"
 import { insertAudit } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { jsonb } from "../platform/db/index.js"
+import { ed25519Multibase, platformDid } from "../platform/did-web.js"
 import { newId } from "../platform/ids.js"
 import { logLine } from "../platform/log.js"
-import { outboundPolicyFromEnv, outboundRequest } from "../platform/outbound/index.js"
+import { outboundPolicyOfConfig, outboundRequest } from "../platform/outbound/index.js"
 import { Fanout } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { ActionReceiptNotFound, ReceiptNotFound, RotationInProgress, refuse } from "./errors.js"
@@ -66,11 +68,6 @@ export const buildReceiptPayload = (
   created_at: createdAt
 })
 
-/** `host` or `host%3Aport` of BASE_URL, as did:web writes it. */
-export const platformDid = (baseUrl: string): string => {
-  const url = new URL(baseUrl)
-  return `did:web:${url.hostname}${url.port === "" ? "" : `%3A${url.port}`}`
-}
 
 const parsePayload = (text: string): Record<string, unknown> => {
   const value: unknown = JSON.parse(text)
@@ -88,10 +85,7 @@ export const makeReceipts = Effect.gen(function* () {
   let signerStale = false
   const authority = yield* Effect.orDie(loadTimestampAuthorityIdentity(envelope))
   const tsaCertificateDer = authority.certificateDer
-  const outboundPolicy = outboundPolicyFromEnv({
-    OUTBOUND_ALLOW_PRIVATE: config.outboundAllowPrivate,
-    OUTBOUND_ALLOW_HTTP: config.outboundAllowHttp ? "true" : undefined
-  })
+  const outboundPolicy = outboundPolicyOfConfig(config)
 
   yield* fanout.subscribe(
     (_topic, message) => {
@@ -303,17 +297,21 @@ export const makeReceipts = Effect.gen(function* () {
     didDocument: Effect.gen(function* () {
       const keys = yield* Effect.orDie(store.allSigningKeys)
       const did = platformDid(config.baseUrl)
+      // Every receipt-signing key, retired ones too (CONTRACT.md); the active one signs credentials.
       const methods = keys.map((key) => ({
         id: `${did}#${key.public_key_id}`,
-        type: "JsonWebKey2020" as const,
+        type: "Ed25519VerificationKey2020" as const,
         controller: did,
-        publicKeyJwk: jwkOf(key)
+        publicKeyMultibase: ed25519Multibase(rawPublicKeyOf(key))
       }))
+      const ids = methods.map((method) => method.id)
       return {
-        "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/suites/jws-2020/v1"],
+        "@context": [DID_CONTEXT, ED25519_2020_CONTEXT],
         id: did,
         verificationMethod: methods,
-        assertionMethod: methods.map((method) => method.id)
+        authentication: ids,
+        assertionMethod: ids,
+        service: [{ id: `${did}#gateway`, type: "AgentAccountabilityGateway", serviceEndpoint: config.baseUrl }]
       }
     }),
 

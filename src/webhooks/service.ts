@@ -17,12 +17,12 @@ import * as Semaphore from "effect/Semaphore"
 import { listPage } from "../../protocol/common.js"
 import { isEventType } from "../../protocol/events.js"
 import { approvalRequestOf } from "../approvers/messages.js"
-import { ApprovalChannels, policyOfConfig } from "../approvers/service.js"
+import { ApprovalChannels } from "../approvers/service.js"
 import { webhookUrlProblem } from "../approvers/url.js"
 import { Config } from "../platform/config.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
-import { DEFAULT_TIMEOUT_MS, type OutboundPolicy, outbound } from "../platform/outbound/index.js"
+import { DEFAULT_TIMEOUT_MS, type OutboundPolicy, outbound, outboundPolicyOfConfig } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { refuse, WebhookNotFound } from "./errors.js"
 import { DISABLE_AFTER_MS, deliveryBody, judgeAttempt } from "./schedule.js"
@@ -84,7 +84,7 @@ export const makeWebhooks = Effect.gen(function* () {
   const channels = yield* ApprovalChannels
   const clock = yield* WebhookClock
   const settings = yield* WebhookSettings
-  const policy = settings.policy ?? policyOfConfig(config)
+  const policy = settings.policy ?? outboundPolicyOfConfig(config)
   const sql = store.sql
 
   const create = (orgUuid: string, input: CreateWebhookInput) =>

@@ -13,7 +13,7 @@ import { auditActor } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
-import { type OutboundPolicy, outboundPolicyFromEnv, tlsFingerprintEffect } from "../platform/outbound/index.js"
+import { type OutboundPolicy, outboundPolicyOfConfig, tlsFingerprintEffect } from "../platform/outbound/index.js"
 import { ShortCache } from "../platform/redis/index.js"
 import { type EndpointCheck, EndpointGuard } from "../policies/ports.js"
 import { AlreadyResolved, ApprovalNotFound, EntryNotFound, refuse } from "./errors.js"
@@ -106,7 +106,7 @@ export class Whitelist extends Context.Service<Whitelist, Effect.Success<typeof 
  */
 const configuredOutboundPolicy = Effect.map(Effect.serviceOption(Config), (config): OutboundPolicy | undefined =>
   Option.isSome(config)
-    ? outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: config.value.outboundAllowPrivate, OUTBOUND_ALLOW_HTTP: String(config.value.outboundAllowHttp) })
+    ? outboundPolicyOfConfig(config.value)
     : undefined
 )
 

@@ -1,6 +1,7 @@
 /** A local https server with a fresh self-signed certificate, for the TLS-pin checks of the endpoint whitelist. */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import type { RequestListener } from "node:http"
 import https from "node:https"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -16,8 +17,9 @@ export interface TlsServer {
   readonly stop: () => Promise<void>
 }
 
-export const startTlsServer = async (): Promise<TlsServer> => {
-  const dir = mkdtempSync(join(tmpdir(), "whitelist-tls-"))
+/** A fresh self-signed certificate (CN=localhost, SAN IP:127.0.0.1), PEM, valid one day. */
+export const selfSignedCertificate = (): { readonly keyPem: string; readonly certPem: string } => {
+  const dir = mkdtempSync(join(tmpdir(), "test-tls-"))
   try {
     execFileSync(
       "openssl",
@@ -25,23 +27,32 @@ export const startTlsServer = async (): Promise<TlsServer> => {
         "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
       { stdio: "ignore" }
     )
-    const certPem = readFileSync(join(dir, "cert.pem"), "utf8")
-    const server = https.createServer({ key: readFileSync(join(dir, "key.pem")), cert: certPem }, (_req, res) => res.end("ok"))
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    return {
-      port: (server.address() as AddressInfo).port,
-      certPem,
-      certDer: Buffer.from(certPem.replace(/-----[^-]+-----/g, "").replace(/\s+/g, ""), "base64"),
-      stop: () => new Promise<void>((resolve) => server.close(() => resolve()))
-    }
+    return { keyPem: readFileSync(join(dir, "key.pem"), "utf8"), certPem: readFileSync(join(dir, "cert.pem"), "utf8") }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
+/** A local https server answering with `handler` (default: "ok") on a fresh self-signed certificate. */
+export const startTlsServer = async (handler: RequestListener = (_req, res) => res.end("ok")): Promise<TlsServer> => {
+  const { keyPem, certPem } = selfSignedCertificate()
+  const server = https.createServer({ key: keyPem, cert: certPem }, handler)
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    port: (server.address() as AddressInfo).port,
+    certPem,
+    certDer: Buffer.from(certPem.replace(/-----[^-]+-----/g, "").replace(/\s+/g, ""), "base64"),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}
+
 /** The file's TLS server: started before its first test, stopped after its last. */
-export const useTlsServer = (): TlsServer =>
+export const useTlsServer = (handler?: RequestListener): TlsServer =>
   useFixture(
-    () => startTlsServer(),
+    () => startTlsServer(handler),
     (server) => server.stop()
   )

@@ -36,6 +36,7 @@ export {
   defaultOutboundPolicy,
   type OutboundPolicy,
   outboundPolicyFromEnv,
+  outboundPolicyOfConfig,
   PUBLIC_HTTPS_ONLY,
   parseCidrList
 } from "./policy.js"

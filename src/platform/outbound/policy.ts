@@ -50,6 +50,10 @@ export const outboundPolicyFromEnv = (env: Record<string, string | undefined> = 
   allowHttp: parseFlag(env.OUTBOUND_ALLOW_HTTP, "OUTBOUND_ALLOW_HTTP")
 })
 
+/** The policy of the gateway's configuration (OUTBOUND_ALLOW_PRIVATE / OUTBOUND_ALLOW_HTTP as the Config read them). */
+export const outboundPolicyOfConfig = (config: { readonly outboundAllowPrivate: string | undefined; readonly outboundAllowHttp: boolean }): OutboundPolicy =>
+  outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: config.outboundAllowPrivate, OUTBOUND_ALLOW_HTTP: String(config.outboundAllowHttp) })
+
 let cachedPolicy: { readonly key: string; readonly policy: OutboundPolicy } | undefined
 
 /** The policy of the current process environment, re-parsed only when it changes. */

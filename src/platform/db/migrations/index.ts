@@ -16,6 +16,7 @@ import approvalGrants from "./0008_approval_grants.js"
 import inviteCodeHash from "./0009_invite_code_hash.js"
 import eventsNotify from "./0010_events_notify.js"
 import agents from "./0011_agents.js"
+import agentIdentity from "./0012_agent_identity.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -28,5 +29,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0008_approval_grants": approvalGrants,
   "0009_invite_code_hash": inviteCodeHash,
   "0010_events_notify": eventsNotify,
-  "0011_agents": agents
+  "0011_agents": agents,
+  "0012_agent_identity": agentIdentity
 }

@@ -1,0 +1,184 @@
+/**
+ * Agent DIDs: keys generated at registration and rotated by admins, did:web documents and
+ * agent cards, resolution of anyone's did:web (ours from the database, others over HTTPS with a
+ * 5-minute cache), and the agent key's signature for mutual signing.
+ */
+import { readFileSync } from "node:fs"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { Principal } from "../../protocol/auth.js"
+import { DID_CONTEXT, type DidDocument, ED25519_2020_CONTEXT } from "../../protocol/dids.js"
+import { auditActor } from "../platform/audit.js"
+import { Config } from "../platform/config.js"
+import { agentDid, didWebDocumentUrl, ed25519Multibase, localAgentSlug, platformDid } from "../platform/did-web.js"
+import { outbound, outboundPolicyOfConfig, responseText } from "../platform/outbound/index.js"
+import { ShortCache } from "../platform/redis/index.js"
+import { Secrets } from "../platform/secrets.js"
+import { AgentNotFound, DidNotResolved, refuse } from "./errors.js"
+import { generateAgentKey, signWithAgentKey } from "./keys.js"
+import { type AgentKeyRow, makeDidsStore } from "./store.js"
+
+/** Remote documents are kept this long (spec 001 "Limits"). */
+const RESOLVE_CACHE_MS = 5 * 60_000
+/** A DID document larger than this is refused. */
+const MAX_DOCUMENT_BYTES = 256 * 1024
+
+export interface AuditContext {
+  readonly requestId: string | null
+}
+
+export const makeDids = Effect.gen(function* () {
+  const store = yield* makeDidsStore
+  const config = yield* Config
+  const { envelope } = yield* Secrets
+  const cache = yield* ShortCache
+  const baseUrl = config.baseUrl
+  const policy = outboundPolicyOfConfig(config)
+  const ca = config.outboundCaFile === undefined ? undefined : readFileSync(config.outboundCaFile)
+
+  const documentOf = (row: AgentKeyRow & { public_key_multibase: string }): DidDocument => {
+    const did = agentDid(baseUrl, row.agent_slug)
+    const keyId = `${did}#key-1`
+    return {
+      "@context": [DID_CONTEXT, ED25519_2020_CONTEXT],
+      id: did,
+      verificationMethod: [{ id: keyId, type: "Ed25519VerificationKey2020", controller: did, publicKeyMultibase: row.public_key_multibase }],
+      authentication: [keyId],
+      assertionMethod: [keyId],
+      service: [{ id: `${did}#agent-card`, type: "AgentCard", serviceEndpoint: `${baseUrl}/agents/${row.agent_slug}/.well-known/agent-card.json` }]
+    }
+  }
+
+  const withKey = (row: AgentKeyRow | undefined): row is AgentKeyRow & { public_key_multibase: string; private_key_sealed: string; version: number } =>
+    row !== undefined && row.public_key_multibase !== null && row.private_key_sealed !== null && row.version !== null
+
+  /** Another party's did:web document over HTTPS (the outbound client's address checks apply). */
+  const fetchRemote = (did: string) =>
+    Effect.gen(function* () {
+      const url = didWebDocumentUrl(did)
+      if (url === undefined) return yield* refuse(new DidNotResolved({ did, why: "not a well-formed did:web identifier" }))
+      const response = yield* outbound(url, {
+        policy,
+        headers: { accept: "application/did+json, application/json" },
+        maxResponseBytes: MAX_DOCUMENT_BYTES,
+        timeoutMs: 10_000,
+        ...(ca === undefined ? {} : { ca })
+      }).pipe(Effect.catch((error) => refuse(new DidNotResolved({ did, why: error.message }))))
+      if (response.status !== 200) return yield* refuse(new DidNotResolved({ did, why: `${url.href} answered ${response.status}` }))
+      let document: unknown
+      try {
+        document = JSON.parse(responseText(response))
+      } catch {
+        return yield* refuse(new DidNotResolved({ did, why: "the document is not JSON" }))
+      }
+      if (document === null || typeof document !== "object" || Array.isArray(document)) return yield* refuse(new DidNotResolved({ did, why: "the document is not a JSON object" }))
+      if ((document as { id?: unknown }).id !== did) return yield* refuse(new DidNotResolved({ did, why: "the document's id is another DID" }))
+      return document as Record<string, unknown>
+    })
+
+  /** Our own DIDs, read from the database: the platform's root and every agent's. */
+  const resolveLocal = (did: string) =>
+    Effect.gen(function* () {
+      const slug = localAgentSlug(baseUrl, did)
+      if (slug === undefined) return undefined
+      const row = yield* Effect.orDie(store.find(slug))
+      if (!withKey(row)) return yield* refuse(new DidNotResolved({ did, why: "no such agent, or it has no key" }))
+      return documentOf(row) as unknown as Record<string, unknown>
+    })
+
+  const resolve = (did: string) =>
+    Effect.gen(function* () {
+      const local = yield* resolveLocal(did)
+      if (local !== undefined) return { did, document: local, cached: false }
+      const key = `did:${did}`
+      const hit = yield* cache.get(key)
+      if (hit !== undefined) return { did, document: JSON.parse(hit) as Record<string, unknown>, cached: true }
+      const document = yield* fetchRemote(did)
+      yield* cache.set(key, JSON.stringify(document), RESOLVE_CACHE_MS)
+      return { did, document, cached: false }
+    })
+
+  return {
+    /** A fresh key for a newly registered agent (version 1); call in the registration's transaction. */
+    createKey: (slug: string) =>
+      Effect.gen(function* () {
+        const key = generateAgentKey(envelope, slug, 1)
+        yield* Effect.orDie(store.storeKey(slug, ed25519Multibase(key.publicKeyRaw), key.privateKeySealed, 1))
+      }),
+
+    /** The public document: any agent with a key, whoever owns it. */
+    publicDocument: (slug: string) =>
+      Effect.flatMap(Effect.orDie(store.find(slug)), (row) => (withKey(row) ? Effect.succeed(documentOf(row)) : refuse(new AgentNotFound({ agent_slug: slug })))),
+
+    /** The organization's own agent: its DID info record. */
+    agentDid: (principal: Principal, slug: string) =>
+      Effect.gen(function* () {
+        const row = yield* Effect.orDie(store.find(slug))
+        if (row === undefined || row.org_uuid !== principal.orgUuid) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+        const did = agentDid(baseUrl, slug)
+        return withKey(row)
+          ? { did, document: documentOf(row), created_at: row.key_created_at, version: row.version }
+          : { did, document: {}, created_at: null, version: 0 }
+      }),
+
+    /** A new keypair; the old one is overwritten (destroyed) and the DID stays. Audited as agent.did.rotated. */
+    rotate: (principal: Principal, slug: string, context: AuditContext) =>
+      Effect.gen(function* () {
+        const sql = store.sql
+        const version = yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              const locked = yield* store.lockVersion(principal.orgUuid, slug)
+              if (locked === undefined) return undefined
+              const next = (locked.version ?? 0) + 1
+              const key = generateAgentKey(envelope, slug, next)
+              yield* store.storeKey(slug, ed25519Multibase(key.publicKeyRaw), key.privateKeySealed, next)
+              yield* store.audit({
+                orgUuid: principal.orgUuid,
+                actor: auditActor(principal),
+                event: "agent.did.rotated",
+                target: slug,
+                details: { version: next },
+                requestId: context.requestId
+              })
+              return next
+            })
+          )
+          .pipe(Effect.orDie)
+        if (version === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+        return { new_did: agentDid(baseUrl, slug), new_version: version }
+      }),
+
+    card: (slug: string) =>
+      Effect.gen(function* () {
+        const row = yield* Effect.orDie(store.find(slug))
+        if (row === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+        const block = { notarization: true, mutual_signing: withKey(row), reputation_score: null }
+        return {
+          name: row.name,
+          description: row.description,
+          url: `${baseUrl}/api/v1/agents/public/${slug}`,
+          did: agentDid(baseUrl, slug),
+          capabilities: row.capabilities,
+          authentication: { type: "bearer", authorization_url: `${baseUrl}/api/v1/auth/login` },
+          aira: block,
+          platform: block
+        }
+      }),
+
+    resolve,
+
+    /** The agent's DID and its signature over `bytes`; undefined when the agent has no key. */
+    signAs: (slug: string, bytes: Uint8Array) =>
+      Effect.map(Effect.orDie(store.find(slug)), (row) =>
+        withKey(row) ? { did: agentDid(baseUrl, slug), signature: signWithAgentKey(envelope, slug, row.version, row.private_key_sealed, bytes) } : undefined
+      ),
+
+    rootDid: platformDid(baseUrl)
+  }
+})
+
+export class Dids extends Context.Service<Dids, Effect.Success<typeof makeDids>>()("gateway/Dids") {
+  static readonly layer = Layer.effect(Dids, makeDids)
+}
