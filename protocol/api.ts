@@ -7,10 +7,11 @@ import { ApiKeysGroup, AuthGroup, TeamGroup } from "./accounts.js"
 import { ActionApprovalsGroup, ActionsGroup } from "./actions.js"
 import { AdminGroup } from "./admin.js"
 import { AgentsGroup, AgentsPublicGroup } from "./agents.js"
-import { DidsGroup, DidsPublicGroup } from "./dids.js"
 import { AnalyticsGroup } from "./analytics.js"
 import { NotificationChannelsGroup } from "./approvers.js"
 import { ErrorShape } from "./auth.js"
+import { CredentialsGroup, CredentialsPublicGroup } from "./credentials.js"
+import { DidsGroup, DidsPublicGroup } from "./dids.js"
 import { NotificationsGroup } from "./notifications.js"
 import { completeOpenApi } from "./openapi.js"
 import { OutputPoliciesGroup } from "./output-policies.js"
@@ -21,7 +22,7 @@ import { WebhooksGroup } from "./webhooks.js"
 import { WhitelistGroup } from "./whitelist.js"
 
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup)
+  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup)
   .middleware(ErrorShape)
   .annotate(HttpApi.ParseOptions, { errors: "all", onExcessProperty: "ignore" })
   .annotate(HttpApi.HeadersParseOptions, {})

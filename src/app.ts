@@ -29,6 +29,8 @@ import { AnalyticsHttp } from "./analytics/http.js"
 import { Analytics } from "./analytics/service.js"
 import { ApprovalPageRoutes } from "./approve/http.js"
 import { NotificationChannelsHttp } from "./approvers/http.js"
+import { CredentialsHttp, CredentialsPublicHttp } from "./credentials/http.js"
+import { Credentials } from "./credentials/service.js"
 import { DidsHttp, DidsPublicHttp } from "./dids/http.js"
 import { Dids } from "./dids/service.js"
 import { Events } from "./events/service.js"
@@ -62,7 +64,7 @@ export const servicesLayer = (config: AppConfig) => {
     platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix })
   )
   return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer).pipe(
-    Layer.provideMerge(Dids.layer),
+    Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer)),
     (services) => Layer.provideMerge(Actions.live, services),
     (services) => Layer.provideMerge(Notifications.layer, services),
     Layer.provideMerge(actorsLayer(config)),
@@ -72,7 +74,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

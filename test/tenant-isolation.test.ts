@@ -97,7 +97,7 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
   if (path.includes(":webhook_id")) return { id: ids.webhook_id! }
   if (path.includes(":agent_slug")) {
     if (path.endsWith("/versions") && route.method === "POST") return { id: ids.agent_slug!, body: { version: "9.9.9", instruction_hash: "sha256:x" } }
-    if (path.endsWith("/decommission")) return { id: ids.agent_slug!, body: { reason: "hostile" } }
+    if (path.endsWith("/decommission") || path.endsWith("/credentials/revoke")) return { id: ids.agent_slug!, body: { reason: "hostile" } }
     return { id: ids.agent_slug!, body: route.method === "PUT" ? { name: "taken over" } : undefined }
   }
   return undefined
@@ -138,5 +138,9 @@ describe("tenant isolation", () => {
     expect(hooks.body.map((h: any) => h.id)).toContain(ids.webhook_id)
     const agent = await call(server.url, "GET", `/api/v1/agents/${ids.agent_slug}`, { token: a.key })
     expect(agent.body).toMatchObject({ name: "Victim agent", status: "active", versions: [] })
+    const did = await call(server.url, "GET", `/api/v1/agents/${ids.agent_slug}/did`, { token: a.key })
+    expect(did.body.version).toBe(1)
+    const credential = await call(server.url, "GET", `/api/v1/agents/${ids.agent_slug}/credential`)
+    expect(credential.body.credential).not.toBeNull()
   })
 })

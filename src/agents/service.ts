@@ -15,6 +15,7 @@ import type {
 } from "../../protocol/agents.js"
 import type { Principal } from "../../protocol/auth.js"
 import { listPage } from "../../protocol/common.js"
+import { Credentials } from "../credentials/service.js"
 import { Dids } from "../dids/service.js"
 import { auditActor } from "../platform/audit.js"
 import { InvalidInput } from "../platform/domain-error.js"
@@ -69,6 +70,7 @@ const uniqueCapabilities = (capabilities: ReadonlyArray<string> | null | undefin
 export const makeAgents = Effect.gen(function* () {
   const store = yield* makeAgentsStore
   const dids = yield* Dids
+  const credentials = yield* Credentials
 
   const audit = (principal: Principal, event: string, slug: string, context: AuditContext, details?: Record<string, unknown>) =>
     store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: slug, details, requestId: context.requestId }).pipe(Effect.orDie)
@@ -113,6 +115,7 @@ export const makeAgents = Effect.gen(function* () {
             const inserted = yield* Effect.orDie(store.insert(principal.orgUuid, slug, fields))
             if (inserted === undefined) return yield* refuse(new SlugTaken({ agent_slug: slug }))
             yield* dids.createKey(slug)
+            yield* credentials.issue(slug)
             yield* audit(principal, "agent.registered", slug, context)
             return inserted
           })
@@ -142,7 +145,17 @@ export const makeAgents = Effect.gen(function* () {
           capabilities: patch.capabilities !== undefined ? uniqueCapabilities(patch.capabilities) : current.capabilities,
           metadata: patch.metadata !== undefined ? yield* checkedMetadata(patch.metadata ?? {}) : current.metadata
         }
-        const updated = yield* Effect.orDie(store.update(principal.orgUuid, slug, fields))
+        const capabilitiesChanged = JSON.stringify(fields.capabilities) !== JSON.stringify(current.capabilities)
+        const updated = yield* store.sql
+          .withTransaction(
+            Effect.gen(function* () {
+              const row = yield* store.update(principal.orgUuid, slug, fields)
+              // New capabilities, new credential (CONTRACT.md), committed with the change.
+              if (row !== undefined && capabilitiesChanged) yield* credentials.issue(slug)
+              return row
+            })
+          )
+          .pipe(Effect.orDie)
         if (updated === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
         yield* audit(principal, "agent.updated", slug, context, { fields: Object.keys(patch) })
         return yield* view({ ...updated, action_count: current.action_count })
@@ -150,9 +163,20 @@ export const makeAgents = Effect.gen(function* () {
 
     publishVersion: (principal: Principal, slug: string, input: PublishVersionRequest, context: AuditContext) =>
       Effect.gen(function* () {
-        const { agent, published } = yield* Effect.orDie(
-          store.publishVersion(principal.orgUuid, slug, { version: input.version, instruction_hash: input.instruction_hash, changelog: input.changelog ?? null })
-        )
+        const { agent, published } = yield* store.sql
+          .withTransaction(
+            Effect.gen(function* () {
+              const outcome = yield* store.publishVersion(principal.orgUuid, slug, {
+                version: input.version,
+                instruction_hash: input.instruction_hash,
+                changelog: input.changelog ?? null
+              })
+              // A new version, a new credential, committed with it.
+              if (outcome.published !== undefined) yield* credentials.issue(slug)
+              return outcome
+            })
+          )
+          .pipe(Effect.orDie)
         if (agent === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
         if (agent.status === "decommissioned") return yield* refuse(new AgentDecommissioned({ agent_slug: slug }))
         if (published === undefined) return yield* refuse(new VersionExists({ agent_slug: slug, version: input.version }))

@@ -249,6 +249,8 @@ export const makeReceipts = Effect.gen(function* () {
     }).pipe(Effect.orDie)
 
   return {
+    /** The active receipt-signing key: the platform's key, which also signs credentials. */
+    platformSigner: currentSigner,
     sign,
     insertion,
 

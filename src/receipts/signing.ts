@@ -123,6 +123,8 @@ export interface ReceiptSigner {
   readonly publicKey: KeyObject
   /** `"ed25519:" + base64url(Ed25519(bytes))`. */
   readonly sign: (bytes: Uint8Array) => string
+  /** The raw 64-byte Ed25519 signature (for proof formats that encode it their own way). */
+  readonly signRaw: (bytes: Uint8Array) => Uint8Array
   readonly verify: (bytes: Uint8Array, signature: string) => boolean
 }
 
@@ -136,6 +138,7 @@ export const importSigningKey = (privateKeyPkcs8Der: Uint8Array): ReceiptSigner 
     publicKeyId: publicKeyIdOf(publicKeyRaw),
     publicKey,
     sign: (bytes) => encodeSignature(nodeCrypto.sign(null, bytes, privateKey)),
+    signRaw: (bytes) => new Uint8Array(nodeCrypto.sign(null, bytes, privateKey)),
     verify: (bytes, signature) => verifySignature(publicKey, bytes, signature)
   }
 }

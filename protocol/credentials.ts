@@ -1,0 +1,77 @@
+/**
+ * Verifiable credentials (spec 001 "Verifiable credentials"): W3C credentials of an agent's
+ * capabilities with Ed25519Signature2020 proofs by the platform's root DID, revocable through
+ * StatusList2021 lists.
+ */
+
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import * as Schema from "effect/Schema"
+import { Authenticated, PublicRoute } from "./auth.js"
+import { NullableTimestamp, Timestamp } from "./common.js"
+import { Forbidden, NotFound } from "./errors.js"
+
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
+/**
+ * Signed or processed as JSON-LD: served as application/ld+json, which the transport leaves as
+ * it is (no `request_id` added: an unknown term would fail JSON-LD's safe mode and the proof).
+ */
+const LinkedData = JsonObject.pipe(HttpApiSchema.asJson({ contentType: "application/ld+json" }))
+
+export const CredentialRecord = Schema.Struct({
+  vc_id: Schema.String.annotate({ description: "urn:uuid:<uuid>" }),
+  vc_json: JsonObject,
+  issued_at: Timestamp,
+  expires_at: Timestamp,
+  revoked_at: NullableTimestamp,
+  version: Schema.Number
+})
+export type CredentialRecord = typeof CredentialRecord.Type
+
+export const VerificationChecks = Schema.Struct({
+  signature: Schema.Boolean,
+  not_expired: Schema.Boolean,
+  not_revoked: Schema.Boolean,
+  issuer_valid: Schema.Boolean,
+  structure_valid: Schema.Boolean
+})
+
+const SlugParam = { agent_slug: Schema.String }
+
+export class CredentialsPublicGroup extends HttpApiGroup.make("credentialsPublic")
+  .add(
+    HttpApiEndpoint.get("current", "/api/v1/agents/:agent_slug/credential", { error: NotFound,
+      params: SlugParam,
+      success: Schema.Struct({ credential: Schema.NullOr(JsonObject), message: Schema.NullOr(Schema.String) })
+    }).middleware(PublicRoute),
+    HttpApiEndpoint.post("verify", "/api/v1/credentials/verify", {
+      payload: Schema.Struct({ credential: JsonObject }),
+      success: Schema.Struct({ valid: Schema.Boolean, checks: VerificationChecks })
+    }).middleware(PublicRoute),
+    HttpApiEndpoint.get("statusList", "/credentials/status/:list_id", { error: NotFound, params: { list_id: Schema.String }, success: LinkedData }).middleware(
+      PublicRoute
+    ),
+    HttpApiEndpoint.get("context", "/contexts/agent-capability/v1", { success: LinkedData }).middleware(PublicRoute)
+  )
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Credentials (public)",
+      description: "An agent's current credential, verification, StatusList2021 lists (bit 1 = revoked) and the JSON-LD context."
+    })
+  )
+{}
+
+export class CredentialsGroup extends HttpApiGroup.make("credentials")
+  .add(
+    HttpApiEndpoint.get("list", "/api/v1/agents/:agent_slug/credentials", { error: [Forbidden, NotFound],
+      params: SlugParam,
+      success: Schema.Struct({ credentials: Schema.Array(CredentialRecord), data: Schema.Array(CredentialRecord) })
+    }),
+    HttpApiEndpoint.post("revoke", "/api/v1/agents/:agent_slug/credentials/revoke", { error: [Forbidden, NotFound],
+      params: SlugParam,
+      payload: Schema.Struct({ reason: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1000)) }),
+      success: Schema.Struct({ vc_id: Schema.String, revoked_at: Timestamp, reason: Schema.String })
+    })
+  )
+  .middleware(Authenticated)
+  .annotateMerge(OpenApi.annotations({ title: "Credentials", description: "The organization's agents' credentials; revocation by admins." }))
+{}
