@@ -1,13 +1,7 @@
 /** Why an agent-registry operation was refused. */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { InvalidInput } from "../platform/domain-error.js"
-
-export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", { agent_slug: Schema.String }) {
-  readonly code = "NOT_FOUND"
-  override readonly message = `Agent ${this.agent_slug} not found`
-  readonly details = { agent_slug: this.agent_slug }
-}
+import { AgentNotFound, InvalidInput } from "../platform/domain-error.js"
 
 export class InvalidSlug extends Schema.TaggedError<InvalidSlug>()("InvalidSlug", { agent_slug: Schema.String }) {
   readonly code = "INVALID_SLUG"
@@ -36,5 +30,7 @@ export class AgentDecommissioned extends Schema.TaggedError<AgentDecommissioned>
 export class AgentsError extends Schema.TaggedError<AgentsError>()("AgentsError", {
   reason: Schema.Union([AgentNotFound, InvalidSlug, SlugTaken, VersionExists, AgentDecommissioned, InvalidInput])
 }) {}
+
+export { AgentNotFound }
 
 export const refuse = (reason: AgentsError["reason"]) => Effect.fail(new AgentsError({ reason }))

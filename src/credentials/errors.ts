@@ -1,12 +1,7 @@
 /** Why a credential operation was refused. */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-
-export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", { agent_slug: Schema.String }) {
-  readonly code = "NOT_FOUND"
-  override readonly message = `Agent ${this.agent_slug} not found`
-  readonly details = { agent_slug: this.agent_slug }
-}
+import { AgentNotFound } from "../platform/domain-error.js"
 
 export class NoActiveCredential extends Schema.TaggedError<NoActiveCredential>()("NoActiveCredential", { agent_slug: Schema.String }) {
   readonly code = "NOT_FOUND"
@@ -23,5 +18,7 @@ export class StatusListNotFound extends Schema.TaggedError<StatusListNotFound>()
 export class CredentialsError extends Schema.TaggedError<CredentialsError>()("CredentialsError", {
   reason: Schema.Union([AgentNotFound, NoActiveCredential, StatusListNotFound])
 }) {}
+
+export { AgentNotFound }
 
 export const refuse = (reason: CredentialsError["reason"]) => Effect.fail(new CredentialsError({ reason }))

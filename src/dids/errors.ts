@@ -1,13 +1,7 @@
 /** Why a DID operation was refused. */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { InvalidInput } from "../platform/domain-error.js"
-
-export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", { agent_slug: Schema.String }) {
-  readonly code = "NOT_FOUND"
-  override readonly message = `Agent ${this.agent_slug} not found`
-  readonly details = { agent_slug: this.agent_slug }
-}
+import { AgentNotFound, InvalidInput } from "../platform/domain-error.js"
 
 /** The DID has no document we could fetch and read (absent, unreachable, not JSON, another id). */
 export class DidNotResolved extends Schema.TaggedError<DidNotResolved>()("DidNotResolved", { did: Schema.String, why: Schema.String }) {
@@ -19,5 +13,7 @@ export class DidNotResolved extends Schema.TaggedError<DidNotResolved>()("DidNot
 export class DidsError extends Schema.TaggedError<DidsError>()("DidsError", {
   reason: Schema.Union([AgentNotFound, DidNotResolved, InvalidInput])
 }) {}
+
+export { AgentNotFound }
 
 export const refuse = (reason: DidsError["reason"]) => Effect.fail(new DidsError({ reason }))

@@ -29,3 +29,10 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
     return new InvalidInput({ issues: [{ path, message }] })
   }
 }
+
+/** An agent slug that is not registered, or not the caller's organization's (agents, DIDs, credentials alike). */
+export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", { agent_slug: Schema.String }) {
+  readonly code = "NOT_FOUND"
+  override readonly message = `Agent ${this.agent_slug} not found`
+  readonly details = { agent_slug: this.agent_slug }
+}
