@@ -36,6 +36,8 @@ import { Dids } from "./dids/service.js"
 import { Events } from "./events/service.js"
 import { RouteLabel } from "./gateway/observe.js"
 import { UwsApp, uwsServerLayer } from "./gateway/server.js"
+import { MutualSignHttp, MutualSignPublicHttp } from "./mutual-signing/http.js"
+import { MutualSigning } from "./mutual-signing/service.js"
 import { NotificationsHttp } from "./notifications/http.js"
 import { Notifications } from "./notifications/service.js"
 import { OutputPoliciesHttp } from "./output-policies/http.js"
@@ -67,6 +69,7 @@ export const servicesLayer = (config: AppConfig) => {
     Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer)),
     (services) => Layer.provideMerge(Actions.live, services),
     (services) => Layer.provideMerge(Notifications.layer, services),
+    (services) => Layer.provideMerge(MutualSigning.layer, services),
     Layer.provideMerge(actorsLayer(config)),
     Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive)),
     Layer.provideMerge(Secrets.layer),
@@ -74,7 +77,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

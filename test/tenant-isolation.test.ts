@@ -85,6 +85,7 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
   if (path.includes(":action_uuid")) {
     if (path.endsWith("/notarize")) return { id: ids.action_uuid!, body: { outcome: "completed" } }
     if (path.endsWith("/dashboard-deny")) return { id: ids.action_uuid!, body: { reason: "no" } }
+    if (path.endsWith("/mutual-sign/request")) return { id: ids.action_uuid!, body: { counterparty_did: "did:web:bank.example" } }
     return { id: ids.action_uuid!, body: route.method === "POST" ? {} : undefined }
   }
   if (path.includes(":policy_uuid")) {

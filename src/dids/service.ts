@@ -169,11 +169,17 @@ export const makeDids = Effect.gen(function* () {
 
     resolve,
 
-    /** The agent's DID and its signature over `bytes`; undefined when the agent has no key. */
-    signAs: (slug: string, bytes: Uint8Array) =>
-      Effect.map(Effect.orDie(store.find(slug)), (row) =>
-        withKey(row) ? { did: agentDid(baseUrl, slug), signature: signWithAgentKey(envelope, slug, row.version, row.private_key_sealed, bytes) } : undefined
-      ),
+    /**
+     * The organization's agent's DID and its signature over `bytes`: `no_agent` when the slug is
+     * not an agent of `orgUuid` (slugs are global: another organization's agent never signs),
+     * `no_key` when it has no key.
+     */
+    signAs: (orgUuid: string, slug: string, bytes: Uint8Array) =>
+      Effect.map(Effect.orDie(store.find(slug)), (row) => {
+        if (row === undefined || row.org_uuid !== orgUuid) return "no_agent" as const
+        if (!withKey(row)) return "no_key" as const
+        return { did: agentDid(baseUrl, slug), signature: signWithAgentKey(envelope, slug, row.version, row.private_key_sealed, bytes) }
+      }),
 
     rootDid: platformDid(baseUrl)
   }
