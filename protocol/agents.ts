@@ -97,6 +97,15 @@ export const PublishVersionRequest = Schema.Struct({
 })
 export type PublishVersionRequest = typeof PublishVersionRequest.Type
 
+export const TransferRequest = Schema.Struct({
+  target_org_id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+  signature: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)).annotate({
+    description: "`hmac-sha256:` + hex HMAC-SHA256 of the JCS of {agent_slug, from_org, to_org}, keyed by the bearer credential of this request"
+  })
+})
+
+export type TransferRequest = typeof TransferRequest.Type
+
 export const DecommissionRequest = Schema.Struct({ reason: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1000)) })
 
 const SlugParam = { agent_slug: Schema.String }
@@ -127,6 +136,17 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       params: SlugParam,
       payload: DecommissionRequest,
       success: Schema.Struct({ agent_slug: Schema.String, status: AgentStatus, decommissioned_at: Timestamp, reason: Schema.String })
+    }),
+    HttpApiEndpoint.post("transfer", "/api/v1/agents/:agent_slug/transfer", { error: [BadRequest, Forbidden, NotFound, Unprocessable],
+      params: SlugParam,
+      payload: TransferRequest,
+      success: Schema.Struct({
+        agent_slug: Schema.String,
+        previous_owner: Schema.String,
+        new_owner: Schema.String,
+        transferred_at: Timestamp,
+        transfer_receipt_id: Schema.String
+      })
     }),
     HttpApiEndpoint.get("actions", "/api/v1/agents/:agent_slug/actions", { error: [Forbidden, NotFound],
       params: SlugParam,

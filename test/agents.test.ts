@@ -4,7 +4,9 @@
  * decommissioning (irreversible, then notarize, versions answer 422), the agent's actions, the
  * public page, and decommission racing 50 in-flight notarizes of the same agent.
  */
-import { createHash } from "node:crypto"
+import { createHash, createHmac, createPublicKey, verify } from "node:crypto"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { addMember, call, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
@@ -279,5 +281,74 @@ describe("the agent's actions and its public page", () => {
     expect(key.status).toBe(201)
     expect((await call(server.url, "GET", "/api/v1/agents", { token: key.body.key })).status).toBe(403)
     expect((await register(key.body.key, { agent_slug: uniqueSlug("scoped"), name: "No" })).status).toBe(403)
+  })
+})
+
+describe("transfer", () => {
+  const sign = (credential: string, slug: string, from: string, to: string) =>
+    `hmac-sha256:${createHmac("sha256", credential).update(JSON.stringify({ agent_slug: slug, from_org: from, to_org: to })).digest("hex")}`
+  const transfer = (token: string, slug: string, body: unknown) => call(server.url, "POST", `/api/v1/agents/${slug}/transfer`, { token, body })
+
+  it("moves the agent with the owner's signature: new owner, reissued credential, signed receipt, audited on both sides", async () => {
+    const slug = uniqueSlug("moving")
+    await register(org.key, { agent_slug: slug, name: "Mover", capabilities: ["pay"] })
+    const before = (await call(server.url, "GET", `/api/v1/agents/${slug}/credential`)).body.credential
+
+    expect((await transfer(org.key, slug, { target_org_id: other.orgUuid })).status).toBe(422)
+    const forged = await transfer(org.key, slug, { target_org_id: other.orgUuid, signature: sign("not-my-key", slug, org.orgUuid, other.orgUuid) })
+    expect(forged.status).toBe(400)
+    expect(forged.body.code).toBe("INVALID_SIGNATURE")
+    // A signature over other terms (another target) does not transfer to this one.
+    const wrongTerms = await transfer(org.key, slug, { target_org_id: other.orgUuid, signature: sign(org.key, slug, org.orgUuid, "org_elsewhere") })
+    expect(wrongTerms.body.code).toBe("INVALID_SIGNATURE")
+    const nowhere = await transfer(org.key, slug, { target_org_id: "org_nowhere", signature: sign(org.key, slug, org.orgUuid, "org_nowhere") })
+    expect(nowhere.status).toBe(404)
+    expect(nowhere.body.code).toBe("TARGET_ORG_NOT_FOUND")
+    const member = await addMember(server.url, org, "member")
+    expect((await transfer(member.key, slug, { target_org_id: other.orgUuid, signature: sign(member.key, slug, org.orgUuid, other.orgUuid) })).status).toBe(403)
+
+    const moved = await transfer(org.key, slug, { target_org_id: other.orgUuid, signature: sign(org.key, slug, org.orgUuid, other.orgUuid) })
+    expect(moved.status).toBe(200)
+    expect(moved.body).toMatchObject({ agent_slug: slug, previous_owner: org.orgUuid, new_owner: other.orgUuid, transfer_receipt_id: expect.stringMatching(/^atr_/) })
+    expect(Date.parse(moved.body.transferred_at)).not.toBeNaN()
+
+    expect((await call(server.url, "GET", `/api/v1/agents/${slug}`, { token: org.key })).status).toBe(404)
+    const theirs = await call(server.url, "GET", `/api/v1/agents/${slug}`, { token: other.key })
+    expect(theirs.body).toMatchObject({ owner_id: other.orgUuid, status: "active" })
+    const after = (await call(server.url, "GET", `/api/v1/agents/${slug}/credential`)).body.credential
+    expect(after.id).not.toBe(before.id)
+    expect(after.credentialSubject.ownerOrganization).toBe(other.orgUuid)
+
+    // The receipt verifies offline with the platform key from the JWKS; both organizations' audit logs name it.
+    const stored = await server.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const [receipt] = yield* sql`SELECT signed_payload, payload_hash, signature, public_key_id FROM agent_transfers WHERE transfer_receipt_id = ${moved.body.transfer_receipt_id}`
+        const audits = yield* sql`SELECT org_uuid, event FROM audit_log WHERE target = ${slug} AND event LIKE 'agent.transferred%' ORDER BY event`
+        return { receipt: receipt as any, audits }
+      })
+    )
+    const jwks = await call(server.url, "GET", "/api/v1/.well-known/jwks.json")
+    const jwk = jwks.body.keys.find((key: { kid: string }) => key.kid === stored.receipt.public_key_id)
+    const publicKey = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: jwk.x }, format: "jwk" })
+    const bytes = Buffer.from(stored.receipt.signed_payload, "utf8")
+    expect(verify(null, bytes, publicKey, Buffer.from(stored.receipt.signature.slice(8), "base64url"))).toBe(true)
+    expect(stored.receipt.payload_hash).toBe(`sha256:${createHash("sha256").update(bytes).digest("hex")}`)
+    expect(JSON.parse(stored.receipt.signed_payload)).toMatchObject({ agent_slug: slug, previous_owner: org.orgUuid, new_owner: other.orgUuid })
+    expect(stored.audits).toEqual([
+      { org_uuid: other.orgUuid, event: "agent.transferred_in" },
+      { org_uuid: org.orgUuid, event: "agent.transferred_out" }
+    ])
+  })
+
+  it("refuses a decommissioned agent (422) and a transfer to its own organization (422)", async () => {
+    const slug = uniqueSlug("stay")
+    await register(org.key, { agent_slug: slug, name: "Stays" })
+    const self = await transfer(org.key, slug, { target_org_id: org.orgUuid, signature: sign(org.key, slug, org.orgUuid, org.orgUuid) })
+    expect(self.status).toBe(422)
+    await call(server.url, "POST", `/api/v1/agents/${slug}/decommission`, { token: org.key, body: { reason: "done" } })
+    const retired = await transfer(org.key, slug, { target_org_id: other.orgUuid, signature: sign(org.key, slug, org.orgUuid, other.orgUuid) })
+    expect(retired.status).toBe(422)
+    expect(retired.body.code).toBe("AGENT_DECOMMISSIONED")
   })
 })

@@ -27,8 +27,20 @@ export class AgentDecommissioned extends Schema.TaggedError<AgentDecommissioned>
   readonly details = { agent_slug: this.agent_slug }
 }
 
+export class InvalidSignature extends Schema.TaggedError<InvalidSignature>()("InvalidSignature", { agent_slug: Schema.String }) {
+  readonly code = "INVALID_SIGNATURE"
+  override readonly message = "signature is not the owner's signature of this transfer (see docs/decisions.md: hmac-sha256 of the JCS terms, keyed by the request's bearer credential)"
+  readonly details = { agent_slug: this.agent_slug }
+}
+
+export class TargetOrgNotFound extends Schema.TaggedError<TargetOrgNotFound>()("TargetOrgNotFound", { target_org_id: Schema.String }) {
+  readonly code = "TARGET_ORG_NOT_FOUND"
+  override readonly message = `Organization ${this.target_org_id} not found`
+  readonly details = { target_org_id: this.target_org_id }
+}
+
 export class AgentsError extends Schema.TaggedError<AgentsError>()("AgentsError", {
-  reason: Schema.Union([AgentNotFound, InvalidSlug, SlugTaken, VersionExists, AgentDecommissioned, InvalidInput])
+  reason: Schema.Union([AgentNotFound, InvalidSlug, SlugTaken, VersionExists, AgentDecommissioned, InvalidSignature, TargetOrgNotFound, InvalidInput])
 }) {}
 
 export { AgentNotFound }

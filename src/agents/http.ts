@@ -14,6 +14,7 @@ const registerErrors = answer({ InvalidSlug: BadRequest, SlugTaken: Conflict, In
 const findErrors = answer({ AgentNotFound: NotFound })
 const updateErrors = answer({ AgentNotFound: NotFound, InvalidInput: Unprocessable })
 const publishErrors = answer({ AgentNotFound: NotFound, VersionExists: Conflict, AgentDecommissioned: Unprocessable })
+const transferErrors = answer({ AgentNotFound: NotFound, AgentDecommissioned: Unprocessable, InvalidSignature: BadRequest, TargetOrgNotFound: NotFound, InvalidInput: Unprocessable })
 const decommissionErrors = answer({ AgentNotFound: NotFound, AgentDecommissioned: Unprocessable })
 
 const auditContext = Effect.gen(function* () {
@@ -44,6 +45,14 @@ export const AgentsHttp = HttpApiBuilder.group(GatewayApi, "agents", (handlers) 
         Effect.flatMap(decommissioner, ([principal, context]) =>
           decommissionErrors(agents.decommission(principal, params.agent_slug, payload.reason, context))
         )
+      )
+      .handle("transfer", ({ params, payload }) =>
+        Effect.gen(function* () {
+          const [principal, context] = yield* decommissioner
+          // The owner's signature is keyed by the credential this request carries (src/agents/transfer.ts).
+          const credential = ((yield* HttpServerRequest).headers.authorization ?? "").replace(/^Bearer\s+/i, "")
+          return yield* transferErrors(agents.transfer(principal, params.agent_slug, payload, credential, context))
+        })
       )
       .handle("actions", ({ params, query }) =>
         Effect.gen(function* () {

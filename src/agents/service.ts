@@ -3,6 +3,7 @@
  * page. Slugs are global (the did:web holds only the slug); every read by an organization
  * is scoped to the agents it owns, so another organization's agent is simply not found.
  */
+import { createHash } from "node:crypto"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -11,16 +12,23 @@ import type {
   AgentView,
   PublishVersionRequest,
   RegisterAgentRequest,
+  TransferRequest,
   UpdateAgentRequest
 } from "../../protocol/agents.js"
 import type { Principal } from "../../protocol/auth.js"
 import { listPage } from "../../protocol/common.js"
+import { canonicalJson } from "../../protocol/verifier/canonical.js"
 import { Credentials } from "../credentials/service.js"
 import { Dids } from "../dids/service.js"
 import { auditActor } from "../platform/audit.js"
+import { Config } from "../platform/config.js"
+import { agentDid } from "../platform/did-web.js"
 import { InvalidInput } from "../platform/domain-error.js"
-import { AgentDecommissioned, AgentNotFound, InvalidSlug, refuse, SlugTaken, VersionExists } from "./errors.js"
+import { newId } from "../platform/ids.js"
+import { Receipts } from "../receipts/service.js"
+import { AgentDecommissioned, AgentNotFound, InvalidSignature, InvalidSlug, refuse, SlugTaken, TargetOrgNotFound, VersionExists } from "./errors.js"
 import { type AgentFields, type AgentRow, type CountedAgentRow, makeAgentsStore, type VersionRow } from "./store.js"
+import { transferSignatureValid } from "./transfer.js"
 
 /** 3-64 characters, lowercase alphanumeric and hyphens (spec 001 "Limits"). */
 const SLUG = /^[a-z0-9-]{3,64}$/
@@ -71,6 +79,8 @@ export const makeAgents = Effect.gen(function* () {
   const store = yield* makeAgentsStore
   const dids = yield* Dids
   const credentials = yield* Credentials
+  const receipts = yield* Receipts
+  const config = yield* Config
 
   const audit = (principal: Principal, event: string, slug: string, context: AuditContext, details?: Record<string, unknown>) =>
     store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: slug, details, requestId: context.requestId }).pipe(Effect.orDie)
@@ -201,6 +211,69 @@ export const makeAgents = Effect.gen(function* () {
         }
         yield* audit(principal, "agent.decommissioned", slug, context, { reason })
         return { agent_slug: row.agent_slug, status: row.status, decommissioned_at: row.decommissioned_at ?? row.updated_at, reason }
+      }),
+
+    /**
+     * Moves the agent to another organization: the owner's signature over the terms checked
+     * first, then the target; one transaction moves it (waiting for notarizations holding the row),
+     * reissues its credential for the new owner, stores a transfer receipt signed by the platform
+     * key and audits the transfer in both organizations.
+     */
+    transfer: (principal: Principal, slug: string, input: TransferRequest, credential: string, context: AuditContext) =>
+      Effect.gen(function* () {
+        const current = yield* load(principal, slug)
+        if (current.status === "decommissioned") return yield* refuse(new AgentDecommissioned({ agent_slug: slug }))
+        const terms = { agent_slug: slug, from_org: principal.orgUuid, to_org: input.target_org_id }
+        if (!transferSignatureValid(credential, terms, input.signature)) return yield* refuse(new InvalidSignature({ agent_slug: slug }))
+        if (input.target_org_id === principal.orgUuid) return yield* refuse(InvalidInput.one("target_org_id", "is already the agent's owner"))
+        if (!(yield* Effect.orDie(store.organizationExists(input.target_org_id)))) return yield* refuse(new TargetOrgNotFound({ target_org_id: input.target_org_id }))
+        const signer = yield* receipts.platformSigner
+        const transferred = yield* store.sql
+          .withTransaction(
+            Effect.gen(function* () {
+              const moved = yield* store.moveTo(principal.orgUuid, slug, input.target_org_id)
+              if (moved === undefined) return undefined
+              yield* credentials.issue(slug)
+              const transferredAt = new Date().toISOString()
+              const payload = {
+                receipt_type: "agent_transfer",
+                receipt_version: "1.0",
+                transfer_receipt_id: newId("atr"),
+                agent_slug: slug,
+                agent_did: agentDid(config.baseUrl, slug),
+                previous_owner: principal.orgUuid,
+                new_owner: input.target_org_id,
+                transferred_at: transferredAt
+              }
+              const bytes = Buffer.from(canonicalJson(payload), "utf8")
+              const record = {
+                transfer_receipt_id: payload.transfer_receipt_id,
+                agent_slug: slug,
+                previous_owner: principal.orgUuid,
+                new_owner: input.target_org_id,
+                signed_payload: bytes.toString("utf8"),
+                payload_hash: `sha256:${createHash("sha256").update(bytes).digest("hex")}`,
+                signature: signer.sign(bytes),
+                public_key_id: signer.publicKeyId,
+                transferred_at: transferredAt
+              }
+              yield* store.insertTransfer(record)
+              const details = { transfer_receipt_id: record.transfer_receipt_id, previous_owner: record.previous_owner, new_owner: record.new_owner, payload_hash: record.payload_hash }
+              yield* store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event: "agent.transferred_out", target: slug, details, requestId: context.requestId })
+              yield* store.audit({ orgUuid: input.target_org_id, actor: auditActor(principal), event: "agent.transferred_in", target: slug, details, requestId: context.requestId })
+              return record
+            })
+          )
+          .pipe(Effect.orDie)
+        // Decommissioned or moved away meanwhile.
+        if (transferred === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+        return {
+          agent_slug: slug,
+          previous_owner: transferred.previous_owner,
+          new_owner: transferred.new_owner,
+          transferred_at: transferred.transferred_at,
+          transfer_receipt_id: transferred.transfer_receipt_id
+        }
       }),
 
     /** The public page: any registered agent, whoever owns it. */

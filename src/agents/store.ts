@@ -44,6 +44,19 @@ export interface AgentFields {
   readonly metadata: Readonly<Record<string, unknown>>
 }
 
+/** A transfer and its receipt, as stored. */
+export interface TransferRecord {
+  readonly transfer_receipt_id: string
+  readonly agent_slug: string
+  readonly previous_owner: string
+  readonly new_owner: string
+  readonly signed_payload: string
+  readonly payload_hash: string
+  readonly signature: string
+  readonly public_key_id: string
+  readonly transferred_at: string
+}
+
 const BySlug = Schema.Struct({ orgUuid: Schema.String, slug: Schema.String })
 
 export const makeAgentsStore = Effect.gen(function* () {
@@ -125,6 +138,13 @@ export const makeAgentsStore = Effect.gen(function* () {
           WHERE agent_slug = ${slug} AND org_uuid = ${orgUuid} AND status = 'active' RETURNING *`
   })
 
+  const moveTo = SqlSchema.findOneOption({
+    Request: Schema.Struct({ fromOrg: Schema.String, slug: Schema.String, toOrg: Schema.String }),
+    Result: AgentRow,
+    execute: ({ fromOrg, slug, toOrg }) =>
+      sql`UPDATE agents SET org_uuid = ${toOrg}, updated_at = now() WHERE agent_slug = ${slug} AND org_uuid = ${fromOrg} AND status = 'active' RETURNING *`
+  })
+
   return {
     sql,
 
@@ -175,6 +195,18 @@ export const makeAgentsStore = Effect.gen(function* () {
             : Effect.map(decommission({ orgUuid, slug, reason }), Option.getOrUndefined)
         )
       ),
+
+    organizationExists: (orgUuid: string) =>
+      sql`SELECT 1 FROM organizations WHERE org_uuid = ${orgUuid}`.pipe(Effect.map((rows) => rows.length > 0)),
+
+    /** Moves an active agent to another organization (the row lock waits for notarizations holding it); the row, or undefined. */
+    moveTo: (fromOrg: string, slug: string, toOrg: string) =>
+      Effect.map(moveTo({ fromOrg, slug, toOrg }), Option.getOrUndefined),
+
+    insertTransfer: (t: TransferRecord) =>
+      sql`INSERT INTO agent_transfers (transfer_receipt_id, agent_slug, previous_owner, new_owner, signed_payload, payload_hash, signature, public_key_id, transferred_at)
+          VALUES (${t.transfer_receipt_id}, ${t.agent_slug}, ${t.previous_owner}, ${t.new_owner}, ${t.signed_payload}, ${t.payload_hash}, ${t.signature},
+            ${t.public_key_id}, ${t.transferred_at})`.pipe(Effect.asVoid),
 
     audit: (entry: AuditEntry) => insertAudit(sql, entry)
   }

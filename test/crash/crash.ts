@@ -336,6 +336,10 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
       const reply = await request(base, "GET", `/api/v1/agents/${slug}`, key)
       if (reply.status !== 200) return void problems.push(`registered agent ${slug} answers ${reply.status}`)
       if (versioned && reply.body.current_version !== "1.0.0") problems.push(`${slug}: acknowledged version 1.0.0, current_version is ${reply.body.current_version}`)
+      // Its key and credential were written in the same transaction as the agent.
+      if ((await request(base, "GET", `/agents/${slug}/did.json`)).status !== 200) problems.push(`${slug}: registered without its DID document`)
+      const credential = await request(base, "GET", `/api/v1/agents/${slug}/credential`)
+      if (credential.body?.credential == null) problems.push(`${slug}: registered without a current credential`)
     })
 
     return {

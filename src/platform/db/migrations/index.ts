@@ -17,6 +17,7 @@ import inviteCodeHash from "./0009_invite_code_hash.js"
 import eventsNotify from "./0010_events_notify.js"
 import agents from "./0011_agents.js"
 import agentIdentity from "./0012_agent_identity.js"
+import agentTransfers from "./0013_agent_transfers.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -30,5 +31,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0009_invite_code_hash": inviteCodeHash,
   "0010_events_notify": eventsNotify,
   "0011_agents": agents,
-  "0012_agent_identity": agentIdentity
+  "0012_agent_identity": agentIdentity,
+  "0013_agent_transfers": agentTransfers
 }
