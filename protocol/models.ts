@@ -4,6 +4,11 @@
  * Plain data: the models service adds `available`, `disabled` and `credential_source`.
  */
 
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import * as Schema from "effect/Schema"
+import { Authenticated, OptionallyAuthenticated } from "./auth.js"
+import { BadRequest, Forbidden, Unauthorized, Unprocessable } from "./errors.js"
+
 export type DirectProvider = "direct_a" | "direct_b" | "direct_c"
 
 export interface BuiltinModel {
@@ -43,3 +48,64 @@ const BY_ID: ReadonlyMap<string, BuiltinModel> = new Map(BUILTIN_MODELS.map((mod
 export const isKnownModel = (id: string): boolean => BY_ID.has(id)
 
 export const findBuiltinModel = (id: string): BuiltinModel | undefined => BY_ID.get(id)
+
+/** The code review agent's default: a mid-tier model of the first direct provider (spec 002). */
+export const CODE_REVIEW_DEFAULT_MODEL = "claude-sonnet-4-6"
+
+export const CatalogueEntry = Schema.Struct({
+  model_id: Schema.String,
+  provider: Schema.String,
+  display_name: Schema.String,
+  available: Schema.Boolean,
+  max_tokens: Schema.NullOr(Schema.Number),
+  disabled: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
+  credential_source: Schema.NullOr(Schema.Literals(["byok", "platform"]))
+})
+export type CatalogueEntry = typeof CatalogueEntry.Type
+
+const ModelIds = Schema.Array(Schema.String.check(Schema.isMaxLength(200))).check(Schema.isMaxLength(500))
+const DisabledModels = Schema.Struct({ disabled_models: Schema.Array(Schema.String) })
+const SetDisabledModels = Schema.Struct({ disabled_models: Schema.optionalKey(Schema.NullOr(ModelIds)) })
+const ChatDefault = Schema.Struct({ chat_default_model: Schema.NullOr(Schema.String) })
+const ChatAllowed = Schema.Struct({ chat_allowed_models: Schema.NullOr(Schema.Array(Schema.String)) })
+const CodeReview = Schema.Struct({ default_model: Schema.NullOr(Schema.String), disabled_models: Schema.Array(Schema.String) })
+
+export class ModelsGroup extends HttpApiGroup.make("models")
+  .add(
+    HttpApiEndpoint.get("catalogue", "/api/v1/models", {
+      query: { include_disabled: Schema.optionalKey(Schema.Literals(["true", "false", "1", "0"])) },
+      error: Unauthorized,
+      success: Schema.Array(CatalogueEntry)
+    }).middleware(OptionallyAuthenticated)
+  )
+  .annotateMerge(OpenApi.annotations({ title: "Models", description: "The model catalogue: built-in models for everyone; with a key, the organization's view." }))
+{}
+
+export class ModelPreferencesGroup extends HttpApiGroup.make("modelPreferences")
+  .add(
+    // Disabled models per feature: cases (`preferences`), policy evaluation, sanitize.
+    HttpApiEndpoint.get("getCases", "/api/v1/models/preferences", { error: Forbidden, success: DisabledModels }),
+    HttpApiEndpoint.put("putCases", "/api/v1/models/preferences", { error: [Forbidden, Unprocessable], payload: SetDisabledModels, success: DisabledModels }),
+    HttpApiEndpoint.get("getPolicy", "/api/v1/models/policy-preferences", { error: Forbidden, success: DisabledModels }),
+    HttpApiEndpoint.put("putPolicy", "/api/v1/models/policy-preferences", { error: [Forbidden, Unprocessable], payload: SetDisabledModels, success: DisabledModels }),
+    HttpApiEndpoint.get("getSanitize", "/api/v1/models/sanitize-preferences", { error: Forbidden, success: DisabledModels }),
+    HttpApiEndpoint.put("putSanitize", "/api/v1/models/sanitize-preferences", { error: [Forbidden, Unprocessable], payload: SetDisabledModels, success: DisabledModels }),
+    HttpApiEndpoint.get("getChatDefault", "/api/v1/models/chat-default", { error: Forbidden, success: ChatDefault }),
+    HttpApiEndpoint.put("putChatDefault", "/api/v1/models/chat-default", { error: [Forbidden, BadRequest, Unprocessable],
+      payload: Schema.Struct({ chat_default_model: Schema.String }),
+      success: ChatDefault
+    }),
+    HttpApiEndpoint.get("getChatAllowed", "/api/v1/models/chat-allowed", { error: Forbidden, success: ChatAllowed }),
+    HttpApiEndpoint.put("putChatAllowed", "/api/v1/models/chat-allowed", { error: [Forbidden, Unprocessable],
+      payload: Schema.Struct({ chat_allowed_models: Schema.optionalKey(Schema.NullOr(ModelIds)) }),
+      success: ChatAllowed
+    }),
+    HttpApiEndpoint.get("getCodeReview", "/api/v1/models/code-review-preferences", { error: Forbidden, success: CodeReview }),
+    HttpApiEndpoint.put("putCodeReview", "/api/v1/models/code-review-preferences", { error: [Forbidden, Unprocessable],
+      payload: Schema.Struct({ default_model: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(200)))), disabled_models: Schema.optionalKey(ModelIds) }),
+      success: CodeReview
+    })
+  )
+  .middleware(Authenticated)
+  .annotateMerge(OpenApi.annotations({ title: "Model preferences", description: "Which models each feature may use. Every id must be a known model (422 otherwise)." }))
+{}

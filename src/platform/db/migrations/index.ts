@@ -18,6 +18,8 @@ import eventsNotify from "./0010_events_notify.js"
 import agents from "./0011_agents.js"
 import agentIdentity from "./0012_agent_identity.js"
 import agentTransfers from "./0013_agent_transfers.js"
+import providerCredentials from "./0014_provider_credentials.js"
+import modelPreferences from "./0015_model_preferences.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -32,5 +34,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0010_events_notify": eventsNotify,
   "0011_agents": agents,
   "0012_agent_identity": agentIdentity,
-  "0013_agent_transfers": agentTransfers
+  "0013_agent_transfers": agentTransfers,
+  "0014_provider_credentials": providerCredentials,
+  "0015_model_preferences": modelPreferences
 }

@@ -1,0 +1,65 @@
+/**
+ * Handlers of `/api/v1/models` (public catalogue, better with a key) and the preference routes
+ * under it (reading: models:read; changing: models:write, code review also admin).
+ */
+import * as Effect from "effect/Effect"
+import { HttpServerRequest } from "effect/http/HttpServerRequest"
+import { HttpApiBuilder } from "effect/http-api"
+import { GatewayApi } from "../../protocol/api.js"
+import { BadRequest, Unauthorized, Unprocessable } from "../../protocol/errors.js"
+import { requireRole, requireScope } from "../access/guards.js"
+import { Access } from "../access/service.js"
+import { answer } from "../platform/wire-errors.js"
+import { Models } from "./service.js"
+
+const refused = answer({ InvalidInput: Unprocessable })
+const refusedDefault = answer({ InvalidInput: Unprocessable, InvalidChatDefault: BadRequest })
+const invalidCredential = answer({ InvalidCredential: Unauthorized })
+
+const bearerOf = (request: HttpServerRequest) => {
+  const header = request.headers.authorization
+  if (header === undefined) return undefined
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  return match === null ? "" : match[1]
+}
+
+export const ModelsHttp = HttpApiBuilder.group(GatewayApi, "models", (handlers) =>
+  Effect.gen(function* () {
+    const models = yield* Models
+    const access = yield* Access
+    return handlers.handle("catalogue", ({ query }) =>
+      Effect.gen(function* () {
+        // Public route: a credential, when sent, must be valid (a typo should not silently downgrade the view).
+        const bearer = bearerOf(yield* HttpServerRequest)
+        const principal = bearer === undefined ? undefined : yield* invalidCredential(access.authenticate(bearer ?? ""))
+        const includeDisabled = query.include_disabled === "true" || query.include_disabled === "1"
+        return yield* models.catalogue(principal, includeDisabled)
+      })
+    )
+  })
+)
+
+export const ModelPreferencesHttp = HttpApiBuilder.group(GatewayApi, "modelPreferences", (handlers) =>
+  Effect.gen(function* () {
+    const models = yield* Models
+    const reader = requireScope("models:read")
+    const writer = requireScope("models:write")
+    return handlers
+      .handle("getCases", () => Effect.flatMap(reader, (principal) => models.disabled(principal, "cases")))
+      .handle("putCases", ({ payload }) => Effect.flatMap(writer, (principal) => refused(models.setDisabled(principal, "cases", payload.disabled_models))))
+      .handle("getPolicy", () => Effect.flatMap(reader, (principal) => models.disabled(principal, "policy")))
+      .handle("putPolicy", ({ payload }) => Effect.flatMap(writer, (principal) => refused(models.setDisabled(principal, "policy", payload.disabled_models))))
+      .handle("getSanitize", () => Effect.flatMap(reader, (principal) => models.disabled(principal, "sanitize")))
+      .handle("putSanitize", ({ payload }) => Effect.flatMap(writer, (principal) => refused(models.setDisabled(principal, "sanitize", payload.disabled_models))))
+      .handle("getChatDefault", () => Effect.flatMap(reader, models.chatDefault))
+      .handle("putChatDefault", ({ payload }) => Effect.flatMap(writer, (principal) => refusedDefault(models.setChatDefault(principal, payload.chat_default_model))))
+      .handle("getChatAllowed", () => Effect.flatMap(reader, models.chatAllowed))
+      .handle("putChatAllowed", ({ payload }) => Effect.flatMap(writer, (principal) => refused(models.setChatAllowed(principal, payload.chat_allowed_models))))
+      .handle("getCodeReview", () => Effect.flatMap(reader, models.codeReview))
+      .handle("putCodeReview", ({ payload }) =>
+        Effect.flatMap(Effect.flatMap(writer, requireRole(["owner", "admin"], "changing code review preferences")), (principal) =>
+          refused(models.setCodeReview(principal, payload))
+        )
+      )
+  })
+)
