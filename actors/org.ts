@@ -81,7 +81,10 @@ const makeLoader = Effect.gen(function* () {
           status: row.status,
           scope: { agent_ids: [...row.scope.agent_ids], action_types: [...row.scope.action_types] },
           conditions: row.conditions,
-          scan_config: row.scan_config
+          scan_config: row.scan_config,
+          ai_prompt: row.ai_prompt,
+          ai_models: row.ai_models === null ? null : [...row.ai_models],
+          updated_at: row.updated_at
         })),
         whitelist: { mode, entries: entries.map((entry) => ({ id: entry.id, url_pattern: entry.url_pattern, tls_fingerprint: entry.tls_fingerprint })) }
       })),

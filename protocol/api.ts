@@ -10,9 +10,10 @@ import { AgentsGroup, AgentsPublicGroup } from "./agents.js"
 import { AnalyticsGroup } from "./analytics.js"
 import { NotificationChannelsGroup } from "./approvers.js"
 import { ErrorShape } from "./auth.js"
+import { CasesGroup, CasesPublicGroup } from "./cases.js"
 import { CredentialsGroup, CredentialsPublicGroup } from "./credentials.js"
 import { DidsGroup, DidsPublicGroup } from "./dids.js"
-import { ModelPreferencesGroup, ModelsGroup } from "./models.js"
+import { CustomModelsGroup, ModelPreferencesGroup, ModelsGroup } from "./models.js"
 import { MutualSignGroup, MutualSignPublicGroup } from "./mutual-signing.js"
 import { NotificationsGroup } from "./notifications.js"
 import { completeOpenApi } from "./openapi.js"
@@ -25,7 +26,7 @@ import { WebhooksGroup } from "./webhooks.js"
 import { WhitelistGroup } from "./whitelist.js"
 
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, MutualSignPublicGroup, MutualSignGroup, ProviderCredentialsGroup, ModelsGroup, ModelPreferencesGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup)
+  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, MutualSignPublicGroup, MutualSignGroup, ProviderCredentialsGroup, ModelsGroup, ModelPreferencesGroup, CustomModelsGroup, CasesGroup, CasesPublicGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup)
   .middleware(ErrorShape)
   .annotate(HttpApi.ParseOptions, { errors: "all", onExcessProperty: "ignore" })
   .annotate(HttpApi.HeadersParseOptions, {})

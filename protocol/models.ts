@@ -4,10 +4,11 @@
  * Plain data: the models service adds `available`, `disabled` and `credential_source`.
  */
 
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 import { Authenticated, OptionallyAuthenticated } from "./auth.js"
-import { BadRequest, Forbidden, Unauthorized, Unprocessable } from "./errors.js"
+import { Pagination, Timestamp } from "./common.js"
+import { BadRequest, Conflict, Forbidden, NotFound, Unauthorized, Unprocessable } from "./errors.js"
 
 export type DirectProvider = "direct_a" | "direct_b" | "direct_c"
 
@@ -108,4 +109,87 @@ export class ModelPreferencesGroup extends HttpApiGroup.make("modelPreferences")
   )
   .middleware(Authenticated)
   .annotateMerge(OpenApi.annotations({ title: "Model preferences", description: "Which models each feature may use. Every id must be a known model (422 otherwise)." }))
+{}
+
+/** The structured answer every model gives: the case and policy verdict. */
+export const ModelVerdict = Schema.Struct({
+  decision: Schema.Literals(["APPROVE", "DENY", "REVIEW"]),
+  confidence: Schema.Number,
+  key_factors: Schema.Array(Schema.String),
+  reasoning: Schema.String
+})
+export type ModelVerdict = typeof ModelVerdict.Type
+
+/** Custom model ids are unique in their organization; in cases, policies and preferences they are named `custom:<model_id>`. */
+export const CUSTOM_PREFIX = "custom:"
+
+export const CustomModel = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  model_id: Schema.String,
+  endpoint_url: Schema.String,
+  has_auth: Schema.Boolean,
+  request_schema: Schema.Record(Schema.String, Schema.Unknown),
+  response_schema: Schema.Record(Schema.String, Schema.Unknown),
+  timeout_ms: Schema.Int,
+  status: Schema.Literals(["untested", "ok", "error"]),
+  last_tested: Schema.NullOr(Timestamp),
+  created_at: Timestamp,
+  updated_at: Schema.NullOr(Timestamp)
+})
+export type CustomModel = typeof CustomModel.Type
+
+const ObjectField = Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))
+const CustomModelFields = {
+  name: Schema.String,
+  model_id: Schema.String,
+  endpoint_url: Schema.String,
+  auth_header: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  request_schema: Schema.optionalKey(ObjectField),
+  response_schema: Schema.optionalKey(ObjectField),
+  timeout_ms: Schema.optionalKey(Schema.NullOr(Schema.Number))
+}
+export const NewCustomModel = Schema.Struct(CustomModelFields)
+export type NewCustomModel = typeof NewCustomModel.Type
+export const CustomModelPatch = Schema.Struct({
+  name: Schema.optionalKey(Schema.String),
+  endpoint_url: Schema.optionalKey(Schema.String),
+  auth_header: CustomModelFields.auth_header,
+  request_schema: CustomModelFields.request_schema,
+  response_schema: CustomModelFields.response_schema,
+  timeout_ms: CustomModelFields.timeout_ms
+})
+export type CustomModelPatch = typeof CustomModelPatch.Type
+
+export const CustomModelTest = Schema.Struct({
+  status: Schema.Literals(["ok", "error"]),
+  latency_ms: Schema.Int,
+  response_valid: Schema.Boolean,
+  structured_output: Schema.NullOr(ModelVerdict),
+  error: Schema.NullOr(Schema.String)
+})
+
+const customId = { id: Schema.String }
+const CustomModelErrors = [Forbidden, NotFound, Conflict, Unprocessable]
+
+export class CustomModelsGroup extends HttpApiGroup.make("customModels")
+  .add(
+    HttpApiEndpoint.post("create", "/api/v1/models/custom", { error: CustomModelErrors, payload: NewCustomModel, success: CustomModel.pipe(HttpApiSchema.status(201)) }),
+    HttpApiEndpoint.get("list", "/api/v1/models/custom", {
+      error: Forbidden,
+      success: Schema.Struct({ models: Schema.Array(CustomModel), data: Schema.Array(CustomModel), pagination: Pagination })
+    }),
+    HttpApiEndpoint.get("get", "/api/v1/models/custom/:id", { params: customId, error: CustomModelErrors, success: CustomModel }),
+    HttpApiEndpoint.put("update", "/api/v1/models/custom/:id", { params: customId, error: CustomModelErrors, payload: CustomModelPatch, success: CustomModel }),
+    HttpApiEndpoint.delete("remove", "/api/v1/models/custom/:id", { params: customId, error: CustomModelErrors, success: HttpApiSchema.NoContent }),
+    HttpApiEndpoint.post("test", "/api/v1/models/custom/:id/test", { params: customId, error: CustomModelErrors, success: CustomModelTest })
+  )
+  .middleware(Authenticated)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Custom models",
+      description:
+        "Your own OpenAI-compatible endpoints (vLLM, llama.cpp, ...), used in cases and policies as `custom:<model_id>`. HTTPS only; `auth_header` is sent as the Authorization value, stored encrypted and never returned (`has_auth`). `/test` reports endpoint failures inside a 200."
+    })
+  )
 {}

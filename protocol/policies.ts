@@ -152,6 +152,8 @@ export class PoliciesGroup extends HttpApiGroup.make("policies")
         decision: Schema.String,
         reasoning: Schema.String,
         confidence: Schema.Number,
+        /** Consensus policies: each model's vote. */
+        model_votes: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.Struct({ model: Schema.String, decision: Schema.String, confidence: Schema.Number })))),
         dry_run: Schema.Boolean
       })
     })

@@ -29,6 +29,8 @@ import { AnalyticsHttp } from "./analytics/http.js"
 import { Analytics } from "./analytics/service.js"
 import { ApprovalPageRoutes } from "./approve/http.js"
 import { NotificationChannelsHttp } from "./approvers/http.js"
+import { CasesHttp, CasesPublicHttp } from "./cases/http.js"
+import { Cases } from "./cases/service.js"
 import { CredentialsHttp, CredentialsPublicHttp } from "./credentials/http.js"
 import { Credentials } from "./credentials/service.js"
 import { DidsHttp, DidsPublicHttp } from "./dids/http.js"
@@ -36,7 +38,9 @@ import { Dids } from "./dids/service.js"
 import { Events } from "./events/service.js"
 import { RouteLabel } from "./gateway/observe.js"
 import { UwsApp, uwsServerLayer } from "./gateway/server.js"
-import { ModelPreferencesHttp, ModelsHttp } from "./models/http.js"
+import { ModelCalls } from "./models/calls.js"
+import { CustomModels } from "./models/custom.js"
+import { CustomModelsHttp, ModelPreferencesHttp, ModelsHttp } from "./models/http.js"
 import { Models } from "./models/service.js"
 import { MutualSignHttp, MutualSignPublicHttp } from "./mutual-signing/http.js"
 import { MutualSigning } from "./mutual-signing/service.js"
@@ -69,20 +73,22 @@ export const servicesLayer = (config: AppConfig) => {
     databaseLayer({ url: config.databaseUrl, dataDir: config.dataDir, ci: config.ci }),
     platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix })
   )
-  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, ProviderCredentials.layer).pipe(
+  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer)),
-    (services) => Layer.provideMerge(Models.layer, services),
+    (services) => Layer.provideMerge(Layer.mergeAll(Models.layer, CustomModels.layer), services),
+    (services) => Layer.provideMerge(Cases.layer, services),
     (services) => Layer.provideMerge(Actions.live, services),
     (services) => Layer.provideMerge(Notifications.layer, services),
     (services) => Layer.provideMerge(MutualSigning.layer, services),
     Layer.provideMerge(actorsLayer(config)),
     Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive)),
+    Layer.provideMerge(ModelCalls.layer.pipe(Layer.provideMerge(ProviderCredentials.layer))),
     Layer.provideMerge(Secrets.layer),
     Layer.provideMerge(infrastructure)
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

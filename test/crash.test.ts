@@ -4,7 +4,8 @@
  * every acknowledged receipt and every agent chain is checked; the second run
  * puts 64 clients on 4 agents so kills land while batches commit. The chains'
  * agents are registered, and one more client registers agents and publishes
- * versions through the kills; each acknowledged one must be there. Postgres
+ * versions through the kills, another runs consensus cases with idempotency keys
+ * (retrying each key across kills); each acknowledged one must be there. Postgres
  * when DATABASE_URL is set, the embedded default (its own PostgreSQL in a
  * temporary DATA_DIR) otherwise.
  */
@@ -16,6 +17,7 @@ const expectIntactAfter = async (options: Required<Pick<CrashOptions, "kills" | 
   const report = await runCrashTest(options)
   expect(report.problems).toEqual([])
   expect(report.kills).toBe(options.kills)
+  expect(report.casesRun).toBeGreaterThan(0)
   expect(report.acknowledged).toBeGreaterThanOrEqual(options.kills * options.minAcksPerLife)
   // Every receipt sits in some chain.
   expect(report.chainedReceipts).toBeGreaterThanOrEqual(report.acknowledged)

@@ -11,7 +11,7 @@ import type { Principal } from "../protocol/auth.js"
 import { type ActionSubject, EndpointGuard, PolicyDecisions } from "../src/policies/ports.js"
 import { Policies, policiesLayer } from "../src/policies/service.js"
 import { Whitelist, whitelistLayer } from "../src/whitelist/service.js"
-import { orgActorsOnFreshDatabase } from "./support/database.js"
+import { modelCallsOnFreshDatabase, orgActorsOnFreshDatabase } from "./support/database.js"
 import { liveLayer } from "./support/effect.js"
 
 type Services = Policies | PolicyDecisions | Whitelist | EndpointGuard | OrgSnapshots
@@ -41,7 +41,7 @@ const check = (principal: Principal, url: string) =>
 const policies = <A, E>(f: (p: Policies["Service"]) => Effect.Effect<A, E>) => Effect.flatMap(Policies, f)
 const whitelist = <A, E>(f: (w: Whitelist["Service"]) => Effect.Effect<A, E>) => Effect.flatMap(Whitelist, f)
 
-liveLayer(Layer.mergeAll(policiesLayer, whitelistLayer).pipe(Layer.provideMerge(orgActorsOnFreshDatabase)))("OrgActor", (it) => {
+liveLayer(Layer.mergeAll(policiesLayer, whitelistLayer).pipe(Layer.provideMerge(modelCallsOnFreshDatabase), Layer.provideMerge(orgActorsOnFreshDatabase)))("OrgActor", (it) => {
   it.effect("policy changes bump the version and decisions follow at once; another org is unaffected", () =>
     Effect.gen(function* () {
     const owner = ownerOf()

@@ -10,7 +10,7 @@ import type { Principal } from "../protocol/auth.js"
 import { type ActionSubject, PolicyDecisions } from "../src/policies/ports.js"
 import { Policies, policiesLayer } from "../src/policies/service.js"
 import { PolicySnapshots } from "../src/policies/snapshot.js"
-import { orgActorsOnFreshDatabase } from "./support/database.js"
+import { modelCallsOnFreshDatabase, orgActorsOnFreshDatabase } from "./support/database.js"
 import { liveLayer } from "./support/effect.js"
 
 let orgCounter = 0
@@ -38,7 +38,7 @@ const createPolicy = (principal: Principal, body: Record<string, unknown>) =>
 const evaluate = (principal: Principal, input: ActionSubject) =>
   Effect.flatMap(PolicyDecisions, (decisions) => decisions.evaluate(principal.orgUuid, input))
 
-liveLayer(policiesLayer.pipe(Layer.provideMerge(orgActorsOnFreshDatabase)))("PolicyDecisions", (it) => {
+liveLayer(policiesLayer.pipe(Layer.provideMerge(modelCallsOnFreshDatabase), Layer.provideMerge(orgActorsOnFreshDatabase)))("PolicyDecisions", (it) => {
   it.effect("allows when no policy is active", () =>
     Effect.gen(function* () {
     const verdict = yield* evaluate(principalFor(), subject())

@@ -6,7 +6,9 @@
  * answer must be 404, never 403 or a success. A new route with an id and no
  * fixture here fails the test.
  */
+import { Effect } from "effect"
 import { HttpApi } from "effect/http-api"
+import { SqlClient } from "effect/sql"
 import { beforeAll, describe, expect, it } from "vitest"
 import { GatewayApi } from "../protocol/api.js"
 import { addMember, call, registerOrg } from "./support/client.js"
@@ -74,6 +76,24 @@ beforeAll(async () => {
   ids.agent_slug = `victim-agent-${process.pid}-${Date.now().toString(36)}`
   const agent = await call(server.url, "POST", "/api/v1/agents", { token: a.key, body: { agent_slug: ids.agent_slug, name: "Victim agent" } })
   expect(agent.status).toBe(201)
+
+  const custom = await call(server.url, "POST", "/api/v1/models/custom", {
+    token: a.key,
+    body: { name: "Victim model", model_id: "victim-model", endpoint_url: "https://models.example.com/v1", auth_header: "Bearer victim" }
+  })
+  expect(custom.status).toBe(201)
+  ids.custom_model_id = custom.body.id
+
+  // A case needs models that answer: two built-in models without credentials fail, so the case
+  // row is written directly, as a completed case that waits for review.
+  ids.case_id = `case_victim_${process.pid}`
+  await server.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO cases (case_id, org_uuid, status, request_hash, details_hash, models, review_threshold, consensus, receipt, review_status, created_at)
+                 VALUES (${ids.case_id!}, ${a.orgUuid}, 'complete', 'h', 'sha256:00', '[]', 0.4, ${JSON.stringify({ decision: "MIXED", text: "split", confidence_score: 0.4, disagreement_score: 0.5, requires_human_review: true, human_review_reason: "split" })}::jsonb, NULL, 'pending', now())`
+    })
+  )
 })
 
 /** Which fixture id each path parameter takes, and a body that passes validation. */
@@ -96,6 +116,8 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
   if (path.startsWith("/api/v1/endpoint-whitelist/:id")) return { id: ids.whitelist_id! }
   if (path.startsWith("/api/v1/endpoint-approvals/:id")) return { id: ids.approval_id!, body: { add_pattern: true } }
   if (path.includes(":webhook_id")) return { id: ids.webhook_id! }
+  if (path.includes(":case_id")) return { id: ids.case_id!, body: route.method === "POST" ? { reason: "hostile" } : undefined }
+  if (path.startsWith("/api/v1/models/custom/:id")) return { id: ids.custom_model_id!, body: route.method === "PUT" ? { name: "taken over" } : undefined }
   if (path.includes(":agent_slug")) {
     if (path.endsWith("/versions") && route.method === "POST") return { id: ids.agent_slug!, body: { version: "9.9.9", instruction_hash: "sha256:x" } }
     if (path.endsWith("/decommission") || path.endsWith("/credentials/revoke")) return { id: ids.agent_slug!, body: { reason: "hostile" } }
@@ -144,5 +166,9 @@ describe("tenant isolation", () => {
     expect(did.body.version).toBe(1)
     const credential = await call(server.url, "GET", `/api/v1/agents/${ids.agent_slug}/credential`)
     expect(credential.body.credential).not.toBeNull()
+    const custom = await call(server.url, "GET", `/api/v1/models/custom/${ids.custom_model_id}`, { token: a.key })
+    expect(custom.body).toMatchObject({ name: "Victim model", has_auth: true, status: "untested" })
+    const victimCase = await call(server.url, "GET", `/api/v1/cases/${ids.case_id}`, { token: a.key })
+    expect(victimCase.body.review.status).toBe("pending")
   })
 })

@@ -243,6 +243,8 @@ const writeStream = (
     return true
   })
   res.cork(() => writeHead(exchange, response))
+  // Writing a response is uninterruptible in HttpEffect; a stream's body is not, so a client that
+  // goes away (onAborted interrupts this fiber) stops the stream and whatever produces it.
   return stream.pipe(
     Stream.runForEach((chunk) => {
       if (exchange.aborted) return Effect.interrupt
@@ -258,6 +260,7 @@ const writeStream = (
         })
       })
     }),
+    Effect.interruptible,
     Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logWarning("response stream failed", cause))),
     Effect.ensuring(
       Effect.sync(() => {

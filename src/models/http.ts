@@ -6,14 +6,18 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { BadRequest, Unauthorized, Unprocessable } from "../../protocol/errors.js"
+import { pagination } from "../../protocol/common.js"
+import { BadRequest, Conflict, NotFound, Unauthorized, Unprocessable } from "../../protocol/errors.js"
 import { requireRole, requireScope } from "../access/guards.js"
 import { Access } from "../access/service.js"
+import { requestIdOf } from "../gateway/request.js"
 import { answer } from "../platform/wire-errors.js"
+import { CustomModels } from "./custom.js"
 import { Models } from "./service.js"
 
 const refused = answer({ InvalidInput: Unprocessable })
 const refusedDefault = answer({ InvalidInput: Unprocessable, InvalidChatDefault: BadRequest })
+const customRefused = answer({ InvalidInput: Unprocessable, CustomModelNotFound: NotFound, ModelIdExists: Conflict })
 const invalidCredential = answer({ InvalidCredential: Unauthorized })
 
 const bearerOf = (request: HttpServerRequest) => {
@@ -61,5 +65,25 @@ export const ModelPreferencesHttp = HttpApiBuilder.group(GatewayApi, "modelPrefe
           refused(models.setCodeReview(principal, payload))
         )
       )
+  })
+)
+
+export const CustomModelsHttp = HttpApiBuilder.group(GatewayApi, "customModels", (handlers) =>
+  Effect.gen(function* () {
+    const customs = yield* CustomModels
+    const writer = Effect.gen(function* () {
+      const principal = yield* requireScope("models:write")
+      return { principal, context: { requestId: requestIdOf(yield* HttpServerRequest) } }
+    })
+    const reader = requireScope("models:read")
+    return handlers
+      .handle("create", ({ payload }) => Effect.flatMap(writer, ({ principal, context }) => customRefused(customs.create(principal, payload, context))))
+      .handle("list", () =>
+        Effect.flatMap(reader, (principal) => Effect.map(customs.list(principal), (models) => ({ models, data: models, pagination: pagination(1, Math.max(models.length, 1), models.length) })))
+      )
+      .handle("get", ({ params }) => Effect.flatMap(reader, (principal) => customRefused(customs.get(principal, params.id))))
+      .handle("update", ({ params, payload }) => Effect.flatMap(writer, ({ principal, context }) => customRefused(customs.update(principal, params.id, payload, context))))
+      .handle("remove", ({ params }) => Effect.flatMap(writer, ({ principal, context }) => customRefused(customs.remove(principal, params.id, context))))
+      .handle("test", ({ params }) => Effect.flatMap(writer, ({ principal }) => customRefused(customs.test(principal, params.id))))
   })
 )

@@ -7,25 +7,31 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Principal } from "../../protocol/auth.js"
-import { BUILTIN_MODELS, type CatalogueEntry, CODE_REVIEW_DEFAULT_MODEL, isKnownModel } from "../../protocol/models.js"
+import { BUILTIN_MODELS, type CatalogueEntry, CODE_REVIEW_DEFAULT_MODEL, CUSTOM_PREFIX } from "../../protocol/models.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { ProviderCredentials } from "../provider-credentials/service.js"
+import { ModelCalls, providersOf } from "./calls.js"
+import { makeCustomModelsStore } from "./custom-store.js"
 import { InvalidChatDefault, refuse } from "./errors.js"
 import { type Feature, makeModelsStore, type PreferencesRow } from "./store.js"
-
-/** Every id must be a known model (spec 002: 422 otherwise), each unknown one named. */
-const knownIds = (field: string, ids: ReadonlyArray<string>) => {
-  const unknown = ids.filter((id) => !isKnownModel(id))
-  return unknown.length === 0
-    ? Effect.succeed([...new Set(ids)])
-    : refuse(new InvalidInput({ issues: unknown.map((id) => ({ path: field, message: `unknown model id: ${id}` })) }))
-}
 
 const disabledOf = (row: PreferencesRow, feature: Feature) => row.disabled[feature] ?? []
 
 export const makeModels = Effect.gen(function* () {
   const store = yield* makeModelsStore
   const providers = yield* ProviderCredentials
+  const calls = yield* ModelCalls
+  const customs = yield* makeCustomModelsStore
+
+  /** Every id must be a built-in or one of the organization's custom models (spec 002: 422 otherwise), each unknown one named. */
+  const knownIds = (principal: Principal, field: string, ids: ReadonlyArray<string>) =>
+    Effect.gen(function* () {
+      const unknown: Array<string> = []
+      for (const id of new Set(ids)) if (!(yield* calls.isKnown(principal.orgUuid, id))) unknown.push(id)
+      return unknown.length === 0
+        ? [...new Set(ids)]
+        : yield* refuse(new InvalidInput({ issues: unknown.map((id) => ({ path: field, message: `unknown model id: ${id}` })) }))
+    })
 
   const disabledAnswer = (row: PreferencesRow, feature: Feature) => ({ disabled_models: disabledOf(row, feature) })
 
@@ -39,24 +45,31 @@ export const makeModels = Effect.gen(function* () {
         if (principal === undefined) {
           return BUILTIN_MODELS.map((model): CatalogueEntry => ({ ...model, available: false, credential_source: null }))
         }
-        const configured = new Set((yield* providers.list(principal)).providers.filter((item) => item.configured).map((item) => item.slug))
+        const configured = new Set<string>((yield* providers.list(principal)).providers.filter((item) => item.configured).map((item) => item.slug))
         const disabled = new Set(disabledOf(yield* Effect.orDie(store.get(principal.orgUuid)), "cases"))
-        return BUILTIN_MODELS.filter((model) => includeDisabled || !disabled.has(model.model_id)).map((model): CatalogueEntry => {
-          const byok = configured.has(model.provider)
-          return {
+        const custom = (yield* Effect.orDie(customs.byOrg(principal.orgUuid))).map((row) => ({
+          model_id: `${CUSTOM_PREFIX}${row.model_id}`,
+          provider: "custom",
+          display_name: row.name,
+          max_tokens: null,
+          byok: true
+        }))
+        const builtin = BUILTIN_MODELS.map((model) => ({ ...model, byok: providersOf(model.provider).some((slug) => configured.has(slug)) }))
+        return [...builtin, ...custom]
+          .filter((model) => includeDisabled || !disabled.has(model.model_id))
+          .map(({ byok, ...model }): CatalogueEntry => ({
             ...model,
             available: byok,
             credential_source: byok ? "byok" : null,
             ...(includeDisabled ? { disabled: disabled.has(model.model_id) } : {})
-          }
-        })
+          }))
       }),
 
     disabled: (principal: Principal, feature: Feature) => Effect.map(Effect.orDie(store.get(principal.orgUuid)), (row) => disabledAnswer(row, feature)),
 
     setDisabled: (principal: Principal, feature: Feature, ids: ReadonlyArray<string> | null | undefined) =>
       Effect.gen(function* () {
-        const known = yield* knownIds("disabled_models", ids ?? [])
+        const known = yield* knownIds(principal, "disabled_models", ids ?? [])
         return disabledAnswer(yield* Effect.orDie(store.setDisabled(principal.orgUuid, feature, known)), feature)
       }),
 
@@ -65,7 +78,7 @@ export const makeModels = Effect.gen(function* () {
     setChatDefault: (principal: Principal, id: string) =>
       Effect.gen(function* () {
         if (id.trim() === "") return yield* refuse(new InvalidChatDefault({ model_id: id, why: "chat_default_model must not be empty" }))
-        yield* knownIds("chat_default_model", [id])
+        yield* knownIds(principal, "chat_default_model", [id])
         const allowed = (yield* Effect.orDie(store.get(principal.orgUuid))).chat_allowed
         if (allowed !== null && !allowed.includes(id)) return yield* refuse(new InvalidChatDefault({ model_id: id, why: `${id} is not in the chat allowed list` }))
         return { chat_default_model: (yield* Effect.orDie(store.setChatDefault(principal.orgUuid, id))).chat_default }
@@ -76,7 +89,7 @@ export const makeModels = Effect.gen(function* () {
     /** null or empty: every enabled model. */
     setChatAllowed: (principal: Principal, ids: ReadonlyArray<string> | null | undefined) =>
       Effect.gen(function* () {
-        const known = ids === null || ids === undefined || ids.length === 0 ? null : yield* knownIds("chat_allowed_models", ids)
+        const known = ids === null || ids === undefined || ids.length === 0 ? null : yield* knownIds(principal, "chat_allowed_models", ids)
         return { chat_allowed_models: (yield* Effect.orDie(store.setChatAllowed(principal.orgUuid, known))).chat_allowed }
       }),
 
@@ -89,8 +102,8 @@ export const makeModels = Effect.gen(function* () {
     /** Omitted fields stay; a null default goes back to the built-in default. */
     setCodeReview: (principal: Principal, input: { readonly default_model?: string | null; readonly disabled_models?: ReadonlyArray<string> }) =>
       Effect.gen(function* () {
-        if (typeof input.default_model === "string") yield* knownIds("default_model", [input.default_model])
-        const disabled = input.disabled_models === undefined ? undefined : yield* knownIds("disabled_models", input.disabled_models)
+        if (typeof input.default_model === "string") yield* knownIds(principal, "default_model", [input.default_model])
+        const disabled = input.disabled_models === undefined ? undefined : yield* knownIds(principal, "disabled_models", input.disabled_models)
         const row = yield* Effect.orDie(store.setCodeReview(principal.orgUuid, input.default_model, disabled))
         return { default_model: row.code_review_default ?? CODE_REVIEW_DEFAULT_MODEL, disabled_models: disabledOf(row, "code_review") }
       })

@@ -1,5 +1,5 @@
 /**
- * What needs a human in the caller's organization, with read state per
+ * What needs a human in the caller's organization (pending approvals, cases in review), with read state per
  * dashboard user. API-key callers have no read state: everything is unread
  * and marking does nothing.
  */
@@ -10,6 +10,7 @@ import type { Principal } from "../../protocol/auth.js"
 import { NOTIFICATIONS_PER_TYPE, type NotificationItem } from "../../protocol/notifications.js"
 import { approvalNotificationItem } from "../actions/approvals.js"
 import { ApprovalsPort } from "../actions/ports.js"
+import { caseReviewItem } from "../cases/views.js"
 import { makeNotificationsStore } from "./store.js"
 
 /** Newest first; items without a time go last. */
@@ -29,15 +30,23 @@ export class Notifications extends Context.Service<
       const approvals = yield* ApprovalsPort
 
       const pendingKeys = (orgUuid: string) =>
-        Effect.map(approvals.pending(orgUuid, NOTIFICATIONS_PER_TYPE), (rows) => rows.map((row) => `action:${row.action_uuid}`))
+        Effect.gen(function* () {
+          const actions = yield* approvals.pending(orgUuid, NOTIFICATIONS_PER_TYPE)
+          const cases = yield* Effect.orDie(store.casesInReview(orgUuid, NOTIFICATIONS_PER_TYPE))
+          return [...actions.map((row) => `action:${row.action_uuid}`), ...cases.map((row) => `case:${row.case_id}`)]
+        })
 
       return Notifications.of({
         pending: (principal) =>
           Effect.gen(function* () {
             const rows = yield* approvals.pending(principal.orgUuid, NOTIFICATIONS_PER_TYPE)
-            const keys = rows.map((row) => `action:${row.action_uuid}`)
+            const cases = yield* Effect.orDie(store.casesInReview(principal.orgUuid, NOTIFICATIONS_PER_TYPE))
+            const keys = [...rows.map((row) => `action:${row.action_uuid}`), ...cases.map((row) => `case:${row.case_id}`)]
             const read = principal.kind === "jwt" ? yield* Effect.orDie(store.readKeys(principal.userUuid, keys)) : new Set<string>()
-            const items = rows.map((row): NotificationItem => approvalNotificationItem(row, read.has(`action:${row.action_uuid}`))).sort(newestFirst)
+            const items = [
+              ...rows.map((row): NotificationItem => approvalNotificationItem(row, read.has(`action:${row.action_uuid}`))),
+              ...cases.map((row): NotificationItem => caseReviewItem(row, read.has(`case:${row.case_id}`)))
+            ].sort(newestFirst)
             return { items, total: items.length, unread_count: items.filter((item) => !item.read).length }
           }),
         // Only keys of items the organization currently has pending count, so foreign or made-up keys mark nothing.

@@ -6,6 +6,19 @@ import { jsonb } from "../platform/db/index.js"
 export const makeNotificationsStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   return {
+    /** Cases waiting for a human review, newest first (the cases area's table). */
+    casesInReview: (orgUuid: string, limit: number) =>
+      sql<{ case_id: string; created_at: Date | string; consensus: unknown }>`
+        SELECT case_id, created_at, consensus FROM cases
+        WHERE org_uuid = ${orgUuid} AND review_status = 'pending' ORDER BY created_at DESC LIMIT ${limit}`.pipe(
+        Effect.map((rows) =>
+          rows.map((row) => ({
+            case_id: row.case_id,
+            created_at: new Date(row.created_at).toISOString(),
+            consensus: (typeof row.consensus === "string" ? JSON.parse(row.consensus) : row.consensus) as Record<string, unknown> | null
+          }))
+        )
+      ),
     /** The subset of `keys` this user has read. */
     readKeys: (userUuid: string, keys: ReadonlyArray<string>) =>
       keys.length === 0

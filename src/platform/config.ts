@@ -43,6 +43,10 @@ export interface AppConfig {
   readonly approvalTtlMs: number
   /** How long a mutual-signing request stays open (24 h; tests shorten it). */
   readonly mutualSignTtlMs: number
+  /** Time budget of the model calls of one ai or consensus policy on authorize and dry-run. */
+  readonly aiPolicyTimeoutMs: number
+  /** How long a model answer to an ai or consensus policy is reused for the same action (per policy version). */
+  readonly aiPolicyCacheMs: number
   /** How often pending approvals are checked for expiry. */
   readonly approvalSweepMs: number
   readonly tsaUrl: string | undefined
@@ -150,6 +154,8 @@ export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
   shutdownGraceMs: int("SHUTDOWN_GRACE_MS", 10_000),
   approvalTtlMs,
   mutualSignTtlMs: int("MUTUAL_SIGN_TTL_MS", 24 * 3_600_000, 1),
+  aiPolicyTimeoutMs: int("AI_POLICY_TIMEOUT_MS", 10_000, 100, 120_000),
+  aiPolicyCacheMs: int("AI_POLICY_CACHE_MS", 60_000, 0, 3_600_000),
   approvalSweepMs: int("APPROVAL_SWEEP_MS", 30_000, 10),
   tsaUrl: optional("TSA_URL"),
   smtpUrl: optional("SMTP_URL"),

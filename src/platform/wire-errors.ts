@@ -4,7 +4,7 @@
  * promised not to answer it.
  */
 import * as Effect from "effect/Effect"
-import { type BadRequest, type Conflict, Forbidden, type Gone, type NotFound, TooManyRequests, Unauthorized, type Unprocessable } from "../../protocol/errors.js"
+import { type BadRequest, type Conflict, Forbidden, type Gone, type NotFound, type ServiceUnavailable, TooManyRequests, Unauthorized, type Unprocessable } from "../../protocol/errors.js"
 import type { Reason } from "./domain-error.js"
 
 type WireError =
@@ -16,6 +16,7 @@ type WireError =
   | typeof Gone
   | typeof Unprocessable
   | typeof TooManyRequests
+  | typeof ServiceUnavailable
 
 /** Access and rate errors repeat the text as `error`; the others always carry `details`. */
 const accessStyle = new Set<WireError>([Unauthorized, Forbidden, TooManyRequests])

@@ -18,7 +18,10 @@ export const EvaluableRow = Schema.Struct({
   status: Schema.Literals(POLICY_STATUSES),
   scope: Schema.Struct({ agent_ids: Schema.Array(Schema.String), action_types: Schema.Array(Schema.String) }),
   conditions: Schema.Unknown,
-  scan_config: Schema.Unknown
+  scan_config: Schema.Unknown,
+  ai_prompt: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  ai_models: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),
+  updated_at: Schema.optionalKey(Schema.NullOr(Schema.String))
 })
 export type EvaluableRow = typeof EvaluableRow.Type
 
@@ -41,6 +44,10 @@ export const toEvaluable = (row: EvaluableRow): EvaluablePolicy => {
   if (row.mode === "content_scan") {
     const compiled = compileScanConfig(row.scan_config)
     return compiled.ok ? { ...base, scan: compiled.compiled } : base
+  }
+  if ((row.mode === "ai" || row.mode === "consensus") && row.ai_prompt && row.ai_models && row.ai_models.length > 0) {
+    // The version keys cached model answers: an edited policy is asked again.
+    return { ...base, ai: { prompt: row.ai_prompt, models: row.ai_models, version: row.updated_at ?? row.created_at } }
   }
   return base
 }

@@ -9,9 +9,11 @@ import type { Principal } from "../../protocol/auth.js"
 import { listPage } from "../../protocol/common.js"
 import { isKnownModel } from "../../protocol/models.js"
 import type { CreatePolicyRequest, DryRunRequest, PolicyView, UpdatePolicyRequest } from "../../protocol/policies.js"
+import { ModelCalls } from "../models/calls.js"
 import { auditActor } from "../platform/audit.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
+import { isJudged, type Judgement, makeAiJudge } from "./ai-judge.js"
 import { compileConditions } from "./conditions.js"
 import { compileScanConfig } from "./content-scan.js"
 import {
@@ -28,11 +30,11 @@ import {
   UnknownMode,
   UnknownModel
 } from "./errors.js"
-import { combineDecisions, dryRun } from "./evaluate.js"
-import { PolicyDecisions } from "./ports.js"
+import { combineDecisions, defaultEvaluators, dryRun, inScope, type PolicyEvaluator, type PolicyEvaluators } from "./evaluate.js"
+import { type ActionSubject, PolicyDecisions } from "./ports.js"
 import { PolicySnapshots, toEvaluable } from "./snapshot.js"
 import { makePoliciesStore, type PolicyFields, type PolicyRow, type StoredScope } from "./store.js"
-import { POLICY_MODES, type PolicyMode } from "./types.js"
+import { type EvaluablePolicy, POLICY_MODES, type PolicyMode } from "./types.js"
 
 export interface AuditContext {
   readonly requestId: string | null
@@ -57,7 +59,18 @@ const normalizeScope = (scope: Draft["scope"]): StoredScope => ({
 })
 
 /** The spec's 400 codes first, then shapes (422); returns the fields to store. */
-export const validatePolicy = (draft: Draft) => {
+export const validatePolicy = (draft: Draft, isKnown: (model: string) => Effect.Effect<boolean> = (model) => Effect.succeed(isKnownModel(model))) =>
+  Effect.gen(function* () {
+    const fields = yield* validateShape(draft)
+    if (fields.ai_models !== null) {
+      const unknown: Array<string> = []
+      for (const model of fields.ai_models) if (!(yield* isKnown(model))) unknown.push(model)
+      if (unknown.length > 0) return yield* refuse(new UnknownModel({ models: unknown }))
+    }
+    return fields
+  })
+
+const validateShape = (draft: Draft) => {
   if (!POLICY_MODES.includes(draft.mode as PolicyMode)) {
     return refuse(new UnknownMode({ mode: draft.mode, modes: POLICY_MODES }))
   }
@@ -85,11 +98,9 @@ export const validatePolicy = (draft: Draft) => {
   if (mode === "ai" || mode === "consensus") {
     const prompt = draft.ai_prompt?.trim() ?? ""
     if (prompt === "") return refuse(new PolicyTextRequired({ mode }))
-    const models = draft.ai_models ?? []
-    const needed = mode === "ai" ? 1 : 2
-    if (models.length < needed) return refuse(new ModelsRequired({ mode }))
-    const unknown = models.filter((model) => !isKnownModel(model))
-    if (unknown.length > 0) return refuse(new UnknownModel({ models: unknown }))
+    const models = [...new Set(draft.ai_models ?? [])]
+    // One model for ai, two or more for consensus (spec 000).
+    if (mode === "ai" ? models.length !== 1 : models.length < 2) return refuse(new ModelsRequired({ mode }))
     aiPrompt = draft.ai_prompt ?? null
     aiModels = models
   }
@@ -138,6 +149,10 @@ export const policyView = (row: PolicyRow, pending?: { readonly n: number; reado
 export const makePolicies = Effect.gen(function* () {
   const store = yield* makePoliciesStore
   const snapshots = yield* PolicySnapshots
+  const judge = yield* makeAiJudge
+  const calls = yield* ModelCalls
+  /** Built-in models and the organization's own `custom:` models. */
+  const isKnown = (principal: Principal) => (model: string) => calls.isKnown(principal.orgUuid, model)
 
   const load = (orgUuid: string, id: string) =>
     Effect.flatMap(Effect.orDie(store.find(orgUuid, id)), (row) => (row ? Effect.succeed(row) : refuse(new PolicyNotFound({ id }))))
@@ -154,7 +169,7 @@ export const makePolicies = Effect.gen(function* () {
           ...input,
           ai_prompt: input.ai_prompt ?? input.policy_text,
           ai_models: input.ai_models ?? input.models
-        })
+        }, isKnown(principal))
         const status = input.activate === true ? "active" : "draft"
         const row = yield* Effect.orDie(store.insert(newId("pol"), principal.orgUuid, fields, status))
         yield* audit(principal, "policy.created", row.id, context, { status })
@@ -203,7 +218,7 @@ export const makePolicies = Effect.gen(function* () {
             patch.scope !== undefined
               ? { agent_ids: patch.scope?.agent_ids ?? current.scope.agent_ids, action_types: patch.scope?.action_types ?? current.scope.action_types }
               : current.scope
-        })
+        }, isKnown(principal))
         const row = yield* Effect.orDie(store.update(principal.orgUuid, id, fields))
         if (row === undefined) return yield* refuse(new PolicyNotFound({ id }))
         yield* audit(principal, "policy.updated", id, context, { fields: Object.keys(patch) })
@@ -246,7 +261,8 @@ export const makePolicies = Effect.gen(function* () {
     dryRun: (principal: Principal, id: string, input: DryRunRequest) =>
       Effect.gen(function* () {
         const row = yield* load(principal.orgUuid, id)
-        const result = dryRun(toEvaluable(row), {
+        const policy = toEvaluable(row)
+        const subject = {
           action_type: input.action_type,
           details: input.details,
           agent_id: input.agent_id ?? null,
@@ -256,8 +272,11 @@ export const makePolicies = Effect.gen(function* () {
           endpoint_url: input.endpoint_url ?? null,
           instruction_hash: input.instruction_hash ?? null,
           context: input.context ?? null
-        })
-        return { policy_uuid: row.id, policy_name: row.name, ...result, dry_run: true }
+        }
+        if (!isJudged(policy) || !inScope(policy, subject)) return { policy_uuid: row.id, policy_name: row.name, ...dryRun(policy, subject), dry_run: true }
+        const judgement = yield* judge.judge(principal.orgUuid, policy, subject)
+        const result = dryRun(policy, subject, judgedEvaluators(new Map([[policy.id, judgement]])))
+        return { policy_uuid: row.id, policy_name: row.name, ...result, confidence: judgement.confidence, model_votes: judgement.votes.length > 1 ? judgement.votes : null, dry_run: true }
       })
   }
 })
@@ -271,21 +290,30 @@ export const PolicyDecisionsLive = Layer.effect(
   PolicyDecisions,
   Effect.gen(function* () {
     const snapshots = yield* PolicySnapshots
+    const judge = yield* makeAiJudge
+    const decide = (policies: ReadonlyArray<EvaluablePolicy>, subject: ActionSubject, evaluators: PolicyEvaluators) => {
+      const combined = combineDecisions(policies, subject, evaluators)
+      snapshots.recordEvaluations(combined.evaluated)
+      return { decision: combined.decision, policy_uuid: combined.policy_uuid, reasoning: combined.reasoning, warnings: combined.warnings }
+    }
     return {
       evaluate: (orgUuid, subject) =>
-        Effect.map(snapshots.get(orgUuid), (snapshot) => {
-          const combined = combineDecisions(snapshot.policies, subject)
-          snapshots.recordEvaluations(combined.evaluated)
-          return {
-            decision: combined.decision,
-            policy_uuid: combined.policy_uuid,
-            reasoning: combined.reasoning,
-            warnings: combined.warnings
-          }
+        Effect.flatMap(snapshots.get(orgUuid), (snapshot) => {
+          // Rules and scans only (the common case): no model call, no extra work.
+          if (!snapshot.policies.some(isJudged)) return Effect.succeed(decide(snapshot.policies, subject, defaultEvaluators))
+          const judged = snapshot.policies.filter((policy) => isJudged(policy) && (policy.status === undefined || policy.status === "active") && inScope(policy, subject))
+          return Effect.map(judge.judgeAll(orgUuid, judged, subject), (judgements) => decide(snapshot.policies, subject, judgedEvaluators(judgements)))
         })
     }
   })
 )
+
+/** The ai and consensus evaluators answer what the judge found (a policy it did not judge fails closed). */
+const judgedEvaluators = (judgements: ReadonlyMap<string, Judgement>): PolicyEvaluators => {
+  const read: PolicyEvaluator = (policy) =>
+    judgements.get(policy.id)?.match ?? { kind: "unavailable", warning: `AI policy ${policy.name} was not evaluated; human approval required` }
+  return { ...defaultEvaluators, ai: read, consensus: read }
+}
 
 /** Snapshots, the CRUD service and the decisions port; needs SqlClient and Fanout. */
 export const policiesLayer = Layer.mergeAll(Policies.layer, PolicyDecisionsLive).pipe(Layer.provideMerge(PolicySnapshots.layer))

@@ -59,4 +59,6 @@ export interface EvaluablePolicy {
   readonly rules?: CompiledConditions
   /** content_scan mode. */
   readonly scan?: CompiledScanConfig
+  /** ai and consensus modes: the policy text, its models, and a version that changes with every edit. */
+  readonly ai?: { readonly prompt: string; readonly models: ReadonlyArray<string>; readonly version: string }
 }

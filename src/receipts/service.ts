@@ -212,40 +212,52 @@ export const makeReceipts = Effect.gen(function* () {
       return previous !== undefined && previous.payload_hash === previousHash
     })
 
-  const verifyRow = (receipt: store.ReceiptRow) =>
+  interface SignedDocument {
+    readonly signed_payload: string
+    readonly payload_hash: string
+    readonly signature: string
+    readonly public_key_id: string
+    readonly timestamp_token: string | null
+  }
+
+  /** Payload hash, signature by a published key and timestamp checks of any signed document. */
+  const documentChecks = (document: SignedDocument) =>
     Effect.gen(function* () {
-      const key = yield* store.signingKeyById(receipt.public_key_id)
+      const key = yield* store.signingKeyById(document.public_key_id)
       let payload: Record<string, unknown> | undefined
       let bytes: Buffer | undefined
       try {
-        payload = parsePayload(receipt.signed_payload)
+        payload = parsePayload(document.signed_payload)
         bytes = canonicalJsonBytes(payload)
       } catch {
         payload = undefined
       }
-      const payloadHashOk = bytes !== undefined && sha256Tagged(bytes) === receipt.payload_hash
-      const signatureOk = bytes !== undefined && key !== undefined && verifySignature(rawPublicKeyOf(key), bytes, receipt.signature)
       const checks = {
-        payload_hash: payloadHashOk,
-        signature: signatureOk,
-        ...timestampChecks(receipt.timestamp_token, bytes),
-        chain: yield* chainCheck(receipt, payload)
+        payload_hash: bytes !== undefined && sha256Tagged(bytes) === document.payload_hash,
+        signature: bytes !== undefined && key !== undefined && verifySignature(rawPublicKeyOf(key), bytes, document.signature),
+        ...timestampChecks(document.timestamp_token, bytes)
       }
-      const valid = Object.values(checks).every((passed) => passed === true || passed === null)
-      return {
-        valid,
-        receipt_uuid: receipt.receipt_uuid,
-        action_uuid: receipt.action_uuid,
-        payload_hash: receipt.payload_hash,
-        signature: receipt.signature,
-        public_key_id: receipt.public_key_id,
-        public_key: key === undefined ? null : jwkOf(key),
-        algorithm: "Ed25519" as const,
-        signed_payload: payload ?? {},
-        timestamp_token: receipt.timestamp_token,
-        checks,
-        verified_at: new Date().toISOString()
-      }
+      return { key, payload, checks }
+    })
+
+  const verification = <Checks extends Record<string, boolean | null>>(document: SignedDocument, key: store.SigningKeyRow | undefined, payload: Record<string, unknown> | undefined, checks: Checks) => ({
+    valid: Object.values(checks).every((passed) => passed === true || passed === null),
+    payload_hash: document.payload_hash,
+    signature: document.signature,
+    public_key_id: document.public_key_id,
+    public_key: key === undefined ? null : jwkOf(key),
+    algorithm: "Ed25519" as const,
+    signed_payload: payload ?? {},
+    timestamp_token: document.timestamp_token,
+    checks,
+    verified_at: new Date().toISOString()
+  })
+
+  const verifyRow = (receipt: store.ReceiptRow) =>
+    Effect.gen(function* () {
+      const { key, payload, checks } = yield* documentChecks(receipt)
+      const all = { ...checks, chain: yield* chainCheck(receipt, payload) }
+      return { receipt_uuid: receipt.receipt_uuid, action_uuid: receipt.action_uuid, ...verification(receipt, key, payload, all) }
     }).pipe(Effect.orDie)
 
   return {
@@ -253,6 +265,27 @@ export const makeReceipts = Effect.gen(function* () {
     platformSigner: currentSigner,
     sign,
     insertion,
+
+    /**
+     * Signs and timestamps any other signed document (a case receipt): JCS bytes, payload hash,
+     * Ed25519 signature by the active key, RFC 3161 token over the same digest (null when the TSA failed).
+     */
+    signDocument: (payload: Record<string, unknown>) =>
+      Effect.gen(function* () {
+        const signed = signPayload(yield* currentSigner, payload)
+        return {
+          signed_payload: signed.bytes.toString("utf8"),
+          payload_hash: signed.payload_hash,
+          signature: signed.signature,
+          public_key_id: signed.public_key_id,
+          timestamp_token: yield* timestamp(sha256Digest(signed.bytes)),
+          timestamp_authority: config.tsaUrl ?? `${config.baseUrl}/api/v1/tsa/certificate`
+        }
+      }).pipe(Effect.provideService(SqlClient.SqlClient, sql)),
+
+    /** The checks of a document signed by `signDocument`: payload hash, signature by a published key, timestamp. */
+    verifyDocument: (document: SignedDocument) =>
+      Effect.map(documentChecks(document), ({ key, payload, checks }) => verification(document, key, payload, checks)).pipe(Effect.orDie),
 
     verifyAction: (actionUuid: string) =>
       Effect.gen(function* () {

@@ -13,11 +13,13 @@
  * Run it alone: `npx tsx test/crash/crash.ts` (CRASH_KILLS, CRASH_CLIENTS,
  * CRASH_AGENTS, CRASH_LIFE_MS tune it); `test/crash.test.ts` runs it small.
  */
+
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { canonicalJson, type Ed25519Jwk, payloadHash, verifyReceipt } from "../../protocol/verifier/index.js"
 import { type FreshDatabase, freshDatabaseUrl } from "../support/database.js"
+import { startFakeLlm } from "../support/fake-llm.js"
 import { type ServerProcess, spawnServer } from "../support/process.js"
 
 export interface CrashOptions {
@@ -40,6 +42,8 @@ export interface CrashOptions {
 
 export interface CrashReport {
   readonly backend: "postgres" | "embedded"
+  /** Consensus cases answered 201 (each must be there, receipt intact, after the kills). */
+  readonly casesRun: number
   readonly kills: number
   /** Notarize calls answered 200 (the receipts that must survive). */
   readonly acknowledged: number
@@ -140,8 +144,12 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
     ADMIN_KEY: "crash-admin-key",
     RATE_LIMIT_PER_MINUTE: "100000000",
     PUBLIC_RATE_LIMIT_PER_MINUTE: "100000000",
-    LOG_LEVEL: "error"
+    LOG_LEVEL: "error",
+    // Cases call a local model server.
+    OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8",
+    OUTBOUND_ALLOW_HTTP: "true"
   }
+  const llm = await startFakeLlm()
 
   let server: ServerProcess | undefined
   /** Resolves with the base URL of the live server; replaced while one restarts. */
@@ -170,7 +178,11 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
       const reply = await request(base, "POST", "/api/v1/agents", key, { agent_slug: `agent-${agent}`, name: `Agent ${agent}` })
       if (reply.status !== 201) throw new Error(`agent registration failed: ${reply.status} ${reply.text}`)
     }
-    log(`server up (${database ? "postgres" : "embedded postgres"}), org and ${agentCount} agents registered`)
+    for (const path of ["approve", "slow/50/approve"]) {
+      const reply = await request(base, "POST", "/api/v1/models/custom", key, { name: path, model_id: path.replace(/\//g, "-"), endpoint_url: `${llm.url}/${path}/v1` })
+      if (reply.status !== 201) throw new Error(`custom model failed: ${reply.status} ${reply.text}`)
+    }
+    log(`server up (${database ? "postgres" : "embedded postgres"}), org, ${agentCount} agents and 2 custom models registered`)
 
     let stopping = false
     let counter = 0
@@ -238,7 +250,32 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
         await sleep(10)
       }
     }
-    const running = Promise.all([...Array.from({ length: clients }, client), registrar()])
+    // One client runs consensus cases with idempotency keys, retrying each key until it is answered.
+    const casesRun: Array<{ key: string; caseId: string; receiptUuid: string; payloadHash: string }> = []
+    const caseRunner = async () => {
+      for (let n = 1; !stopping; n++) {
+        const body = { details: `case ${n}`, models: ["custom:approve", "custom:slow-50-approve"], options: { idempotency_key: `crash-case-${n}` } }
+        for (;;) {
+          const at = await live
+          try {
+            const reply = await request(at, "POST", "/api/v1/cases", key, body)
+            if (reply.status === 201) {
+              casesRun.push({ key: body.options.idempotency_key, caseId: reply.body.case_id, receiptUuid: reply.body.receipt.receipt_uuid, payloadHash: reply.body.receipt.payload_hash })
+              break
+            }
+            // A run the kill cut off is failed at start-up, and its key freed; anything else is a problem.
+            problems.push(`case ${n} answered ${reply.status}: ${reply.text}`)
+            break
+          } catch (error) {
+            if (!(error instanceof NoAnswer)) throw error
+            interrupted++
+            await sleep(20)
+          }
+        }
+        await sleep(10)
+      }
+    }
+    const running = Promise.all([...Array.from({ length: clients }, client), registrar(), caseRunner()])
 
     const minAcks = options.minAcksPerLife ?? 3
     for (let kill = 1; kill <= kills; kill++) {
@@ -342,8 +379,19 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
       if (credential.body?.credential == null) problems.push(`${slug}: registered without a current credential`)
     })
 
+    // 4. Every acknowledged case, with its receipt, and its key replays the same case.
+    await forEachLimited(casesRun, 8, async (run) => {
+      const reply = await request(base, "GET", `/api/v1/cases/${run.caseId}`, key)
+      if (reply.status !== 200) return void problems.push(`case ${run.caseId} answers ${reply.status}`)
+      if (reply.body.receipt?.payload_hash !== run.payloadHash) problems.push(`case ${run.caseId}: receipt changed across restarts`)
+      const verified = await request(base, "GET", `/api/v1/verify/case/${run.caseId}`)
+      if (verified.body?.valid !== true) problems.push(`case ${run.caseId}: receipt does not verify`)
+    })
+    if (casesRun.length === 0) problems.push("no case completed during the run")
+
     return {
       backend: database ? "postgres" : "embedded",
+      casesRun: casesRun.length,
       registeredAgents: registeredAgents.length,
       kills,
       acknowledged: acknowledged.length,
@@ -357,6 +405,7 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
   } finally {
     if (server && problems.length > 0) log(`last server output:\n${server.output().slice(-4000)}`)
     await server?.stop()
+    await llm.close()
     await database?.drop()
     rmSync(dataDir, { recursive: true, force: true })
   }

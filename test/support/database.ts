@@ -11,8 +11,12 @@ import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { orgActorsLayer } from "../../actors/org.js"
 import { memoryRunner } from "../../actors/runner.js"
+import { ModelCalls } from "../../src/models/calls.js"
+import { configLayer, loadConfig } from "../../src/platform/config.js"
 import { databaseLayer } from "../../src/platform/db/index.js"
 import { platformMemoryLayer } from "../../src/platform/redis/index.js"
+import { Secrets } from "../../src/platform/secrets.js"
+import { ProviderCredentials } from "../../src/provider-credentials/service.js"
 
 export interface FreshDatabase {
   /** DATABASE_URL of the new, empty database (same server and credentials). */
@@ -69,4 +73,11 @@ export const freshDatabaseLayer = Layer.unwrap(
 export const orgActorsOnFreshDatabase = orgActorsLayer().pipe(
   Layer.provideMerge(memoryRunner({ maxResidentEntities: 10_000, entityMaxIdleMs: 60_000 })),
   Layer.provideMerge(Layer.mergeAll(freshDatabaseLayer, platformMemoryLayer()))
+)
+
+/** The model layer (and what it needs: configuration, secrets, provider credentials) over a fresh database, for service-level tests of areas that call models. */
+export const modelCallsOnFreshDatabase = ModelCalls.layer.pipe(
+  Layer.provideMerge(ProviderCredentials.layer),
+  Layer.provideMerge(Secrets.layer),
+  Layer.provideMerge(configLayer(loadConfig({ MASTER_KEY: randomBytes(32).toString("base64"), DATA_DIR: UNUSED_DATA_DIR })))
 )

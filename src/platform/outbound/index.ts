@@ -28,6 +28,7 @@ export {
   responseText
 } from "./client.js"
 export { OutboundError, type OutboundErrorKind } from "./errors.js"
+export { type FetchLike, outboundFetch } from "./fetch.js"
 export {
   type CheckedUrl,
   checkAddress,

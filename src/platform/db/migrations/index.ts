@@ -20,6 +20,8 @@ import agentIdentity from "./0012_agent_identity.js"
 import agentTransfers from "./0013_agent_transfers.js"
 import providerCredentials from "./0014_provider_credentials.js"
 import modelPreferences from "./0015_model_preferences.js"
+import customModels from "./0016_custom_models.js"
+import cases from "./0017_cases.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -36,5 +38,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0012_agent_identity": agentIdentity,
   "0013_agent_transfers": agentTransfers,
   "0014_provider_credentials": providerCredentials,
-  "0015_model_preferences": modelPreferences
+  "0015_model_preferences": modelPreferences,
+  "0016_custom_models": customModels,
+  "0017_cases": cases
 }

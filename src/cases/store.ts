@@ -1,0 +1,161 @@
+/**
+ * SQL for cases. A run claims its row (`running`, holding the idempotency key) before any model
+ * is asked; completing writes results, consensus and receipt in one UPDATE; a run that fails,
+ * is cancelled or dies with its process leaves a `failed` row and releases the key.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Json, NullableTimestamp, Timestamp } from "../platform/columns.js"
+import { jsonb } from "../platform/db/index.js"
+
+const Loose = Schema.Record(Schema.String, Schema.Unknown)
+
+export const CaseRow = Schema.Struct({
+  case_id: Schema.String,
+  org_uuid: Schema.String,
+  status: Schema.Literals(["running", "complete", "failed"]),
+  request_hash: Schema.String,
+  details_hash: Schema.String,
+  details: Schema.NullOr(Schema.String),
+  context: Json(Schema.NullOr(Loose), null),
+  models: Json(Schema.Array(Schema.String), []),
+  consensus: Json(Schema.NullOr(Loose), null),
+  case_results: Json(Schema.NullOr(Schema.Array(Loose)), null),
+  receipt: Json(Schema.NullOr(Loose), null),
+  latency_ms: Schema.NullOr(Schema.Number),
+  review_status: Schema.NullOr(Schema.Literals(["pending", "approved", "denied"])),
+  reviewed_by: Schema.NullOr(Schema.String),
+  reviewed_at: NullableTimestamp,
+  review_reason: Schema.NullOr(Schema.String),
+  created_at: Timestamp,
+  idempotent_at: NullableTimestamp
+})
+export type CaseRow = typeof CaseRow.Type
+
+const COLUMNS = `case_id, org_uuid, status, request_hash, details_hash, details, context, models, consensus, case_results, receipt, latency_ms,
+  review_status, reviewed_by, reviewed_at, review_reason, created_at, CASE WHEN idempotency_key IS NULL THEN NULL ELSE created_at END AS idempotent_at`
+
+export interface Claim {
+  readonly case_id: string
+  readonly org_uuid: string
+  readonly idempotency_key: string | null
+  readonly request_hash: string
+  readonly details_hash: string
+  readonly details: string | null
+  readonly context: Readonly<Record<string, unknown>> | null
+  readonly models: ReadonlyArray<string>
+  readonly review_threshold: number
+  readonly created_by: string | null
+}
+
+export interface Completion {
+  readonly consensus: Readonly<Record<string, unknown>>
+  readonly consensus_decision: string
+  readonly disagreement: number
+  readonly case_results: ReadonlyArray<Readonly<Record<string, unknown>>>
+  readonly receipt: Readonly<Record<string, unknown>>
+  readonly latency_ms: number
+  readonly review_status: "pending" | null
+}
+
+/** A running row older than this belongs to a run that died (the longest model timeout is 120 s). */
+export const STALE_RUN_SECONDS = 300
+/** Idempotency keys are kept this long (CONTRACT: 24 h). */
+export const IDEMPOTENCY_HOURS = 24
+
+export const makeCasesStore = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const columns = sql.literal(COLUMNS)
+
+  const byId = SqlSchema.findOneOption({
+    Request: Schema.Struct({ orgUuid: Schema.String, caseId: Schema.String }),
+    Result: CaseRow,
+    execute: ({ orgUuid, caseId }) => sql`SELECT ${columns} FROM cases WHERE org_uuid = ${orgUuid} AND case_id = ${caseId}`
+  })
+  const byKey = SqlSchema.findOneOption({
+    Request: Schema.Struct({ orgUuid: Schema.String, key: Schema.String }),
+    Result: CaseRow,
+    execute: ({ orgUuid, key }) => sql`SELECT ${columns} FROM cases WHERE org_uuid = ${orgUuid} AND idempotency_key = ${key}`
+  })
+  const page = SqlSchema.findAll({
+    Request: Schema.Struct({ orgUuid: Schema.String, limit: Schema.Number, offset: Schema.Number }),
+    Result: CaseRow,
+    execute: ({ orgUuid, limit, offset }) =>
+      sql`SELECT ${columns} FROM cases WHERE org_uuid = ${orgUuid} AND status <> 'running' ORDER BY created_at DESC, case_id DESC LIMIT ${limit} OFFSET ${offset}`
+  })
+  const pendingReview = SqlSchema.findAll({
+    Request: Schema.Struct({ orgUuid: Schema.String, limit: Schema.Number }),
+    Result: CaseRow,
+    execute: ({ orgUuid, limit }) => sql`SELECT ${columns} FROM cases WHERE org_uuid = ${orgUuid} AND review_status = 'pending' ORDER BY created_at DESC LIMIT ${limit}`
+  })
+
+  return {
+    sql,
+    byId: (orgUuid: string, caseId: string) => Effect.map(byId({ orgUuid, caseId }), Option.getOrUndefined),
+    page: (orgUuid: string, limit: number, offset: number) => page({ orgUuid, limit, offset }),
+    count: (orgUuid: string) =>
+      Effect.map(sql<{ n: number | string }>`SELECT count(*) AS n FROM cases WHERE org_uuid = ${orgUuid} AND status <> 'running'`, (rows) => Number(rows[0]?.n ?? 0)),
+    /** Cases run this calendar month (UTC), for the plan quota. */
+    runsThisMonth: (orgUuid: string) =>
+      Effect.map(
+        sql<{ n: number | string }>`SELECT count(*) AS n FROM cases WHERE org_uuid = ${orgUuid} AND status <> 'failed'
+                                     AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`,
+        (rows) => Number(rows[0]?.n ?? 0)
+      ),
+    pendingReview: (orgUuid: string, limit: number) => pendingReview({ orgUuid, limit }),
+
+    /**
+     * Claims the case. With an idempotency key already held, answers the holder instead (after
+     * releasing it when it expired or its run died, and retrying once).
+     */
+    claim: (claim: Claim) =>
+      Effect.gen(function* () {
+        const insert = sql`INSERT INTO cases (case_id, org_uuid, status, idempotency_key, request_hash, details_hash, details, context, models, review_threshold, created_by)
+                           VALUES (${claim.case_id}, ${claim.org_uuid}, 'running', ${claim.idempotency_key}, ${claim.request_hash}, ${claim.details_hash},
+                                   ${claim.details}, ${claim.context === null ? null : jsonb(claim.context)}, ${jsonb(claim.models)}, ${claim.review_threshold}, ${claim.created_by})
+                           ON CONFLICT (org_uuid, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+                           RETURNING case_id`
+        if ((yield* insert).length > 0 || claim.idempotency_key === null) return undefined
+        const key = claim.idempotency_key
+        yield* sql`UPDATE cases SET idempotency_key = NULL,
+                     status = CASE WHEN status = 'running' THEN 'failed' ELSE status END
+                   WHERE org_uuid = ${claim.org_uuid} AND idempotency_key = ${key}
+                     AND (created_at < now() - make_interval(hours => ${IDEMPOTENCY_HOURS})
+                          OR (status = 'running' AND created_at < now() - make_interval(secs => ${STALE_RUN_SECONDS})))`
+        if ((yield* insert).length > 0) return undefined
+        return Option.getOrUndefined(yield* byKey({ orgUuid: claim.org_uuid, key }))
+      }),
+
+    complete: (orgUuid: string, caseId: string, completion: Completion) =>
+      sql`UPDATE cases SET status = 'complete', consensus = ${jsonb(completion.consensus)}, consensus_decision = ${completion.consensus_decision},
+            disagreement = ${completion.disagreement}, case_results = ${jsonb(completion.case_results)}, receipt = ${jsonb(completion.receipt)},
+            latency_ms = ${completion.latency_ms}, review_status = ${completion.review_status}, completed_at = now()
+          WHERE org_uuid = ${orgUuid} AND case_id = ${caseId} AND status = 'running'
+          RETURNING case_id`.pipe(Effect.map((rows) => rows.length > 0)),
+
+    /** The run failed or was cancelled: keep the row as `failed`, free the key for a retry. */
+    fail: (orgUuid: string, caseId: string, results: ReadonlyArray<Readonly<Record<string, unknown>>> | null, latencyMs: number) =>
+      sql`UPDATE cases SET status = 'failed', idempotency_key = NULL, case_results = ${results === null ? null : jsonb(results)}, latency_ms = ${latencyMs}, completed_at = now()
+          WHERE org_uuid = ${orgUuid} AND case_id = ${caseId} AND status = 'running'`.pipe(Effect.asVoid),
+
+    /**
+     * At start-up: runs that were under way when a process died are failed and their keys freed.
+     * `all` when this is the only process (memory cluster mode): every running row is then dead;
+     * with several runners only rows older than any run can last.
+     */
+    failStale: (all: boolean) =>
+      sql`UPDATE cases SET status = 'failed', idempotency_key = NULL, completed_at = now()
+          WHERE status = 'running' ${all ? sql`` : sql`AND created_at < now() - make_interval(secs => ${STALE_RUN_SECONDS})`}`.pipe(Effect.asVoid),
+
+    /** A pending review becomes approved or denied once; answers the row after, or undefined when it was not pending. */
+    resolve: (orgUuid: string, caseId: string, status: "approved" | "denied", by: string, reason: string | null) =>
+      Effect.map(
+        sql`UPDATE cases SET review_status = ${status}, reviewed_by = ${by}, reviewed_at = now(), review_reason = ${reason}
+            WHERE org_uuid = ${orgUuid} AND case_id = ${caseId} AND review_status = 'pending'
+            RETURNING case_id`,
+        (rows) => rows.length > 0
+      )
+  }
+})
