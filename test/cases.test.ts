@@ -330,6 +330,9 @@ describe("case streams", () => {
     expect(first).toContain("event: started")
     const caseId = JSON.parse(first.split("data: ")[1]!.split("\n")[0]!).case_id
     const abortedBefore = llm.aborted.length
+    // Both model calls must be under way at the fake before the client goes.
+    for (const until = Date.now() + 3_000; llm.inFlight < 2 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(llm.inFlight).toBe(2)
     controller.abort()
     const deadline = Date.now() + 3_000
     while (llm.aborted.length < abortedBefore + 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))

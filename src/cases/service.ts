@@ -15,7 +15,7 @@ import type { Principal } from "../../protocol/auth.js"
 import { CASE_RECEIPT_VERSION, type Case, type CaseResult, MAX_CASE_DETAILS, type NewCase } from "../../protocol/cases.js"
 import { textHash } from "../../protocol/verifier/index.js"
 import { mayApprove } from "../actions/approvals.js"
-import { Events } from "../events/service.js"
+import { Events, stampEvents } from "../events/service.js"
 import { ModelCalls } from "../models/calls.js"
 import { Models } from "../models/service.js"
 import { Config } from "../platform/config.js"
@@ -107,7 +107,8 @@ export const makeCases = Effect.gen(function* () {
         context,
         models: input.models,
         review_threshold: threshold,
-        created_by: principal.userUuid
+        created_by: principal.userUuid,
+        created_at: new Date().toISOString()
       }
       return { claim, prompt: promptOf(input.details, context) }
     })
@@ -228,27 +229,26 @@ export const makeCases = Effect.gen(function* () {
         disagreement_score: consensus.disagreement_score,
         receipt_uuid: receiptUuid
       }
-      yield* sql
-        .withTransaction(
-          Effect.gen(function* () {
-            yield* store.complete(orgUuid, claim.case_id, {
-              consensus: { ...consensus },
-              consensus_decision: consensus.decision,
-              disagreement: consensus.disagreement_score,
-              case_results: results,
-              receipt,
-              latency_ms: latency,
-              review_status: consensus.requires_human_review ? "pending" : null
-            })
-            yield* events.record([
-              { orgUuid, type: "case.complete", data: { ...payload, requires_human_review: consensus.requires_human_review } },
-              ...(consensus.requires_human_review
-                ? [{ orgUuid, type: "case.requires_human_review" as const, data: { ...payload, human_review_reason: consensus.human_review_reason } }]
-                : [])
-            ])
-          })
+      const caseEvents = stampEvents([
+        { orgUuid, type: "case.complete", data: { ...payload, requires_human_review: consensus.requires_human_review } },
+        ...(consensus.requires_human_review ? [{ orgUuid, type: "case.requires_human_review" as const, data: { ...payload, human_review_reason: consensus.human_review_reason } }] : [])
+      ])
+      yield* Effect.orDie(
+        store.complete(
+          orgUuid,
+          claim.case_id,
+          {
+            consensus: { ...consensus },
+            consensus_decision: consensus.decision,
+            disagreement: consensus.disagreement_score,
+            case_results: results,
+            receipt,
+            latency_ms: latency,
+            review_status: consensus.requires_human_review ? "pending" : null
+          },
+          caseEvents
         )
-        .pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
+      )
       settled = true
       if (consensus.requires_human_review) {
         yield* events.announce(orgUuid, "notifications", {
@@ -266,8 +266,22 @@ export const makeCases = Effect.gen(function* () {
       }
       yield* send({ event: "receipt", data: receiptData(receipt) })
       yield* send({ event: "done", data: { case_id: claim.case_id, latency_ms: latency } })
-      const row = yield* Effect.orDie(store.byId(orgUuid, claim.case_id))
-      return caseView(row!)
+      // What was just stored, without reading it back.
+      const view: Case = {
+        case_id: claim.case_id,
+        status: "complete",
+        models: claim.models,
+        details_hash: claim.details_hash,
+        details: claim.details,
+        context: claim.context,
+        consensus,
+        case_results: results,
+        receipt,
+        review: consensus.requires_human_review ? { status: "pending", reviewed_by: null, reviewed_at: null, reason: null } : null,
+        latency_ms: latency,
+        created_at: claim.created_at
+      }
+      return view
     })
 
     // Cancelled (client gone) or died before it settled: the row fails and frees its key.

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { SqlClient, SqlSchema } from "effect/sql"
+import { eventRowsJson, type RecordedEvent } from "../events/service.js"
 import { Json, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
 
@@ -48,6 +49,7 @@ export interface Claim {
   readonly models: ReadonlyArray<string>
   readonly review_threshold: number
   readonly created_by: string | null
+  readonly created_at: string
 }
 
 export interface Completion {
@@ -112,12 +114,18 @@ export const makeCasesStore = Effect.gen(function* () {
      */
     claim: (claim: Claim) =>
       Effect.gen(function* () {
-        const insert = sql`INSERT INTO cases (case_id, org_uuid, status, idempotency_key, request_hash, details_hash, details, context, models, review_threshold, created_by)
-                           VALUES (${claim.case_id}, ${claim.org_uuid}, 'running', ${claim.idempotency_key}, ${claim.request_hash}, ${claim.details_hash},
-                                   ${claim.details}, ${claim.context === null ? null : jsonb(claim.context)}, ${jsonb(claim.models)}, ${claim.review_threshold}, ${claim.created_by})
+        // One statement that also turns off waiting for its own commit's fsync (set_config is
+        // transaction-local, and the statement is its transaction).
+        const insert = sql`INSERT INTO cases (case_id, org_uuid, status, idempotency_key, request_hash, details_hash, details, context, models, review_threshold, created_by, created_at)
+                           SELECT ${claim.case_id}, ${claim.org_uuid}, 'running', ${claim.idempotency_key}, ${claim.request_hash}, ${claim.details_hash},
+                                  ${claim.details}, ${claim.context === null ? null : jsonb(claim.context)}, ${jsonb(claim.models)}, ${claim.review_threshold}, ${claim.created_by}, ${claim.created_at}
+                           FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
                            ON CONFLICT (org_uuid, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
                            RETURNING case_id`
-        if ((yield* insert).length > 0 || claim.idempotency_key === null) return undefined
+        // The claim need not wait for its fsync: lost in a database crash it only frees the key, and
+        // the completing statement (durable, and checked) finds no row, so the case is never answered.
+        const claimed = (yield* insert).length > 0
+        if (claimed || claim.idempotency_key === null) return undefined
         const key = claim.idempotency_key
         yield* sql`UPDATE cases SET idempotency_key = NULL,
                      status = CASE WHEN status = 'running' THEN 'failed' ELSE status END
@@ -128,12 +136,22 @@ export const makeCasesStore = Effect.gen(function* () {
         return Option.getOrUndefined(yield* byKey({ orgUuid: claim.org_uuid, key }))
       }),
 
-    complete: (orgUuid: string, caseId: string, completion: Completion) =>
-      sql`UPDATE cases SET status = 'complete', consensus = ${jsonb(completion.consensus)}, consensus_decision = ${completion.consensus_decision},
-            disagreement = ${completion.disagreement}, case_results = ${jsonb(completion.case_results)}, receipt = ${jsonb(completion.receipt)},
-            latency_ms = ${completion.latency_ms}, review_status = ${completion.review_status}, completed_at = now()
-          WHERE org_uuid = ${orgUuid} AND case_id = ${caseId} AND status = 'running'
-          RETURNING case_id`.pipe(Effect.map((rows) => rows.length > 0)),
+    /** Completes the case and writes its events to the outbox in one statement (one round trip, one commit). */
+    complete: (orgUuid: string, caseId: string, completion: Completion, events: ReadonlyArray<RecordedEvent>) =>
+      sql`WITH done AS (
+            UPDATE cases SET status = 'complete', consensus = ${jsonb(completion.consensus)}, consensus_decision = ${completion.consensus_decision},
+              disagreement = ${completion.disagreement}, case_results = ${jsonb(completion.case_results)}, receipt = ${jsonb(completion.receipt)},
+              latency_ms = ${completion.latency_ms}, review_status = ${completion.review_status}, completed_at = now()
+            WHERE org_uuid = ${orgUuid} AND case_id = ${caseId} AND status = 'running'
+            RETURNING case_id)
+          INSERT INTO events (event_id, org_uuid, type, data, created_at)
+          SELECT event_id, org_uuid, type, data, created_at
+          FROM jsonb_to_recordset(${eventRowsJson(events)}) AS r(event_id text, org_uuid text, type text, data jsonb, created_at timestamptz)
+          WHERE EXISTS (SELECT 1 FROM done)
+          RETURNING event_id`.pipe(
+        // Nothing written means the claim is gone (its run was failed meanwhile): never answer a case that is not stored.
+        Effect.flatMap((rows) => (rows.length > 0 ? Effect.void : Effect.die(new Error(`case ${caseId} was no longer running when it completed`))))
+      ),
 
     /** The run failed or was cancelled: keep the row as `failed`, free the key for a retry. */
     fail: (orgUuid: string, caseId: string, results: ReadonlyArray<Readonly<Record<string, unknown>>> | null, latencyMs: number) =>

@@ -46,6 +46,9 @@ export class ModelCallFailed extends Data.TaggedError("ModelCallFailed")<{
   readonly latency_ms: number
 }> {}
 
+const CUSTOM_TTL_MS = 5_000
+const MAX_CACHED_CUSTOM = 10_000
+
 /** Built-in calls without an own timeout. */
 export const BUILTIN_TIMEOUT_MS = 30_000
 
@@ -129,7 +132,8 @@ export const makeModelCalls = Effect.gen(function* () {
         endpointUrl: row.endpoint_url,
         upstreamModel: upstreamId,
         authorization,
-        fetch: customFetch(outboundFetch({ policy, ca, timeoutMs: row.timeout_ms, maxResponseBytes: 4 * 1024 * 1024 }), row, verdictJsonSchema)
+        // keepAlive: pooled sockets are keyed by the checked address, and every call still checks it.
+        fetch: customFetch(outboundFetch({ policy, ca, timeoutMs: row.timeout_ms, maxResponseBytes: 4 * 1024 * 1024, keepAlive: true }), row, verdictJsonSchema)
       }),
       provider: "custom",
       upstreamId,
@@ -139,13 +143,29 @@ export const makeModelCalls = Effect.gen(function* () {
     }
   }
 
+  // Custom models as last read, ready to call, for a few seconds: a case or policy names each
+  // model twice (validation, call) and runs often. A change in this process forgets them at once;
+  // other processes see it within CUSTOM_TTL_MS.
+  const customCache = new Map<string, { readonly resolved: Resolved | undefined; readonly expires: number }>()
+  const customModelOf = (orgUuid: string, modelId: string): Effect.Effect<Resolved | undefined> => {
+    const key = `${orgUuid}\n${modelId}`
+    const cached = customCache.get(key)
+    if (cached !== undefined && cached.expires > Date.now()) return Effect.succeed(cached.resolved)
+    return Effect.map(Effect.orDie(customs.byModelId(orgUuid, modelId)), (row) => {
+      const resolved = row === undefined ? undefined : resolveCustom(row)
+      if (customCache.size >= MAX_CACHED_CUSTOM) customCache.delete(customCache.keys().next().value!)
+      customCache.set(key, { resolved, expires: Date.now() + CUSTOM_TTL_MS })
+      return resolved
+    })
+  }
+
   /** The model to call, or why it cannot be called. */
   const resolve = (orgUuid: string, id: string): Effect.Effect<Resolved, string> =>
     Effect.gen(function* () {
       if (id.startsWith(CUSTOM_PREFIX)) {
-        const row = yield* Effect.orDie(customs.byModelId(orgUuid, id.slice(CUSTOM_PREFIX.length)))
-        if (row === undefined) return yield* Effect.fail(`unknown model ${id}`)
-        return resolveCustom(row)
+        const resolved = yield* customModelOf(orgUuid, id.slice(CUSTOM_PREFIX.length))
+        if (resolved === undefined) return yield* Effect.fail(`unknown model ${id}`)
+        return resolved
       }
       const builtin = findBuiltinModel(id)
       if (builtin === undefined) return yield* Effect.fail(`unknown model ${id}`)
@@ -202,8 +222,13 @@ export const makeModelCalls = Effect.gen(function* () {
     /** Whether the organization can name this model (built-in, or one of its custom models). */
     isKnown: (orgUuid: string, id: string) =>
       id.startsWith(CUSTOM_PREFIX)
-        ? Effect.map(Effect.orDie(customs.byModelId(orgUuid, id.slice(CUSTOM_PREFIX.length))), (row) => row !== undefined)
+        ? Effect.map(customModelOf(orgUuid, id.slice(CUSTOM_PREFIX.length)), (resolved) => resolved !== undefined)
         : Effect.succeed(findBuiltinModel(id) !== undefined),
+    /** After a custom model of the organization changed here. */
+    forgetCustom: (orgUuid: string) =>
+      Effect.sync(() => {
+        for (const key of customCache.keys()) if (key.startsWith(`${orgUuid}\n`)) customCache.delete(key)
+      }),
     providerOf
   }
 })

@@ -63,7 +63,7 @@ export const makeCustomModels = Effect.gen(function* () {
     Effect.flatMap(Effect.orDie(store.byId(principal.orgUuid, id)), (row) => (row === undefined ? refuse(new CustomModelNotFound({ id })) : Effect.succeed(row)))
 
   const audit = (principal: Principal, event: string, row: CustomModelRow, context: AuditContext) =>
-    Effect.orDie(insertAudit(sql, { orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: row.id, details: { model_id: row.model_id }, requestId: context.requestId }))
+    Effect.andThen(calls.forgetCustom(principal.orgUuid), insertAudit(sql, { orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: row.id, details: { model_id: row.model_id }, requestId: context.requestId }).pipe(Effect.orDie))
 
   const invalid = (issues: Array<Issue>) => (issues.length > 0 ? refuse(new InvalidInput({ issues })) : Effect.void)
 

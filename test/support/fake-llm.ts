@@ -2,7 +2,8 @@
  * A local OpenAI-compatible chat-completions server with a fixed answer per path, for model
  * tests: `/approve`, `/deny`, `/review` answer that verdict; `/error` answers HTTP 500;
  * `/garbage` answers text that is not the verdict; `/slow/{ms}/{verdict}` waits first;
- * `/nested/{verdict}` puts the text at `output.text` instead of `choices.0.message.content`.
+ * `/nested/{verdict}` puts the text at `output.text` instead of `choices.0.message.content`;
+ * `/echo-auth` refuses with 401 quoting the Authorization header it got.
  * Every request is recorded (path, headers, body), and so is every client that went away
  * before its answer (`aborted`).
  */
@@ -80,6 +81,10 @@ export const startFakeLlm = async (): Promise<FakeLlm> => {
         const timer = setTimeout(() => answer(parts[2] ?? "approve"), Number(parts[1]))
         response.on("close", () => clearTimeout(timer))
         return
+      }
+      if (parts[0] === "echo-auth") {
+        // Like some vendors: the refusal quotes the credential it was given.
+        return send(401, { error: { message: `Incorrect API key provided: ${request.headers.authorization ?? "none"}`, type: "invalid_request_error" } })
       }
       if (parts[0] === "nested") {
         const verdict = VERDICTS[parts[1] ?? "approve"]
