@@ -221,6 +221,17 @@ describe("cases", () => {
     expect(list.body.cases[0]).toHaveProperty("decision")
   })
 
+  it("feeds the model-agreement analytics", async () => {
+    const fresh = await withModels("Agreement Org", ["approve", "lower", "deny"])
+    await runCase(fresh.key, { details: "a", models: [fresh.ids.approve, fresh.ids.lower] })
+    await runCase(fresh.key, { details: "b", models: [fresh.ids.approve, fresh.ids.deny] })
+    const reply = await call(server.url, "GET", "/api/v1/analytics/model-agreement", { token: fresh.key })
+    expect(reply.status).toBe(200)
+    expect(reply.body.total_cases).toBe(2)
+    expect(reply.body.by_decision).toEqual({ APPROVE: 1, DENY: 0, REVIEW: 0 })
+    expect(reply.body.avg_disagreement).toBeGreaterThan(0.2)
+  })
+
   it("stops at the plan's monthly quota with 429 PLAN_LIMIT_EXCEEDED and Retry-After", async () => {
     const starter = await withModels("Starter Org", ["approve", "lower"])
     await server.run(
