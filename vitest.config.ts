@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/global-setup.ts"],
+    globalSetup: ["test/support/global-setup.ts", "test/support/dashboard-setup.ts"],
     setupFiles: ["test/support/setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -194,6 +194,8 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
     }),
     HttpApiEndpoint.post("dashboardDeny", "/api/v1/actions/:action_uuid/dashboard-deny", { error: [Forbidden, NotFound, Conflict, Gone],
       params: ActionParam,
+      // In the query like tokenDeny's: the spec gives this route no body.
+      query: { reason: Schema.optionalKey(Text(2000)) },
       success: ApprovalResult
     }),
     HttpApiEndpoint.post("cosign", "/api/v1/actions/:action_uuid/cosign", { error: [NotFound, Conflict], params: ActionParam, success: Cosignature }),

@@ -28,6 +28,21 @@ export const PendingNotifications = Schema.Struct({
   unread_count: Schema.Int
 })
 
+/**
+ * `data` of an `event` frame on the `notifications` WebSocket channel: an item appeared
+ * (`notification.created`) or was decided or expired (`notification.resolved`). Frames carry more
+ * fields per `notification_type` (action type, agent, status, review_url; a case's review status).
+ */
+export const NotificationEvent = Schema.Struct({
+  type: Schema.Literals(["notification.created", "notification.resolved"]),
+  id: Schema.String,
+  notification_type: NotificationItem.fields.type,
+  notification_key: Schema.String,
+  event: Schema.optionalKey(Schema.String),
+  status: Schema.optionalKey(Schema.String)
+})
+export type NotificationEvent = typeof NotificationEvent.Type
+
 export const MarkReadRequest = Schema.Struct({
   notification_keys: Schema.Array(Schema.String.check(Schema.isMaxLength(200))).check(Schema.isMinLength(1), Schema.isMaxLength(100))
 })

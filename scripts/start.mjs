@@ -1,4 +1,4 @@
-// `npm start`: builds when dist/ is missing or older than the sources, then runs the service.
+// `npm start`: builds when dist/ (server or dashboard) is missing or older than the sources, then runs the service.
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
@@ -25,6 +25,9 @@ const sourcesChanged = () => {
 if (sourcesChanged()) {
   console.error("building (tsc)...")
   execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" })
+} else {
+  // The dashboard alone (dashboard/ or protocol/ changed since its build).
+  execFileSync(process.execPath, ["scripts/build-dashboard.mjs", "--if-stale"], { stdio: "inherit" })
 }
 
 // The memory budget (docs/decisions.md "Speed"): a 160 MB old generation and 2 MB semi-spaces keep

@@ -33,6 +33,7 @@ import { CasesHttp, CasesPublicHttp } from "./cases/http.js"
 import { Cases } from "./cases/service.js"
 import { CredentialsHttp, CredentialsPublicHttp } from "./credentials/http.js"
 import { Credentials } from "./credentials/service.js"
+import { DashboardRoutes } from "./dashboard/http.js"
 import { DidsHttp, DidsPublicHttp } from "./dids/http.js"
 import { Dids } from "./dids/service.js"
 import { Events } from "./events/service.js"
@@ -95,7 +96,8 @@ const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, Optionally
 export const apiRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(GatewayApi, { openapiPath: "/api/v1/openapi.json" }).pipe(Layer.provide(handlers), Layer.provide(middleware)),
   HttpApiScalar.layer(GatewayApi, { path: "/docs" }),
-  ApprovalPageRoutes
+  ApprovalPageRoutes,
+  DashboardRoutes
 ).pipe(Layer.provide(RouteLabel))
 
 const serverOptions = (config: AppConfig) => ({

@@ -80,4 +80,23 @@ describe("layers", () => {
     for (const file of files) if (!state.has(file)) visit(file)
     expect(cycles).toEqual([])
   })
+
+  it("the dashboard reaches protocol/ for types only, and nothing on the server imports the dashboard", () => {
+    const dashboard = sourceFiles("dashboard/src").concat(
+      readdirSync(join(root, "dashboard/src"), { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".tsx")).map((name) => join("dashboard/src", name))
+    )
+    const wrong = dashboard.flatMap((file) =>
+      [...readFileSync(join(root, file), "utf8").matchAll(/^\s*(import|export)\b([^;]*?)\bfrom\s+["']([^"']+)["']/gms)].flatMap(([, , clause, target]) => {
+        if (target!.startsWith(".")) {
+          const path = relative(root, resolve(root, dirname(file), target!))
+          if (path.startsWith("dashboard/")) return []
+          if (path.startsWith("protocol/") && /^\s*type\b/.test(clause!)) return []
+        } else if (target === "preact" || target!.startsWith("preact/")) return []
+        return [`${file} → ${target}`]
+      })
+    )
+    expect(dashboard.length).toBeGreaterThan(5)
+    expect(wrong).toEqual([])
+    expect(edges.filter(({ target }) => target.startsWith("dashboard/")).map(({ file }) => file)).toEqual([])
+  })
 })

@@ -91,7 +91,7 @@ export const makeApprovalsFlow = (
     return yield* decideAndAudit(row, decision, grant.approver_email, "token", decision === "deny" ? reason : null, grant.grant_id, requestId)
   })
 
-  const fromDashboard = Effect.fn("Actions.fromDashboard")(function* (principal: Principal, actionUuid: string, decision: Decision, requestId: string) {
+  const fromDashboard = Effect.fn("Actions.fromDashboard")(function* (principal: Principal, actionUuid: string, decision: Decision, requestId: string, reason: string | null = null) {
     const row = yield* die(store.byId(principal.orgUuid, actionUuid))
     if (row === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
     if (!mayApprove(principal, row.approvers, yield* die(store.defaultApprovers(principal.orgUuid)))) {
@@ -102,7 +102,7 @@ export const makeApprovalsFlow = (
       yield* expire(row)
       return yield* refuse(new ApprovalExpired())
     }
-    return yield* decideAndAudit(row, decision, principal.email, "dashboard", null, null, requestId)
+    return yield* decideAndAudit(row, decision, principal.email, "dashboard", decision === "deny" ? reason : null, null, requestId)
   })
 
   return { review, confirm, byToken, fromDashboard }

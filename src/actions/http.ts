@@ -75,10 +75,10 @@ export const ActionsHandlers = HttpApiBuilder.group(GatewayApi, "actions", (hand
           return yield* dashboardErrors(actions.fromDashboard(principal, params.action_uuid, "approve", yield* requestId))
         })
       )
-      .handle("dashboardDeny", ({ params }) =>
+      .handle("dashboardDeny", ({ params, query }) =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* dashboardErrors(actions.fromDashboard(principal, params.action_uuid, "deny", yield* requestId))
+          return yield* dashboardErrors(actions.fromDashboard(principal, params.action_uuid, "deny", yield* requestId, query.reason?.trim() || null))
         })
       )
       .handle("cosign", ({ params }) =>

@@ -19,6 +19,8 @@ export interface AppConfig {
   readonly host: string
   readonly baseUrl: string
   readonly dataDir: string
+  /** The built dashboard (`vite build` output) served under `/dashboard`. */
+  readonly dashboardDir: string
   readonly databaseUrl: string | undefined
   readonly redisUrl: string | undefined
   /** Prefix of every Redis key and channel (several deployments, or test runs, on one Redis). */
@@ -136,6 +138,7 @@ export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
   databaseUrl: optional("DATABASE_URL"),
   baseUrl: optional("BASE_URL"),
   dataDir: string("DATA_DIR", "./data"),
+  dashboardDir: string("DASHBOARD_DIR", "./dist/dashboard"),
   redisUrl: optional("REDIS_URL"),
   redisKeyPrefix: string("REDIS_KEY_PREFIX", ""),
   adminKey: secret("ADMIN_KEY"),

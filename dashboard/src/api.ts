@@ -1,0 +1,46 @@
+/** Calls to the public API with the session's JWT; a 401 ends the session (the app sends the user to sign-in). */
+import type { ActionDetail, ApprovalResult, ErrorBody, LoginResponse, PendingNotifications } from "./types.ts"
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string
+  ) {
+    super(message)
+  }
+}
+
+let onUnauthorized: () => void = () => {}
+export const setUnauthorizedHandler = (handler: () => void) => {
+  onUnauthorized = handler
+}
+
+const request = async <T>(method: string, path: string, token: string | undefined, body?: unknown): Promise<T> => {
+  const headers: Record<string, string> = { accept: "application/json" }
+  if (token !== undefined) headers.authorization = `Bearer ${token}`
+  if (body !== undefined) headers["content-type"] = "application/json"
+  let response: Response
+  try {
+    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "omit" })
+  } catch {
+    throw new ApiError(0, "NETWORK", "The gateway could not be reached. Check your connection and try again.")
+  }
+  const parsed = (await response.json().catch(() => ({}))) as T & ErrorBody
+  if (response.ok) return parsed
+  if (response.status === 401 && token !== undefined) onUnauthorized()
+  throw new ApiError(response.status, parsed.code ?? "ERROR", parsed.message ?? `Request failed (${response.status})`)
+}
+
+const id = encodeURIComponent
+
+export const login = (email: string, password: string) => request<LoginResponse>("POST", "/api/v1/auth/login", undefined, { email, password })
+
+export const pendingNotifications = (token: string) => request<PendingNotifications>("GET", "/api/v1/notifications/pending", token)
+
+export const getAction = (token: string, actionUuid: string) => request<ActionDetail>("GET", `/api/v1/actions/${id(actionUuid)}`, token)
+
+export const approve = (token: string, actionUuid: string) => request<ApprovalResult>("POST", `/api/v1/actions/${id(actionUuid)}/dashboard-approve`, token)
+
+export const deny = (token: string, actionUuid: string, reason: string) =>
+  request<ApprovalResult>("POST", `/api/v1/actions/${id(actionUuid)}/dashboard-deny${reason === "" ? "" : `?reason=${id(reason)}`}`, token)

@@ -1,0 +1,139 @@
+/** The shell: sign-in gate, header (connection state, sign-out), the page for the route, one live socket while signed in. */
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
+import { setUnauthorizedHandler } from "./api.ts"
+import { App, type AppContext, type LiveListener } from "./context.ts"
+import { connectLive, type LiveState } from "./live.ts"
+import { ActionPage } from "./pages/action.tsx"
+import { Inbox } from "./pages/inbox.tsx"
+import { SignIn } from "./pages/sign-in.tsx"
+import { BASE, currentPath, navigate, onLinkClick, signInPath, useRoute } from "./router.ts"
+import { clearSession, loadSession, type Session } from "./session.ts"
+
+const liveText = (live: LiveState) =>
+  live.state === "live" ? "Live" : live.state === "connecting" ? "Connecting…" : `Offline, retrying in ${live.retryInSeconds} s`
+
+export const Root = () => {
+  const route = useRoute()
+  const [session, setSession] = useState<Session | undefined>(loadSession)
+  const [notice, setNotice] = useState<string | undefined>()
+  const [live, setLive] = useState<LiveState>({ state: "connecting" })
+  const [announcement, setAnnouncement] = useState("")
+  const listeners = useRef(new Set<LiveListener>())
+
+  const endSession = useCallback((message: string | undefined) => {
+    clearSession()
+    setSession(undefined)
+    setNotice(message)
+  }, [])
+
+  /** To sign-in, then back here. The socket and a request may both see the 401: the first one keeps `next`. */
+  const signInAgain = useCallback(
+    (message: string) => {
+      endSession(message)
+      if (!location.pathname.startsWith(`${BASE}/sign-in`)) navigate(signInPath(currentPath()), true)
+    },
+    [endSession]
+  )
+
+  // A 401 anywhere: back to sign-in, then back to this page.
+  useEffect(() => setUnauthorizedHandler(() => signInAgain("Your session has ended. Sign in again to continue.")), [signInAgain])
+
+  useEffect(() => {
+    if (session === undefined) return
+    // The JWT's own expiry ends the session even in an idle tab.
+    const expiry = setTimeout(() => signInAgain("Your session has expired. Sign in again to continue."), Math.max(0, Math.min(session.expiresAt - Date.now(), 2 ** 31 - 1)))
+    const stop = connectLive(session.token, {
+      onState: setLive,
+      onEvent: (event) => {
+        for (const listener of listeners.current) listener.onEvent?.(event)
+      },
+      onSubscribed: () => {
+        for (const listener of listeners.current) listener.onSubscribed?.()
+      },
+      onUnauthorized: () => signInAgain("Your session has ended. Sign in again to continue.")
+    })
+    return () => {
+      clearTimeout(expiry)
+      stop()
+    }
+  }, [session, signInAgain])
+
+  const listen = useCallback((listener: LiveListener) => {
+    listeners.current.add(listener)
+    return () => listeners.current.delete(listener)
+  }, [])
+
+  const announce = useCallback((message: string) => setAnnouncement(message), [])
+
+  // Signed out on a page that needs a session: to sign-in, remembering where the user was going.
+  const mustSignIn = session === undefined && route.page !== "sign-in"
+  useEffect(() => {
+    if (mustSignIn) navigate(signInPath(currentPath()), true)
+  }, [mustSignIn])
+
+  const context = useMemo<AppContext | undefined>(
+    () => (session === undefined ? undefined : { session, live, listen, announce }),
+    [session, live, listen, announce]
+  )
+
+  if (route.page === "sign-in" || context === undefined) {
+    return (
+      <SignIn
+        next={route.page === "sign-in" ? route.next : BASE}
+        notice={notice}
+        onSignedIn={(signedIn) => {
+          setNotice(undefined)
+          setSession(signedIn)
+        }}
+      />
+    )
+  }
+
+  return (
+    <App.Provider value={context}>
+      <a class="skip" href="#content">
+        Skip to content
+      </a>
+      <header class="top">
+        <a class="brand" href={BASE} onClick={onLinkClick}>
+          Gateway dashboard
+        </a>
+        <nav aria-label="Main">
+          <a href={BASE} onClick={onLinkClick} aria-current={route.page === "inbox" ? "page" : undefined}>
+            Approvals
+          </a>
+        </nav>
+        <p class={`live live-${context.live.state}`} role="status" aria-label="Connection">
+          {liveText(context.live)}
+        </p>
+        <p class="who">{context.session.email}</p>
+        <button
+          type="button"
+          onClick={() => {
+            endSession("You are signed out.")
+            navigate(`${BASE}/sign-in`, true)
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <div id="content">
+        {route.page === "inbox" && <Inbox />}
+        {route.page === "action" && <ActionPage key={route.actionUuid} actionUuid={route.actionUuid} />}
+        {route.page === "not-found" && (
+          <main>
+            <h1>Page not found</h1>
+            <p>
+              <a href={BASE} onClick={onLinkClick}>
+                Go to pending approvals
+              </a>
+            </p>
+          </main>
+        )}
+      </div>
+      <p class="visually-hidden" aria-live="polite">
+        {announcement}
+      </p>
+    </App.Provider>
+  )
+}

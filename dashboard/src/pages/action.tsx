@@ -1,0 +1,103 @@
+/** One action (the `review_url` of approval notifications): its facts, receipt, and the decision while it is pending. */
+import { useCallback, useEffect, useState } from "preact/hooks"
+import { ApiError, getAction } from "../api.ts"
+import { ActionFacts, Decision, PageHeading } from "../components.tsx"
+import { useApp, useLive, useNow } from "../context.ts"
+import { localTime } from "../format.ts"
+import { BASE, onLinkClick } from "../router.ts"
+import type { ActionDetail } from "../types.ts"
+
+type Load =
+  | { readonly state: "loading" }
+  | { readonly state: "ready"; readonly action: ActionDetail }
+  | { readonly state: "missing" }
+  | { readonly state: "failed"; readonly message: string }
+
+export const ActionPage = ({ actionUuid }: { actionUuid: string }) => {
+  const { session } = useApp()
+  const now = useNow()
+  const [load, setLoad] = useState<Load>({ state: "loading" })
+
+  const reload = useCallback(async () => {
+    try {
+      setLoad({ state: "ready", action: await getAction(session.token, actionUuid) })
+    } catch (cause) {
+      if (cause instanceof ApiError && cause.status === 404) setLoad({ state: "missing" })
+      else if (!(cause instanceof ApiError && cause.status === 401)) setLoad({ state: "failed", message: cause instanceof Error ? cause.message : "Loading failed." })
+    }
+  }, [session.token, actionUuid])
+
+  useEffect(() => {
+    void reload()
+  }, [reload])
+
+  useLive({
+    onSubscribed: () => void reload(),
+    onEvent: (event) => {
+      if (event.id === actionUuid) void reload()
+    }
+  })
+
+  const back = (
+    <p>
+      <a href={BASE} onClick={onLinkClick}>
+        ← Pending approvals
+      </a>
+    </p>
+  )
+  if (load.state === "loading") return <main>{back}<p role="status">Loading…</p></main>
+  if (load.state === "missing")
+    return (
+      <main>
+        {back}
+        <PageHeading>Action not found</PageHeading>
+        <p>No action of your organization has this id.</p>
+      </main>
+    )
+  if (load.state === "failed")
+    return (
+      <main>
+        {back}
+        <PageHeading>Action</PageHeading>
+        <p role="alert" class="error">
+          {load.message}
+        </p>
+      </main>
+    )
+  const { action } = load
+  return (
+    <main>
+      {back}
+      <PageHeading>
+        <span id={`title-${action.action_uuid}`}>{action.action_type}</span>
+      </PageHeading>
+      <ActionFacts action={action} now={now} />
+      {action.status === "pending_approval" && <Decision action={action} onDecided={() => void reload()} />}
+      {action.approved_by !== null && (
+        <p>
+          Decided by {action.approved_by} at <time dateTime={action.approved_at ?? undefined}>{localTime(action.approved_at)}</time>.
+        </p>
+      )}
+      {action.denial_reason !== null && <p>Reason: {action.denial_reason}</p>}
+      {action.receipt !== null && (
+        <section aria-labelledby="receipt">
+          <h2 id="receipt">Receipt</h2>
+          <dl class="facts">
+            <dt>Receipt</dt>
+            <dd>
+              <code class="hash">{action.receipt.receipt_uuid}</code>
+            </dd>
+            <dt>Payload hash</dt>
+            <dd>
+              <code class="hash">{action.receipt.payload_hash}</code>
+            </dd>
+            <dt>Verify</dt>
+            <dd>
+              <a href={action.receipt.verify_url}>{action.receipt.verify_url}</a>
+            </dd>
+          </dl>
+        </section>
+      )}
+    </main>
+  )
+}

@@ -1,0 +1,51 @@
+/** Client-side routes under /dashboard (the gateway answers index.html for all of them). */
+import { useEffect, useState } from "preact/hooks"
+
+export const BASE = "/dashboard"
+
+export type Route =
+  | { readonly page: "inbox" }
+  | { readonly page: "action"; readonly actionUuid: string }
+  | { readonly page: "sign-in"; readonly next: string }
+  | { readonly page: "not-found" }
+
+/** Only a path of this app may follow sign-in: never another origin (`//evil`) or another part of the site. */
+export const safeNext = (next: string | null): string =>
+  next !== null && (next === BASE || next.startsWith(`${BASE}/`)) && !next.startsWith(`${BASE}/sign-in`) && !/[\\\s]/.test(next) ? next : BASE
+
+export const parseRoute = (location: { readonly pathname: string; readonly search: string }): Route => {
+  const path = location.pathname.replace(/\/+$/, "")
+  if (path === BASE || path === `${BASE}/approvals`) return { page: "inbox" }
+  if (path === `${BASE}/sign-in`) return { page: "sign-in", next: safeNext(new URLSearchParams(location.search).get("next")) }
+  const action = /^\/dashboard\/actions\/([^/]+)$/.exec(path)
+  if (action !== null) return { page: "action", actionUuid: decodeURIComponent(action[1]!) }
+  return { page: "not-found" }
+}
+
+export const currentPath = () => location.pathname + location.search
+
+export const navigate = (path: string, replace = false) => {
+  if (replace) history.replaceState(null, "", path)
+  else history.pushState(null, "", path)
+  dispatchEvent(new PopStateEvent("popstate"))
+}
+
+export const signInPath = (next: string) => `${BASE}/sign-in?next=${encodeURIComponent(next)}`
+
+export const useRoute = (): Route => {
+  const [route, setRoute] = useState(() => parseRoute(location))
+  useEffect(() => {
+    const update = () => setRoute(parseRoute(location))
+    addEventListener("popstate", update)
+    return () => removeEventListener("popstate", update)
+  }, [])
+  return route
+}
+
+/** Same-app links navigate without a reload; modified clicks (new tab) keep the browser's behaviour. */
+export const onLinkClick = (event: MouseEvent) => {
+  const anchor = event.currentTarget as HTMLAnchorElement
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
+  event.preventDefault()
+  navigate(anchor.pathname + anchor.search)
+}
