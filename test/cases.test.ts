@@ -85,6 +85,8 @@ describe("cases", () => {
   })
 
   it("disagreement above the threshold: MIXED, human review, webhook events, a notification, resolved by a human", async () => {
+    const watcher = await connected(`ws://127.0.0.1:${server.config.port}/api/v1/ws`, org.token)
+    await subscribed(watcher, "notifications")
     const reply = await runCase(org.key, { details: "Wire 40,000 EUR to a new supplier", models: [org.ids.approve, org.ids.deny], options: { store_details: true } })
     expect(reply.status).toBe(201)
     const caseId = reply.body.case_id
@@ -105,6 +107,10 @@ describe("cases", () => {
     const review = events[1]!.data
     expect(typeof review === "string" ? JSON.parse(review) : review).toMatchObject({ case_id: caseId, decision: "MIXED", receipt_uuid: reply.body.receipt.receipt_uuid })
 
+    // Pushed on the notifications channel as it appears (and below, as it resolves).
+    const pushed = await watcher.next((frame) => frame.type === "event" && frame.data.notification_key === `case:${caseId}`)
+    expect(pushed.data).toMatchObject({ type: "notification.created", event: "case.requires_human_review", notification_type: "case_review" })
+
     const pending = await call(server.url, "GET", "/api/v1/notifications/pending", { token: org.token })
     const item = pending.body.items.find((entry: any) => entry.notification_key === `case:${caseId}`)
     expect(item).toMatchObject({ id: caseId, type: "case_review", href: `/dashboard/cases/${caseId}`, read: false })
@@ -120,6 +126,8 @@ describe("cases", () => {
     const again = await call(server.url, "POST", `/api/v1/cases/${caseId}/deny`, { token: org.token, body: {} })
     expect(again.status).toBe(409)
     expect(again.body.code).toBe("ALREADY_RESOLVED")
+    await watcher.next((frame) => frame.type === "event" && frame.data.type === "notification.resolved" && frame.data.notification_key === `case:${caseId}`)
+    watcher.close()
     const after = await call(server.url, "GET", "/api/v1/notifications/pending", { token: org.token })
     expect(after.body.items.some((entry: any) => entry.notification_key === `case:${caseId}`)).toBe(false)
     const resolved = await server.run(
