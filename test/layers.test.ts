@@ -81,7 +81,7 @@ describe("layers", () => {
     expect(cycles).toEqual([])
   })
 
-  it("the dashboard reaches protocol/ for types only, and nothing on the server imports the dashboard", () => {
+  it("the dashboard reaches protocol/ for types only (and the browser verifier in protocol/verifier/), and nothing on the server imports the dashboard", () => {
     const dashboard = sourceFiles("dashboard/src").concat(
       readdirSync(join(root, "dashboard/src"), { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".tsx")).map((name) => join("dashboard/src", name))
     )
@@ -91,12 +91,22 @@ describe("layers", () => {
           const path = relative(root, resolve(root, dirname(file), target!))
           if (path.startsWith("dashboard/")) return []
           if (path.startsWith("protocol/") && /^\s*type\b/.test(clause!)) return []
+          // The portable receipt verifier is made for browsers (noble and canonicalize only).
+          if (path.startsWith("protocol/verifier/")) return []
         } else if (target === "preact" || target!.startsWith("preact/")) return []
         return [`${file} → ${target}`]
       })
     )
     expect(dashboard.length).toBeGreaterThan(5)
     expect(wrong).toEqual([])
+    // What the dashboard may run from protocol/verifier/ stays browser-only: its own files, noble, canonicalize.
+    const verifierImports = sourceFiles("protocol/verifier").flatMap((file) =>
+      [...readFileSync(join(root, file), "utf8").matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+["']([^"']+)["']/gms)]
+        .map(([, target]) => target!)
+        .filter((target) => !/^\.\/[\w-]+\.js$/.test(target) && !target.startsWith("@noble/") && target !== "canonicalize")
+        .map((target) => `${file} → ${target}`)
+    )
+    expect(verifierImports).toEqual([])
     expect(edges.filter(({ target }) => target.startsWith("dashboard/")).map(({ file }) => file)).toEqual([])
   })
 })

@@ -1,5 +1,5 @@
 /** Calls to the public API with the session's JWT; a 401 ends the session (the app sends the user to sign-in). */
-import type { ActionDetail, ApprovalResult, ErrorBody, LoginResponse, PendingNotifications } from "./types.ts"
+import type { ActionDetail, ActionList, ApprovalResult, ErrorBody, Jwks, LoginResponse, PendingNotifications, StoredReceipt } from "./types.ts"
 
 export class ApiError extends Error {
   constructor(
@@ -44,3 +44,19 @@ export const approve = (token: string, actionUuid: string) => request<ApprovalRe
 
 export const deny = (token: string, actionUuid: string, reason: string) =>
   request<ApprovalResult>("POST", `/api/v1/actions/${id(actionUuid)}/dashboard-deny${reason === "" ? "" : `?reason=${id(reason)}`}`, token)
+
+export interface ActionFilters {
+  readonly status?: string
+  readonly agent_id?: string
+  readonly action_type?: string
+}
+
+export const listActions = (token: string, filters: ActionFilters, page: number, perPage: number) => {
+  const query = new URLSearchParams({ page: String(page), per_page: String(perPage) })
+  for (const [key, value] of Object.entries(filters)) if (value !== undefined && value !== "") query.set(key, value)
+  return request<ActionList>("GET", `/api/v1/actions?${query}`, token)
+}
+
+export const getReceipt = (token: string, receiptUuid: string) => request<StoredReceipt>("GET", `/api/v1/receipts/${id(receiptUuid)}`, token)
+
+export const getJwks = () => request<Jwks>("GET", "/api/v1/.well-known/jwks.json", undefined)

@@ -4,6 +4,7 @@ import { setUnauthorizedHandler } from "./api.ts"
 import { App, type AppContext, type LiveListener } from "./context.ts"
 import { connectLive, type LiveState } from "./live.ts"
 import { ActionPage } from "./pages/action.tsx"
+import { ActionsPage } from "./pages/actions.tsx"
 import { Inbox } from "./pages/inbox.tsx"
 import { SignIn } from "./pages/sign-in.tsx"
 import { BASE, currentPath, navigate, onLinkClick, signInPath, useRoute } from "./router.ts"
@@ -102,6 +103,9 @@ export const Root = () => {
           <a href={BASE} onClick={onLinkClick} aria-current={route.page === "inbox" ? "page" : undefined}>
             Approvals
           </a>
+          <a href={`${BASE}/actions`} onClick={onLinkClick} aria-current={route.page === "actions" ? "page" : undefined}>
+            Actions
+          </a>
         </nav>
         <p class={`live live-${context.live.state}`} role="status" aria-label="Connection">
           {liveText(context.live)}
@@ -120,6 +124,7 @@ export const Root = () => {
       <div id="content">
         {route.page === "inbox" && <Inbox />}
         {route.page === "action" && <ActionPage key={route.actionUuid} actionUuid={route.actionUuid} />}
+        {route.page === "actions" && <ActionsPage key={route.search} search={route.search} />}
         {route.page === "not-found" && (
           <main>
             <h1>Page not found</h1>

@@ -8,6 +8,7 @@ export type Route =
   | { readonly page: "action"; readonly actionUuid: string }
   | { readonly page: "sign-in"; readonly next: string }
   | { readonly page: "not-found" }
+  | { readonly page: "actions"; readonly search: string }
 
 /** Only a path of this app may follow sign-in: never another origin (`//evil`) or another part of the site. */
 export const safeNext = (next: string | null): string =>
@@ -19,6 +20,7 @@ export const parseRoute = (location: { readonly pathname: string; readonly searc
   if (path === `${BASE}/sign-in`) return { page: "sign-in", next: safeNext(new URLSearchParams(location.search).get("next")) }
   const action = /^\/dashboard\/actions\/([^/]+)$/.exec(path)
   if (action !== null) return { page: "action", actionUuid: decodeURIComponent(action[1]!) }
+  if (path === `${BASE}/actions`) return { page: "actions", search: location.search }
   return { page: "not-found" }
 }
 

@@ -6,6 +6,7 @@ import { useApp, useLive, useNow } from "../context.ts"
 import { localTime } from "../format.ts"
 import { BASE, onLinkClick } from "../router.ts"
 import type { ActionDetail } from "../types.ts"
+import { ReceiptPanel } from "./receipt-panel.tsx"
 
 type Load =
   | { readonly state: "loading" }
@@ -79,25 +80,7 @@ export const ActionPage = ({ actionUuid }: { actionUuid: string }) => {
         </p>
       )}
       {action.denial_reason !== null && <p>Reason: {action.denial_reason}</p>}
-      {action.receipt !== null && (
-        <section aria-labelledby="receipt">
-          <h2 id="receipt">Receipt</h2>
-          <dl class="facts">
-            <dt>Receipt</dt>
-            <dd>
-              <code class="hash">{action.receipt.receipt_uuid}</code>
-            </dd>
-            <dt>Payload hash</dt>
-            <dd>
-              <code class="hash">{action.receipt.payload_hash}</code>
-            </dd>
-            <dt>Verify</dt>
-            <dd>
-              <a href={action.receipt.verify_url}>{action.receipt.verify_url}</a>
-            </dd>
-          </dl>
-        </section>
-      )}
+      {action.receipt !== null && <ReceiptPanel key={action.receipt.receipt_uuid} receiptUuid={action.receipt.receipt_uuid} verifyUrl={action.receipt.verify_url} />}
     </main>
   )
 }

@@ -1,0 +1,167 @@
+/**
+ * The actions list and receipt verification in a real browser: two notarized actions of one agent
+ * are listed; the second one's page runs the portable verifier in the page (signature, payload hash,
+ * chain link to the first, timestamp imprint) and all pass; the download is the receipt file; the
+ * same file with one signed field changed fails in the import box. Another organization sees none of
+ * it. Skips (with a printed line) where /usr/bin/chromium is not installed. A screenshot of the
+ * receipt page goes to test/artifacts/.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { call, type Org, registerOrg } from "./support/client.js"
+import { useFixture } from "./support/fixture.js"
+import { useServer } from "./support/server.js"
+
+const CHROMIUM = "/usr/bin/chromium"
+const available = existsSync(CHROMIUM)
+if (!available) console.log(`${CHROMIUM} not found: skipping the dashboard receipts browser test`)
+
+const ARTIFACTS = resolve(import.meta.dirname, "artifacts")
+
+describe.skipIf(!available)("dashboard actions and receipts in Chromium", () => {
+  const server = useServer()
+  const org = useFixture(() => registerOrg(server.url, "Receipts"))
+  const other = useFixture(() => registerOrg(server.url, "Outsiders"))
+  let browser: BrowserContext
+  const profile = mkdtempSync(join(tmpdir(), "dashboard-receipts-chromium-"))
+  /** Problems any page reported: CSP violations, script errors, requests to another origin. */
+  const problems: string[] = []
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true })
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      acceptDownloads: true,
+      viewport: { width: 1280, height: 900 },
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    })
+  }, 60_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    rmSync(profile, { recursive: true, force: true })
+  })
+
+  const newPage = async () => {
+    const page = await browser.newPage()
+    const origin = new URL(server.url)
+    page.on("console", (message) => {
+      if (message.type() === "error" && !/status of 40[14]/.test(message.text())) problems.push(`console: ${message.text()}`)
+    })
+    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
+    page.on("request", (request) => {
+      const url = new URL(request.url())
+      if (url.host !== origin.host && url.protocol !== "blob:") problems.push(`request to another origin: ${request.url()}`)
+    })
+    return page
+  }
+
+  const signIn = async (page: Page, who: Org, path: string) => {
+    await page.goto(server.url + path)
+    await page.waitForURL(/\/dashboard\/sign-in\?next=/)
+    await page.getByLabel("E-mail").fill(who.email)
+    await page.getByLabel("Password").fill(who.password)
+    await page.getByRole("button", { name: "Sign in" }).click()
+  }
+
+  /** Authorizes and notarizes one action of the agent: a receipt in the agent's chain. */
+  const notarized = async (agentId: string, actionType: string) => {
+    const authorized = await call(server.url, "POST", "/api/v1/actions", {
+      token: org.key,
+      body: { action_type: actionType, details: `run ${actionType}`, agent_id: agentId }
+    })
+    expect(authorized.status).toBe(201)
+    const uuid = authorized.body.action_uuid as string
+    const done = await call(server.url, "POST", `/api/v1/actions/${uuid}/notarize`, { token: org.key, body: { outcome: "completed" } })
+    expect(done.status).toBe(200)
+    return uuid
+  }
+
+  const check = (page: Page, list: string, name: string) => page.getByRole("list", { name: list }).getByRole("listitem").filter({ hasText: `${name}:` })
+
+  it("lists the agent's actions and verifies the second receipt in the page: signature, hash, chain, timestamp", async () => {
+    const suffix = Date.now().toString(36)
+    const agentId = `ledger-bot-${suffix}`
+    const firstType = `ledger.write.${suffix}`
+    const secondType = `ledger.close.${suffix}`
+    await notarized(agentId, firstType)
+    const second = await notarized(agentId, secondType)
+
+    const page = await newPage()
+    await signIn(page, org, "/dashboard/actions")
+    await page.waitForURL(`${server.url}/dashboard/actions`)
+    await page.getByRole("heading", { level: 1, name: "Actions" }).waitFor()
+    expect(await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Actions" }).getAttribute("aria-current")).toBe("page")
+
+    // Filter by agent: just these two, newest first.
+    await page.getByLabel("Agent id").fill(agentId)
+    await page.getByLabel("Status").selectOption("notarized")
+    await page.getByRole("button", { name: "Filter" }).click()
+    await page.waitForURL(/agent_id=/)
+    const rows = page.getByRole("table").getByRole("row")
+    await page.getByRole("link", { name: secondType }).waitFor()
+    expect(await rows.count()).toBe(3)
+    await expect(rows.nth(1).textContent()).resolves.toContain(secondType)
+    await expect(rows.nth(2).textContent()).resolves.toContain(firstType)
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-actions-laptop.png"), fullPage: true })
+
+    // The page's verdict comes from the verifier running here, not from the server's `valid`.
+    await page.getByRole("link", { name: secondType }).click()
+    await page.waitForURL(`${server.url}/dashboard/actions/${second}`)
+    await page.getByRole("heading", { level: 1, name: secondType }).waitFor()
+    await page.getByRole("status", { name: "Receipt checks verdict" }).filter({ hasText: "Valid" }).waitFor({ timeout: 5_000 })
+    for (const name of ["Signature", "Payload hash", "Chain link", "Timestamp"]) {
+      await expect(check(page, "Receipt checks", name).textContent()).resolves.toContain(`${name}: passed`)
+    }
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-receipt-laptop.png"), fullPage: true })
+
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download receipt" }).click()])
+    expect(download.suggestedFilename()).toMatch(/^receipt-[\w-]+\.json$/)
+    const text = readFileSync((await download.path())!, "utf8")
+    const file = JSON.parse(text)
+    expect(file.action_uuid).toBe(second)
+    expect(file.signed_payload.agent_sequence).toBe(2)
+    expect(file.public_key).toMatchObject({ kty: "OKP", crv: "Ed25519", kid: file.public_key_id })
+    expect(file.previous.payload_hash).toBe(file.signed_payload.previous_payload_hash)
+
+    // The file as downloaded verifies in the import box, key recognised.
+    const box = page.getByLabel("Receipt JSON (as downloaded)")
+    await box.fill(text)
+    await page.getByRole("button", { name: "Verify", exact: true }).click()
+    await page.getByRole("status", { name: "Imported receipt checks verdict" }).filter({ hasText: "Valid" }).waitFor()
+    await page.getByText(`Key ${file.public_key_id} is published by this gateway.`).waitFor()
+
+    // One signed field changed: the signature (and the hash) no longer hold.
+    await box.fill(JSON.stringify({ ...file, signed_payload: { ...file.signed_payload, outcome: "failed" } }))
+    await page.getByRole("button", { name: "Verify", exact: true }).click()
+    await page.getByRole("status", { name: "Imported receipt checks verdict" }).filter({ hasText: "Invalid" }).waitFor()
+    await expect(check(page, "Imported receipt checks", "Signature").textContent()).resolves.toContain("Signature: failed")
+    await expect(check(page, "Imported receipt checks", "Payload hash").textContent()).resolves.toContain("Payload hash: failed")
+
+    // Not JSON: a message, no verdict.
+    await box.fill("{not json")
+    await page.getByRole("button", { name: "Verify", exact: true }).click()
+    await page.getByRole("alert").filter({ hasText: "This is not valid JSON." }).waitFor()
+
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-receipt-phone.png"), fullPage: true })
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390)
+    await page.close()
+
+    // Another organization: the page is not found, the list is empty.
+    const outsider = await newPage()
+    await signIn(outsider, other, `/dashboard/actions/${second}`)
+    await outsider.getByRole("heading", { level: 1, name: "Action not found" }).waitFor()
+    await outsider.goto(`${server.url}/dashboard/actions?agent_id=${agentId}`)
+    await outsider.getByText("No actions match.").waitFor()
+    await outsider.goto(`${server.url}/dashboard/actions`)
+    await outsider.getByRole("heading", { level: 1, name: "Actions" }).waitFor()
+    await outsider.getByText("No actions match.").waitFor()
+    await outsider.close()
+    expect(problems).toEqual([])
+  }, 30_000)
+})
