@@ -9,8 +9,10 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import * as ed from "@noble/ed25519"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { base64UrlEncode, canonicalBytes, payloadHash } from "../protocol/verifier/index.js"
 import { call, type Org, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
 import { useServer } from "./support/server.js"
@@ -142,6 +144,22 @@ describe.skipIf(!available)("dashboard actions and receipts in Chromium", () => 
     await expect(check(page, "Imported receipt checks", "Signature").textContent()).resolves.toContain("Signature: failed")
     await expect(check(page, "Imported receipt checks", "Payload hash").textContent()).resolves.toContain("Payload hash: failed")
 
+    // Re-signed with a key of its own: the checks hold, but the page says the gateway never published that key.
+    const secret = ed.utils.randomSecretKey()
+    const forged = { ...file.signed_payload, outcome: "failed" }
+    await box.fill(
+      JSON.stringify({
+        ...file,
+        signed_payload: forged,
+        payload_hash: payloadHash(forged),
+        signature: `ed25519:${base64UrlEncode(ed.sign(canonicalBytes(forged), secret))}`,
+        public_key: { kty: "OKP", crv: "Ed25519", x: base64UrlEncode(ed.getPublicKey(secret)) }
+      })
+    )
+    await page.getByRole("button", { name: "Verify", exact: true }).click()
+    await page.getByText(/is not published by this gateway/).waitFor()
+    await expect(check(page, "Imported receipt checks", "Signature").textContent()).resolves.toContain("Signature: passed")
+
     // Not JSON: a message, no verdict.
     await box.fill("{not json")
     await page.getByRole("button", { name: "Verify", exact: true }).click()
@@ -150,6 +168,14 @@ describe.skipIf(!available)("dashboard actions and receipts in Chromium", () => 
     await page.setViewportSize({ width: 390, height: 844 })
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-receipt-phone.png"), fullPage: true })
     expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390)
+
+    // The first receipt of the chain has no link to check.
+    await page.setViewportSize({ width: 1280, height: 900 })
+    await page.goBack()
+    await page.getByRole("link", { name: firstType }).click()
+    await page.getByRole("heading", { level: 1, name: firstType }).waitFor()
+    await page.getByRole("status", { name: "Receipt checks verdict" }).filter({ hasText: "Valid" }).waitFor({ timeout: 5_000 })
+    await expect(check(page, "Receipt checks", "Chain link").textContent()).resolves.toContain("Chain link: not applicable")
     await page.close()
 
     // Another organization: the page is not found, the list is empty.
@@ -164,4 +190,29 @@ describe.skipIf(!available)("dashboard actions and receipts in Chromium", () => 
     await outsider.close()
     expect(problems).toEqual([])
   }, 30_000)
+
+  it("pages through the list: 25 a page, next and previous", async () => {
+    const agentId = `pager-bot-${Date.now().toString(36)}`
+    for (let i = 0; i < 26; i++) {
+      const reply = await call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: `page.item.${i}`, details: "x", agent_id: agentId } })
+      expect(reply.status).toBe(201)
+    }
+    const page = await newPage()
+    await signIn(page, org, `/dashboard/actions?agent_id=${agentId}`)
+    await page.getByText("Page 1 of 2 (26 actions)").waitFor()
+    const rows = page.getByRole("table").getByRole("row")
+    expect(await rows.count()).toBe(26)
+    expect(await page.getByRole("link", { name: "← Previous" }).count()).toBe(0)
+    await page.getByRole("link", { name: "Next →" }).click()
+    await page.getByText("Page 2 of 2 (26 actions)").waitFor()
+    expect(page.url()).toBe(`${server.url}/dashboard/actions?agent_id=${agentId}&page=2`)
+    expect(await rows.count()).toBe(2)
+    await expect(rows.nth(1).textContent()).resolves.toContain("page.item.0")
+    // The filter box still shows the filter after paging.
+    expect(await page.getByLabel("Agent id").inputValue()).toBe(agentId)
+    await page.getByRole("link", { name: "← Previous" }).click()
+    await page.getByText("Page 1 of 2 (26 actions)").waitFor()
+    await page.close()
+    expect(problems).toEqual([])
+  }, 20_000)
 })

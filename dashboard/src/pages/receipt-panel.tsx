@@ -118,7 +118,7 @@ export const ReceiptPanel = ({ receiptUuid, verifyUrl }: { receiptUuid: string; 
 
 type Imported =
   | { readonly state: "idle" }
-  | { readonly state: "checked"; readonly verdict: Verdict; readonly keyNote: string }
+  | { readonly state: "checked"; readonly verdict: Verdict; readonly keyNote: string; readonly keyKnown: boolean }
   | { readonly state: "error"; readonly message: string }
 
 /** Verifies a pasted receipt file; says whether its key is one this gateway publishes. */
@@ -140,17 +140,19 @@ export const ImportReceipt = () => {
     // The pasted key proves nothing by itself: compare it with the gateway's published one.
     const keyId = file.public_key === null ? undefined : keyIdOf(file.public_key)
     let keyNote = "The file's public key is not a valid Ed25519 key."
+    let keyKnown = false
     if (keyId !== undefined) {
       const published = await findKey(keyId).catch(() => undefined)
+      keyKnown = published != null && published.x === file.public_key?.x
       keyNote =
         published === undefined
           ? `The gateway's keys could not be read; key ${keyId} was not compared.`
-          : published !== null && published.x === file.public_key?.x
+          : keyKnown
             ? `Key ${keyId} is published by this gateway.`
             : `Key ${keyId} is not published by this gateway: trust it only if you know where it came from.`
     }
     setBusy(false)
-    setResult({ state: "checked", verdict, keyNote })
+    setResult({ state: "checked", verdict, keyNote, keyKnown })
   }
   return (
     <form class="import" onSubmit={verify} aria-labelledby="import-receipt">
@@ -168,7 +170,7 @@ export const ImportReceipt = () => {
       {result.state === "checked" && (
         <>
           <Checks verdict={result.verdict} label="Imported receipt checks" />
-          <p>{result.keyNote}</p>
+          <p class={result.keyKnown ? "key-note" : "key-note key-unknown"}>{result.keyNote}</p>
         </>
       )}
     </form>
