@@ -39,10 +39,12 @@ export const ActionPage = ({ actionUuid }: { actionUuid: string }) => {
     }
   })
 
+  // A pending action came from the inbox; any other from the actions list.
+  const pending = load.state === "ready" && load.action.status === "pending_approval"
   const back = (
     <p>
-      <a href={BASE} onClick={onLinkClick}>
-        ← Pending approvals
+      <a href={pending ? BASE : `${BASE}/actions`} onClick={onLinkClick}>
+        {pending ? "← Pending approvals" : "← All actions"}
       </a>
     </p>
   )
