@@ -16,7 +16,7 @@ export const setUnauthorizedHandler = (handler: () => void) => {
   onUnauthorized = handler
 }
 
-const request = async <T>(method: string, path: string, token: string | undefined, body?: unknown): Promise<T> => {
+export const request = async <T>(method: string, path: string, token: string | undefined, body?: unknown): Promise<T> => {
   const headers: Record<string, string> = { accept: "application/json" }
   if (token !== undefined) headers.authorization = `Bearer ${token}`
   if (body !== undefined) headers["content-type"] = "application/json"

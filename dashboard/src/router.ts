@@ -8,6 +8,8 @@ export type Route =
   | { readonly page: "action"; readonly actionUuid: string }
   | { readonly page: "sign-in"; readonly next: string }
   | { readonly page: "not-found" }
+  | { readonly page: "cases" }
+  | { readonly page: "case"; readonly caseId: string }
 
 /** Only a path of this app may follow sign-in: never another origin (`//evil`) or another part of the site. */
 export const safeNext = (next: string | null): string =>
@@ -19,6 +21,9 @@ export const parseRoute = (location: { readonly pathname: string; readonly searc
   if (path === `${BASE}/sign-in`) return { page: "sign-in", next: safeNext(new URLSearchParams(location.search).get("next")) }
   const action = /^\/dashboard\/actions\/([^/]+)$/.exec(path)
   if (action !== null) return { page: "action", actionUuid: decodeURIComponent(action[1]!) }
+  if (path === `${BASE}/cases`) return { page: "cases" }
+  const kase = /^\/dashboard\/cases\/([^/]+)$/.exec(path)
+  if (kase !== null) return { page: "case", caseId: decodeURIComponent(kase[1]!) }
   return { page: "not-found" }
 }
 
