@@ -199,11 +199,37 @@ describe.skipIf(!available)("dashboard cases in Chromium", () => {
     await run.getByText(/^Running case /).waitFor()
     await page.getByRole("button", { name: "Cancel" }).click()
     await run.getByText("Cancelled. The gateway stops the model calls.").waitFor()
+    // Focus stays in the form (the Cancel button is gone).
+    await expect.poll(() => page.evaluate("document.activeElement?.textContent")).toBe("Run case")
     // The fast model had answered; the slow one never does.
     expect(await run.locator("[data-model]").evaluateAll((elements) => elements.map((element) => element.getAttribute("data-model")))).toEqual([modelId("approve")])
     await expect.poll(() => llm.aborted.some((path) => path.includes("slow/1000/approve")), { timeout: 2_000 }).toBe(true)
     await page.close()
     expect(problems).toEqual([])
+  })
+
+  it("shows a refusal before the stream (422) with its reason", async () => {
+    const page = await newPage()
+    await signIn(page, org, "/dashboard/cases")
+    await chooseModels(page, ["approve", "lower"])
+    // Disabled for cases after the form listed it: the gateway refuses before streaming.
+    const disabled = await call(server.url, "PUT", "/api/v1/models/preferences", { token: org.token, body: { disabled_models: [modelId("lower")] } })
+    expect(disabled.status).toBe(200)
+    try {
+      await page.getByLabel("Details").fill("Rotate the signing key")
+      await page.getByRole("button", { name: "Run case" }).click()
+      await page
+        .locator(".run")
+        .getByRole("alert")
+        .filter({ hasText: `The case was refused: models: ${modelId("lower")} is disabled for cases in this organization` })
+        .waitFor()
+      await expect(page.getByRole("button", { name: "Run case" }).isEnabled()).resolves.toBe(true)
+    } finally {
+      await call(server.url, "PUT", "/api/v1/models/preferences", { token: org.token, body: { disabled_models: [] } })
+    }
+    await page.close()
+    expect(problems.filter((problem) => !/status of 422/.test(problem))).toEqual([])
+    problems.length = 0
   })
 
   it("lists the case review in the approvals inbox and approves it on the case page", async () => {

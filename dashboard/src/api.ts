@@ -44,3 +44,6 @@ export const approve = (token: string, actionUuid: string) => request<ApprovalRe
 
 export const deny = (token: string, actionUuid: string, reason: string) =>
   request<ApprovalResult>("POST", `/api/v1/actions/${id(actionUuid)}/dashboard-deny${reason === "" ? "" : `?reason=${id(reason)}`}`, token)
+
+/** For calls made outside `request` (the case stream): a 401 ends the session the same way. */
+export const sessionRejected = () => onUnauthorized()

@@ -2,7 +2,7 @@
 import type { CaseListItem as CaseListItemSchema, CaseResult as CaseResultSchema, Case as CaseSchema, ConsensusView, NewCase } from "../../protocol/cases.ts"
 import type { Pagination as PaginationSchema } from "../../protocol/common.ts"
 import type { CatalogueEntry } from "../../protocol/models.ts"
-import { ApiError, request } from "./api.ts"
+import { ApiError, request, sessionRejected } from "./api.ts"
 import { SseParser } from "./sse.ts"
 import type { ErrorBody } from "./types.ts"
 
@@ -67,6 +67,7 @@ export const streamCase = async (token: string, body: NewCase, signal: AbortSign
     throw new ApiError(0, "NETWORK", "The gateway could not be reached. Check your connection and try again.")
   }
   if (!response.ok || response.body === null) {
+    if (response.status === 401) sessionRejected()
     const parsed = (await response.json().catch(() => ({}))) as ErrorBody & { details?: { issues?: ReadonlyArray<{ path: string; message: string }> } }
     throw new CaseRefused(response.status, parsed.code ?? "ERROR", parsed.message ?? `Request failed (${response.status})`, parsed.details?.issues ?? [])
   }

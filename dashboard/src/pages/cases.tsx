@@ -114,6 +114,7 @@ const NewCaseForm = ({ onFinished }: { onFinished: () => void }) => {
   const [run, setRun] = useState<Run>({ state: "idle" })
   const abort = useRef<AbortController | undefined>(undefined)
   const errorRef = useRef<HTMLParagraphElement>(null)
+  const runButton = useRef<HTMLButtonElement>(null)
 
   useEffect(() => {
     listModels(session.token).then(
@@ -133,6 +134,7 @@ const NewCaseForm = ({ onFinished }: { onFinished: () => void }) => {
 
   const submit = async (event: Event) => {
     event.preventDefault()
+    if (abort.current !== undefined) return
     if (details.trim() === "") return setFormError("Describe the case in Details.")
     if (chosen.length < 2 || chosen.length > 3) return setFormError("Choose 2 or 3 models.")
     const value = threshold.trim() === "" ? undefined : Number(threshold)
@@ -163,6 +165,10 @@ const NewCaseForm = ({ onFinished }: { onFinished: () => void }) => {
   }
 
   const running = run.state === "running"
+  // Cancel disappears when the run ends: keep keyboard focus in the form rather than on the page.
+  useEffect(() => {
+    if (!running && document.activeElement === document.body) runButton.current?.focus()
+  }, [running])
   return (
     <section aria-labelledby="new-case-title" class="new-case">
       <h2 id="new-case-title">New case</h2>
@@ -211,7 +217,7 @@ const NewCaseForm = ({ onFinished }: { onFinished: () => void }) => {
           </p>
         )}
         <div class="actions-row">
-          <button type="submit" class="primary" disabled={running}>
+          <button type="submit" class="primary" ref={runButton} aria-disabled={running}>
             Run case
           </button>
           {running && (
