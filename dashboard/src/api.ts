@@ -16,7 +16,7 @@ export const setUnauthorizedHandler = (handler: () => void) => {
   onUnauthorized = handler
 }
 
-const request = async <T>(method: string, path: string, token: string | undefined, body?: unknown): Promise<T> => {
+export const request = async <T>(method: string, path: string, token: string | undefined, body?: unknown): Promise<T> => {
   const headers: Record<string, string> = { accept: "application/json" }
   if (token !== undefined) headers.authorization = `Bearer ${token}`
   if (body !== undefined) headers["content-type"] = "application/json"
@@ -60,3 +60,5 @@ export const listActions = (token: string, filters: ActionFilters, page: number,
 export const getReceipt = (token: string, receiptUuid: string) => request<StoredReceipt>("GET", `/api/v1/receipts/${id(receiptUuid)}`, token)
 
 export const getJwks = () => request<Jwks>("GET", "/api/v1/.well-known/jwks.json", undefined)
+/** For calls made outside `request` (the case stream): a 401 ends the session the same way. */
+export const sessionRejected = () => onUnauthorized()

@@ -1,10 +1,12 @@
 /** The shell: sign-in gate, header (connection state, sign-out), the page for the route, one live socket while signed in. */
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { setUnauthorizedHandler } from "./api.ts"
-import { App, type AppContext, type LiveListener } from "./context.ts"
-import { connectLive, type LiveState } from "./live.ts"
+import { App, type AppContext, type ChannelListener, type LiveListener } from "./context.ts"
+import { connectLive, type LiveConnection, type LiveState } from "./live.ts"
 import { ActionPage } from "./pages/action.tsx"
 import { ActionsPage } from "./pages/actions.tsx"
+import { CasePage } from "./pages/case.tsx"
+import { CasesPage } from "./pages/cases.tsx"
 import { Inbox } from "./pages/inbox.tsx"
 import { SignIn } from "./pages/sign-in.tsx"
 import { BASE, currentPath, navigate, onLinkClick, signInPath, useRoute } from "./router.ts"
@@ -20,6 +22,8 @@ export const Root = () => {
   const [live, setLive] = useState<LiveState>({ state: "connecting" })
   const [announcement, setAnnouncement] = useState("")
   const listeners = useRef(new Set<LiveListener>())
+  const connection = useRef<LiveConnection | undefined>(undefined)
+  const channelListeners = useRef(new Map<string, Set<ChannelListener>>())
 
   const endSession = useCallback((message: string | undefined) => {
     clearSession()
@@ -51,10 +55,19 @@ export const Root = () => {
       onSubscribed: () => {
         for (const listener of listeners.current) listener.onSubscribed?.()
       },
-      onUnauthorized: () => signInAgain("Your session has ended. Sign in again to continue.")
+      onUnauthorized: () => signInAgain("Your session has ended. Sign in again to continue."),
+      onChannelEvent: (channel, data) => {
+        for (const listener of channelListeners.current.get(channel) ?? []) listener.onEvent?.(data)
+      },
+      onChannelSubscribed: (channel) => {
+        for (const listener of channelListeners.current.get(channel) ?? []) listener.onSubscribed?.()
+      }
     })
+    connection.current = stop
+    for (const channel of channelListeners.current.keys()) stop.subscribe(channel)
     return () => {
       clearTimeout(expiry)
+      connection.current = undefined
       stop()
     }
   }, [session, signInAgain])
@@ -66,6 +79,23 @@ export const Root = () => {
 
   const announce = useCallback((message: string) => setAnnouncement(message), [])
 
+  const watch = useCallback((channel: string, listener: ChannelListener) => {
+    const map = channelListeners.current
+    const set = map.get(channel) ?? new Set()
+    if (set.size === 0) {
+      map.set(channel, set)
+      connection.current?.subscribe(channel)
+    }
+    set.add(listener)
+    return () => {
+      set.delete(listener)
+      if (set.size === 0 && map.get(channel) === set) {
+        map.delete(channel)
+        connection.current?.unsubscribe(channel)
+      }
+    }
+  }, [])
+
   // Signed out on a page that needs a session: to sign-in, remembering where the user was going.
   const mustSignIn = session === undefined && route.page !== "sign-in"
   useEffect(() => {
@@ -73,8 +103,8 @@ export const Root = () => {
   }, [mustSignIn])
 
   const context = useMemo<AppContext | undefined>(
-    () => (session === undefined ? undefined : { session, live, listen, announce }),
-    [session, live, listen, announce]
+    () => (session === undefined ? undefined : { session, live, listen, announce, watch }),
+    [session, live, listen, announce, watch]
   )
 
   if (route.page === "sign-in" || context === undefined) {
@@ -102,6 +132,9 @@ export const Root = () => {
         <nav aria-label="Main">
           <a href={BASE} onClick={onLinkClick} aria-current={route.page === "inbox" ? "page" : undefined}>
             Approvals
+          </a>{" "}
+          <a href={`${BASE}/cases`} onClick={onLinkClick} aria-current={route.page === "cases" || route.page === "case" ? "page" : undefined}>
+            Cases
           </a>
           <a href={`${BASE}/actions`} onClick={onLinkClick} aria-current={route.page === "actions" ? "page" : undefined}>
             Actions
@@ -125,6 +158,8 @@ export const Root = () => {
         {route.page === "inbox" && <Inbox />}
         {route.page === "action" && <ActionPage key={route.actionUuid} actionUuid={route.actionUuid} />}
         {route.page === "actions" && <ActionsPage key={route.search} search={route.search} />}
+        {route.page === "cases" && <CasesPage />}
+        {route.page === "case" && <CasePage key={route.caseId} caseId={route.caseId} />}
         {route.page === "not-found" && (
           <main>
             <h1>Page not found</h1>

@@ -16,6 +16,8 @@ export interface AppContext {
   readonly live: LiveState
   readonly listen: (listener: LiveListener) => () => void
   readonly announce: (message: string) => void
+  /** Subscribes the tab's socket to an extra channel (e.g. `case:<id>`) until the returned function is called. */
+  readonly watch: (channel: string, listener: ChannelListener) => () => void
 }
 
 export const App = createContext<AppContext | undefined>(undefined)
@@ -42,4 +44,18 @@ export const useNow = (everyMs = 15_000) => {
     return () => clearInterval(timer)
   }, [everyMs])
   return now
+}
+
+export interface ChannelListener {
+  readonly onEvent?: (data: unknown) => void
+  /** After each (re)subscription: reload what may have changed while offline. */
+  readonly onSubscribed?: () => void
+}
+
+/** Watches one extra live channel for the component's lifetime; the latest callbacks are always used. */
+export const useChannel = (channel: string, listener: ChannelListener) => {
+  const { watch } = useApp()
+  const latest = useRef(listener)
+  latest.current = listener
+  useEffect(() => watch(channel, { onEvent: (data) => latest.current.onEvent?.(data), onSubscribed: () => latest.current.onSubscribed?.() }), [watch, channel])
 }

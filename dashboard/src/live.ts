@@ -13,6 +13,17 @@ export interface LiveHandlers {
   readonly onEvent: (event: NotificationEvent) => void
   readonly onSubscribed: () => void
   readonly onUnauthorized: () => void
+  /** Frames of channels added with `subscribe` (e.g. `case:<id>`); `data` is as the server sent it. */
+  readonly onChannelEvent?: (channel: string, data: unknown) => void
+  /** After each (re)subscription to an added channel: reload what may have been missed. */
+  readonly onChannelSubscribed?: (channel: string) => void
+}
+
+/** Stops the connection when called; pages add channels for as long as they show them. */
+export interface LiveConnection {
+  (): void
+  readonly subscribe: (channel: string) => void
+  readonly unsubscribe: (channel: string) => void
 }
 
 const CLOSE_UNAUTHORIZED = 4401
@@ -25,11 +36,16 @@ export const backoffMs = (attempt: number) => {
   return Math.round(base / 2 + Math.random() * (base / 2))
 }
 
-export const connectLive = (token: string, handlers: LiveHandlers): (() => void) => {
+export const connectLive = (token: string, handlers: LiveHandlers): LiveConnection => {
   let socket: WebSocket | undefined
   let timer: ReturnType<typeof setTimeout> | undefined
   let attempt = 0
   let stopped = false
+  // Added channels, subscribed again on every reconnect.
+  const channels = new Set<string>()
+  const send = (frame: unknown) => {
+    if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame))
+  }
 
   const open = () => {
     handlers.onState({ state: "connecting" })
@@ -38,6 +54,7 @@ export const connectLive = (token: string, handlers: LiveHandlers): (() => void)
     ws.onopen = () => {
       ws.send(JSON.stringify({ type: "auth", token }))
       ws.send(JSON.stringify({ type: "subscribe", channel: "notifications" }))
+      for (const channel of channels) ws.send(JSON.stringify({ type: "subscribe", channel }))
     }
     ws.onmessage = (message) => {
       let frame: ServerFrame
@@ -46,7 +63,11 @@ export const connectLive = (token: string, handlers: LiveHandlers): (() => void)
       } catch {
         return
       }
-      if (frame.type === "subscribed") {
+      if (frame.type === "subscribed" && frame.channel !== "notifications") {
+        if (channels.has(frame.channel)) handlers.onChannelSubscribed?.(frame.channel)
+      } else if (frame.type === "event" && frame.channel !== "notifications") {
+        if (channels.has(frame.channel)) handlers.onChannelEvent?.(frame.channel, frame.data)
+      } else if (frame.type === "subscribed") {
         attempt = 0
         handlers.onState({ state: "live" })
         handlers.onSubscribed()
@@ -77,5 +98,15 @@ export const connectLive = (token: string, handlers: LiveHandlers): (() => void)
   }
 
   open()
-  return stop
+  return Object.assign(stop, {
+    subscribe: (channel: string) => {
+      if (channels.has(channel)) return
+      channels.add(channel)
+      // Not open yet: `onopen` subscribes it.
+      send({ type: "subscribe", channel })
+    },
+    unsubscribe: (channel: string) => {
+      if (channels.delete(channel)) send({ type: "unsubscribe", channel })
+    }
+  })
 }

@@ -9,6 +9,8 @@ export type Route =
   | { readonly page: "sign-in"; readonly next: string }
   | { readonly page: "not-found" }
   | { readonly page: "actions"; readonly search: string }
+  | { readonly page: "cases" }
+  | { readonly page: "case"; readonly caseId: string }
 
 /** Only a path of this app may follow sign-in: never another origin (`//evil`) or another part of the site. */
 export const safeNext = (next: string | null): string =>
@@ -21,6 +23,9 @@ export const parseRoute = (location: { readonly pathname: string; readonly searc
   const action = /^\/dashboard\/actions\/([^/]+)$/.exec(path)
   if (action !== null) return { page: "action", actionUuid: decodeURIComponent(action[1]!) }
   if (path === `${BASE}/actions`) return { page: "actions", search: location.search }
+  if (path === `${BASE}/cases`) return { page: "cases" }
+  const kase = /^\/dashboard\/cases\/([^/]+)$/.exec(path)
+  if (kase !== null) return { page: "case", caseId: decodeURIComponent(kase[1]!) }
   return { page: "not-found" }
 }
 

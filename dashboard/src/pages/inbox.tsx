@@ -3,8 +3,9 @@ import { useCallback, useEffect, useState } from "preact/hooks"
 import { ApiError, getAction, pendingNotifications } from "../api.ts"
 import { ActionFacts, Decision, PageHeading } from "../components.tsx"
 import { useApp, useLive, useNow } from "../context.ts"
+import { localTime } from "../format.ts"
 import { BASE, onLinkClick } from "../router.ts"
-import type { ActionDetail } from "../types.ts"
+import type { ActionDetail, NotificationItem } from "../types.ts"
 
 type Load = { readonly state: "loading" } | { readonly state: "ready" } | { readonly state: "failed"; readonly message: string }
 
@@ -13,6 +14,8 @@ export const Inbox = () => {
   const now = useNow()
   const [items, setItems] = useState<ReadonlyArray<ActionDetail>>([])
   const [load, setLoad] = useState<Load>({ state: "loading" })
+  // Cases flagged for human review: shown as their notification items, decided on the case page.
+  const [reviews, setReviews] = useState<ReadonlyArray<NotificationItem>>([])
 
   const remove = useCallback((actionUuid: string) => setItems((list) => list.filter((item) => item.action_uuid !== actionUuid)), [])
 
@@ -28,6 +31,7 @@ export const Inbox = () => {
   const reload = useCallback(async () => {
     try {
       const pending = await pendingNotifications(session.token)
+      setReviews(pending.items.filter((item) => item.type === "case_review"))
       const ids = pending.items.filter((item) => item.type === "action_approval").map((item) => item.id)
       const actions = await Promise.all(ids.map((id) => getAction(session.token, id).catch(() => undefined)))
       setItems(actions.filter((action): action is ActionDetail => action?.status === "pending_approval"))
@@ -44,6 +48,14 @@ export const Inbox = () => {
   useLive({
     onSubscribed: () => void reload(),
     onEvent: (event) => {
+      if (event.notification_type === "case_review") {
+        if (event.type === "notification.resolved") setReviews((list) => list.filter((item) => item.notification_key !== event.notification_key))
+        else {
+          void reload()
+          announce("New case review request.")
+        }
+        return
+      }
       if (event.notification_type !== "action_approval") return
       if (event.type === "notification.resolved") {
         setItems((list) => {
@@ -75,7 +87,7 @@ export const Inbox = () => {
           </button>
         </p>
       )}
-      {load.state === "ready" && items.length === 0 && <p class="empty">Nothing is waiting for a decision.</p>}
+      {load.state === "ready" && items.length === 0 && reviews.length === 0 && <p class="empty">Nothing is waiting for a decision.</p>}
       <ul class="cards" aria-label="Pending approvals">
         {items.map((action) => (
           <li key={action.action_uuid}>
@@ -91,6 +103,30 @@ export const Inbox = () => {
           </li>
         ))}
       </ul>
+      {reviews.length > 0 && (
+        <section aria-labelledby="case-reviews-title" class="case-reviews">
+          <h2 id="case-reviews-title">Case reviews</h2>
+          <ul class="cards" aria-label="Case reviews">
+            {reviews.map((item) => (
+              <li key={item.notification_key}>
+                <article class="card" aria-labelledby={`review-${item.id}`} data-case-id={item.id}>
+                  <h3 id={`review-${item.id}`}>
+                    <a href={item.href} onClick={onLinkClick}>
+                      {item.title}
+                    </a>
+                  </h3>
+                  <p>{item.description}</p>
+                  {item.created_at !== null && (
+                    <p class="empty">
+                      <time dateTime={item.created_at}>{localTime(item.created_at)}</time>
+                    </p>
+                  )}
+                </article>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
     </main>
   )
 }
