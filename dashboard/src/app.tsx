@@ -7,8 +7,11 @@ import { ActionPage } from "./pages/action.tsx"
 import { ActionsPage } from "./pages/actions.tsx"
 import { CasePage } from "./pages/case.tsx"
 import { CasesPage } from "./pages/cases.tsx"
+import { ChannelsPage } from "./pages/channels.tsx"
 import { Inbox } from "./pages/inbox.tsx"
+import { KeysPage } from "./pages/keys.tsx"
 import { SignIn } from "./pages/sign-in.tsx"
+import { TeamPage } from "./pages/team.tsx"
 import { BASE, currentPath, navigate, onLinkClick, signInPath, useRoute } from "./router.ts"
 import { clearSession, loadSession, type Session } from "./session.ts"
 
@@ -139,6 +142,15 @@ export const Root = () => {
           <a href={`${BASE}/actions`} onClick={onLinkClick} aria-current={route.page === "actions" ? "page" : undefined}>
             Actions
           </a>
+          <a href={`${BASE}/keys`} onClick={onLinkClick} aria-current={route.page === "keys" ? "page" : undefined}>
+            Keys
+          </a>
+          <a href={`${BASE}/team`} onClick={onLinkClick} aria-current={route.page === "team" ? "page" : undefined}>
+            Team
+          </a>
+          <a href={`${BASE}/channels`} onClick={onLinkClick} aria-current={route.page === "channels" ? "page" : undefined}>
+            Channels
+          </a>
         </nav>
         <p class={`live live-${context.live.state}`} role="status" aria-label="Connection">
           {liveText(context.live)}
@@ -160,6 +172,9 @@ export const Root = () => {
         {route.page === "actions" && <ActionsPage key={route.search} search={route.search} />}
         {route.page === "cases" && <CasesPage />}
         {route.page === "case" && <CasePage key={route.caseId} caseId={route.caseId} />}
+        {route.page === "keys" && <KeysPage />}
+        {route.page === "team" && <TeamPage />}
+        {route.page === "channels" && <ChannelsPage />}
         {route.page === "not-found" && (
           <main>
             <h1>Page not found</h1>

@@ -11,6 +11,9 @@ export type Route =
   | { readonly page: "actions"; readonly search: string }
   | { readonly page: "cases" }
   | { readonly page: "case"; readonly caseId: string }
+  | { readonly page: "keys" }
+  | { readonly page: "team" }
+  | { readonly page: "channels" }
 
 /** Only a path of this app may follow sign-in: never another origin (`//evil`) or another part of the site. */
 export const safeNext = (next: string | null): string =>
@@ -26,6 +29,9 @@ export const parseRoute = (location: { readonly pathname: string; readonly searc
   if (path === `${BASE}/cases`) return { page: "cases" }
   const kase = /^\/dashboard\/cases\/([^/]+)$/.exec(path)
   if (kase !== null) return { page: "case", caseId: decodeURIComponent(kase[1]!) }
+  if (path === `${BASE}/keys`) return { page: "keys" }
+  if (path === `${BASE}/team`) return { page: "team" }
+  if (path === `${BASE}/channels`) return { page: "channels" }
   return { page: "not-found" }
 }
 
