@@ -147,6 +147,8 @@ const NewKeyForm = ({ onCreated }: { onCreated: () => void }) => {
   const [scopes, setScopes] = useState<ReadonlyArray<string>>([])
   const [expires, setExpires] = useState("")
   const [nameError, setNameError] = useState<string | undefined>()
+  const [expiresError, setExpiresError] = useState<string | undefined>()
+  const expiresRef = useRef<HTMLInputElement>(null)
   const [error, setError] = useState<string | undefined>()
   const [busy, setBusy] = useState(false)
   const [created, setCreated] = useState<CreatedKey | undefined>()
@@ -166,12 +168,18 @@ const NewKeyForm = ({ onCreated }: { onCreated: () => void }) => {
       return
     }
     setNameError(undefined)
+    // The end of the chosen day, in the user's time zone.
+    const expiresAt = expires === "" ? undefined : new Date(`${expires}T23:59:59`)
+    if (expiresAt !== undefined && !(expiresAt.getTime() > Date.now())) {
+      setExpiresError("Choose a day from today on, or leave it empty for a key that does not expire.")
+      expiresRef.current?.focus()
+      return
+    }
+    setExpiresError(undefined)
     setError(undefined)
     setBusy(true)
     try {
-      // The end of the chosen day, in the user's time zone.
-      const expiresAt = expires === "" ? undefined : new Date(`${expires}T23:59:59`).toISOString()
-      const key = await createKey(session.token, { name: trimmed, scopes: scopes.length === 0 ? ["*"] : scopes, ...(expiresAt === undefined ? {} : { expires_at: expiresAt }) })
+      const key = await createKey(session.token, { name: trimmed, scopes: scopes.length === 0 ? ["*"] : scopes, ...(expiresAt === undefined ? {} : { expires_at: expiresAt.toISOString() }) })
       setCreated(key)
       setCopied(false)
       setName("")
@@ -257,7 +265,21 @@ const NewKeyForm = ({ onCreated }: { onCreated: () => void }) => {
         </fieldset>
         <div class="stack">
           <label for="key-expires">Expires on (optional)</label>
-          <input id="key-expires" type="date" class="short" value={expires} onInput={(event) => setExpires(event.currentTarget.value)} />
+          <input
+            id="key-expires"
+            type="date"
+            class="short"
+            ref={expiresRef}
+            value={expires}
+            aria-invalid={expiresError !== undefined}
+            aria-describedby={expiresError === undefined ? undefined : "key-expires-error"}
+            onInput={(event) => setExpires(event.currentTarget.value)}
+          />
+          {expiresError !== undefined && (
+            <p id="key-expires-error" class="error">
+              {expiresError}
+            </p>
+          )}
         </div>
         {error !== undefined && (
           <p role="alert" class="error">

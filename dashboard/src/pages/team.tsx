@@ -71,6 +71,8 @@ const MemberRow = ({ member, onChanged }: { member: Member; onChanged: () => voi
       onChanged()
     } catch (cause) {
       setError(refusalText(cause, "You may not change roles"))
+      // The select shows the choice: reload so it shows the role the member still has.
+      onChanged()
     }
   }
   const selectId = `role-${member.user_uuid}`
