@@ -8,7 +8,10 @@ import { ActionsPage } from "./pages/actions.tsx"
 import { CasePage } from "./pages/case.tsx"
 import { CasesPage } from "./pages/cases.tsx"
 import { Inbox } from "./pages/inbox.tsx"
+import { PoliciesPage } from "./pages/policies.tsx"
+import { PolicyPage } from "./pages/policy.tsx"
 import { SignIn } from "./pages/sign-in.tsx"
+import { WebhookPage, WebhooksPage } from "./pages/webhooks.tsx"
 import { BASE, currentPath, navigate, onLinkClick, signInPath, useRoute } from "./router.ts"
 import { clearSession, loadSession, type Session } from "./session.ts"
 
@@ -139,6 +142,12 @@ export const Root = () => {
           <a href={`${BASE}/actions`} onClick={onLinkClick} aria-current={route.page === "actions" ? "page" : undefined}>
             Actions
           </a>
+          <a href={`${BASE}/policies`} onClick={onLinkClick} aria-current={route.page === "policies" || route.page === "policy" ? "page" : undefined}>
+            Policies
+          </a>
+          <a href={`${BASE}/webhooks`} onClick={onLinkClick} aria-current={route.page === "webhooks" || route.page === "webhook" ? "page" : undefined}>
+            Webhooks
+          </a>
         </nav>
         <p class={`live live-${context.live.state}`} role="status" aria-label="Connection">
           {liveText(context.live)}
@@ -160,6 +169,10 @@ export const Root = () => {
         {route.page === "actions" && <ActionsPage key={route.search} search={route.search} />}
         {route.page === "cases" && <CasesPage />}
         {route.page === "case" && <CasePage key={route.caseId} caseId={route.caseId} />}
+        {route.page === "policies" && <PoliciesPage />}
+        {route.page === "policy" && <PolicyPage key={route.policyId} policyId={route.policyId} />}
+        {route.page === "webhooks" && <WebhooksPage />}
+        {route.page === "webhook" && <WebhookPage key={route.webhookId} webhookId={route.webhookId} />}
         {route.page === "not-found" && (
           <main>
             <h1>Page not found</h1>
