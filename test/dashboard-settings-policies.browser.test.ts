@@ -211,6 +211,32 @@ describe.skipIf(!available)("dashboard policies and webhooks in Chromium", () =>
     expect(problems).toEqual([])
   })
 
+  it("refuses a member's webhook delete inline; the owner deletes it", async () => {
+    const member = await addMember(server.url, org, "member")
+    const page = await newPage()
+    await signIn(page, member, "/dashboard/webhooks")
+    const row = page.locator(`li[data-webhook-id="${state.webhookId}"]`)
+    await row.getByRole("button", { name: "Delete" }).click()
+    await row.getByRole("button", { name: "Yes, delete" }).click()
+    await page.getByRole("alert").filter({ hasText: "Only owners and admins can change webhooks." }).waitFor()
+    expect((await call(server.url, "GET", "/api/v1/webhooks", { token: org.token })).body).toHaveLength(1)
+    await page.close()
+
+    // A second webhook, deleted by the owner (the first stays for the other organization's check).
+    const extra = await call(server.url, "POST", "/api/v1/webhooks", { token: org.token, body: { url: "https://hooks.example.com/y" } })
+    expect(extra.status).toBe(201)
+    const owner = await newPage()
+    await signIn(owner, org, "/dashboard/webhooks")
+    const extraRow = owner.locator(`li[data-webhook-id="${extra.body.id}"]`)
+    await extraRow.getByRole("button", { name: "Delete" }).click()
+    await extraRow.getByRole("button", { name: "Yes, delete" }).click()
+    await extraRow.waitFor({ state: "detached" })
+    await owner.locator(`li[data-webhook-id="${state.webhookId}"]`).waitFor()
+    expect((await call(server.url, "GET", "/api/v1/webhooks", { token: org.token })).body).toHaveLength(1)
+    await owner.close()
+    expect(problems).toEqual([])
+  })
+
   it("shows another organization none of it", async () => {
     const page = await newPage()
     await signIn(page, other, "/dashboard/policies")

@@ -227,10 +227,18 @@ const NewPolicyForm = () => {
   return (
     <section aria-labelledby="new-policy-title" class="new-case">
       <h2 id="new-policy-title">New policy</h2>
-      <form onSubmit={submit} noValidate aria-describedby={error === undefined ? undefined : "new-policy-error"}>
+      <form onSubmit={submit} noValidate>
         <div class="stack">
           <label for="policy-name">Name</label>
-          <input id="policy-name" required maxLength={200} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+          <input
+            id="policy-name"
+            required
+            maxLength={200}
+            value={name}
+            aria-invalid={error !== undefined}
+            aria-describedby={error === undefined ? undefined : "new-policy-error"}
+            onInput={(event) => setName(event.currentTarget.value)}
+          />
         </div>
         <div class="filters">
           <div>
