@@ -10,8 +10,11 @@ import { CasesPage } from "./pages/cases.tsx"
 import { ChannelsPage } from "./pages/channels.tsx"
 import { Inbox } from "./pages/inbox.tsx"
 import { KeysPage } from "./pages/keys.tsx"
+import { PoliciesPage } from "./pages/policies.tsx"
+import { PolicyPage } from "./pages/policy.tsx"
 import { SignIn } from "./pages/sign-in.tsx"
 import { TeamPage } from "./pages/team.tsx"
+import { WebhookPage, WebhooksPage } from "./pages/webhooks.tsx"
 import { BASE, currentPath, navigate, onLinkClick, signInPath, useRoute } from "./router.ts"
 import { clearSession, loadSession, type Session } from "./session.ts"
 
@@ -151,6 +154,12 @@ export const Root = () => {
           <a href={`${BASE}/channels`} onClick={onLinkClick} aria-current={route.page === "channels" ? "page" : undefined}>
             Channels
           </a>
+          <a href={`${BASE}/policies`} onClick={onLinkClick} aria-current={route.page === "policies" || route.page === "policy" ? "page" : undefined}>
+            Policies
+          </a>
+          <a href={`${BASE}/webhooks`} onClick={onLinkClick} aria-current={route.page === "webhooks" || route.page === "webhook" ? "page" : undefined}>
+            Webhooks
+          </a>
         </nav>
         <p class={`live live-${context.live.state}`} role="status" aria-label="Connection">
           {liveText(context.live)}
@@ -175,6 +184,10 @@ export const Root = () => {
         {route.page === "keys" && <KeysPage />}
         {route.page === "team" && <TeamPage />}
         {route.page === "channels" && <ChannelsPage />}
+        {route.page === "policies" && <PoliciesPage />}
+        {route.page === "policy" && <PolicyPage key={route.policyId} policyId={route.policyId} />}
+        {route.page === "webhooks" && <WebhooksPage />}
+        {route.page === "webhook" && <WebhookPage key={route.webhookId} webhookId={route.webhookId} />}
         {route.page === "not-found" && (
           <main>
             <h1>Page not found</h1>

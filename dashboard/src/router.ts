@@ -14,6 +14,10 @@ export type Route =
   | { readonly page: "keys" }
   | { readonly page: "team" }
   | { readonly page: "channels" }
+  | { readonly page: "policies" }
+  | { readonly page: "policy"; readonly policyId: string }
+  | { readonly page: "webhooks" }
+  | { readonly page: "webhook"; readonly webhookId: string }
 
 /** Only a path of this app may follow sign-in: never another origin (`//evil`) or another part of the site. */
 export const safeNext = (next: string | null): string =>
@@ -32,6 +36,12 @@ export const parseRoute = (location: { readonly pathname: string; readonly searc
   if (path === `${BASE}/keys`) return { page: "keys" }
   if (path === `${BASE}/team`) return { page: "team" }
   if (path === `${BASE}/channels`) return { page: "channels" }
+  if (path === `${BASE}/policies`) return { page: "policies" }
+  const policy = /^\/dashboard\/policies\/([^/]+)$/.exec(path)
+  if (policy !== null) return { page: "policy", policyId: decodeURIComponent(policy[1]!) }
+  if (path === `${BASE}/webhooks`) return { page: "webhooks" }
+  const webhook = /^\/dashboard\/webhooks\/([^/]+)$/.exec(path)
+  if (webhook !== null) return { page: "webhook", webhookId: decodeURIComponent(webhook[1]!) }
   return { page: "not-found" }
 }
 
