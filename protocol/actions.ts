@@ -188,6 +188,11 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
       payload: NotarizeRequest,
       success: NotarizeResponse
     }),
+    // What an approver reads on the dashboard, stored details included (JWT, approvers of the action only).
+    HttpApiEndpoint.get("dashboardReview", "/api/v1/actions/:action_uuid/dashboard-review", { error: [Forbidden, NotFound],
+      params: ActionParam,
+      success: ApprovalReview
+    }),
     HttpApiEndpoint.post("dashboardApprove", "/api/v1/actions/:action_uuid/dashboard-approve", { error: [Forbidden, NotFound, Conflict, Gone],
       params: ActionParam,
       success: ApprovalResult

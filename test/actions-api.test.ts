@@ -433,3 +433,22 @@ describe("cross-organization isolation", () => {
     expect((await call(server.url, "GET", `/api/v1/actions/${pending.id}`, { token: org.key })).body.status).toBe("pending_approval")
   })
 })
+
+describe("dashboard review", () => {
+  it("answers stored details to the action's approvers signed in, nobody else", async () => {
+    const org = await registerOrg(server.url, "Review Org")
+    const reply = await call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "pay", details: "pay invoice 77", require_approval: true, store_details: true } })
+    const id = reply.body.action_uuid
+    const review = await call(server.url, "GET", `/api/v1/actions/${id}/dashboard-review`, { token: org.token })
+    expect(review.status).toBe(200)
+    expect(review.body).toMatchObject({ action_uuid: id, details: "pay invoice 77", status: "pending_approval" })
+    // API keys never review (the agent's own key included); members outside the approvers cannot; other organizations get 404.
+    expect((await call(server.url, "GET", `/api/v1/actions/${id}/dashboard-review`, { token: org.key })).status).toBe(401)
+    const member = await addMember(server.url, org, "member")
+    expect((await call(server.url, "GET", `/api/v1/actions/${id}/dashboard-review`, { token: member.token })).status).toBe(403)
+    const other = await registerOrg(server.url, "Review Other")
+    expect((await call(server.url, "GET", `/api/v1/actions/${id}/dashboard-review`, { token: other.token })).status).toBe(404)
+    const hashOnly = await call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "pay", details: "not kept", require_approval: true } })
+    expect((await call(server.url, "GET", `/api/v1/actions/${hashOnly.body.action_uuid}/dashboard-review`, { token: org.token })).body.details).toBeNull()
+  })
+})

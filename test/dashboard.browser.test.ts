@@ -111,6 +111,8 @@ describe.skipIf(!available)("dashboard in Chromium", () => {
     await expect(card.getByText("billing-bot").isVisible()).resolves.toBe(true)
     await expect(card.getByText(/^sha256:[0-9a-f]{64}$/).first().isVisible()).resolves.toBe(true)
     await expect(card.getByText(/^\d+ d \d+ h$/).isVisible()).resolves.toBe(true)
+    // The details the agent stored, read by its approvers only.
+    await card.getByText("pay 10 EUR to ACME").waitFor({ timeout: 2_000 })
 
     await first.screenshot({ path: join(ARTIFACTS, "dashboard-inbox-laptop.png"), fullPage: true })
     await second.setViewportSize({ width: 390, height: 844 })

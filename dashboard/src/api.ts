@@ -1,5 +1,5 @@
 /** Calls to the public API with the session's JWT; a 401 ends the session (the app sends the user to sign-in). */
-import type { ActionDetail, ActionList, ApprovalResult, ErrorBody, Jwks, LoginResponse, PendingNotifications, StoredReceipt } from "./types.ts"
+import type { ActionDetail, ActionList, ApprovalResult, ApprovalReview, ErrorBody, Jwks, LoginResponse, PendingNotifications, StoredReceipt } from "./types.ts"
 
 export class ApiError extends Error {
   constructor(
@@ -39,6 +39,9 @@ export const login = (email: string, password: string) => request<LoginResponse>
 export const pendingNotifications = (token: string) => request<PendingNotifications>("GET", "/api/v1/notifications/pending", token)
 
 export const getAction = (token: string, actionUuid: string) => request<ActionDetail>("GET", `/api/v1/actions/${id(actionUuid)}`, token)
+
+/** The action as its approvers read it, stored details included (JWT; 403 for others). */
+export const reviewAction = (token: string, actionUuid: string) => request<ApprovalReview>("GET", `/api/v1/actions/${id(actionUuid)}/dashboard-review`, token)
 
 export const approve = (token: string, actionUuid: string) => request<ApprovalResult>("POST", `/api/v1/actions/${id(actionUuid)}/dashboard-approve`, token)
 

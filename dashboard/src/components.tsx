@@ -1,8 +1,9 @@
 /** Pieces shared by the inbox and the action page. */
 import { useEffect, useRef, useState } from "preact/hooks"
-import { ApiError, approve, deny } from "./api.ts"
+import { ApiError, approve, deny, reviewAction } from "./api.ts"
 import { useApp } from "./context.ts"
 import { localTime, statusLabel, timeLeft } from "./format.ts"
+import { onLinkClick } from "./router.ts"
 import type { ActionDetail, ApprovalResult } from "./types.ts"
 
 /** A page's h1, focused when the page opens so keyboard and screen-reader users start there. */
@@ -14,6 +15,27 @@ export const PageHeading = ({ children }: { children: preact.ComponentChildren }
       {children}
     </h1>
   )
+}
+
+/** The details the agent chose to store, read through the approvers-only review route. */
+const StoredDetails = ({ actionUuid }: { actionUuid: string }) => {
+  const { session } = useApp()
+  const [text, setText] = useState<string | null | undefined>(undefined)
+  const [problem, setProblem] = useState<string | undefined>()
+  useEffect(() => {
+    let current = true
+    reviewAction(session.token, actionUuid).then(
+      (review) => current && setText(review.details),
+      (error: unknown) =>
+        current && setProblem(error instanceof ApiError && error.status === 403 ? "stored encrypted; only this action's approvers read them" : "stored encrypted; could not be loaded")
+    )
+    return () => {
+      current = false
+    }
+  }, [session.token, actionUuid])
+  if (problem !== undefined) return <span>{problem}</span>
+  if (text === undefined) return <span>loading…</span>
+  return text === null ? <span>not stored (only the hash)</span> : <span class="pre">{text}</span>
 }
 
 const Hash = ({ value }: { value: string | null }) => (value === null ? <span>none</span> : <code class="hash">{value}</code>)
@@ -49,7 +71,17 @@ export const ActionFacts = ({ action, now }: { action: ActionDetail; now: number
       <Hash value={action.instruction_hash} />
     </dd>
     <dt>Details</dt>
-    <dd>{action.details_storage_key === null ? "not stored (only the hash)" : "stored encrypted (not shown on the dashboard yet)"}</dd>
+    <dd>{action.details_storage_key === null ? "not stored (only the hash)" : <StoredDetails actionUuid={action.action_uuid} />}</dd>
+    {action.policy_uuid !== null && (
+      <>
+        <dt>Policy</dt>
+        <dd>
+          <a href={`/dashboard/policies/${encodeURIComponent(action.policy_uuid)}`} onClick={onLinkClick}>
+            {action.policy_uuid}
+          </a>
+        </dd>
+      </>
+    )}
     {action.model_id !== null && (
       <>
         <dt>Model</dt>

@@ -1,6 +1,6 @@
 /** Wire types of the calls the dashboard makes, taken from protocol/ (types only: nothing of Effect reaches the bundle). */
 import type { LoginResponse as LoginResponseSchema } from "../../protocol/accounts.ts"
-import type { ActionDetail as ActionDetailSchema, ActionListItem as ActionListItemSchema, ActionStatus as ActionStatusType, ApprovalResult as ApprovalResultSchema } from "../../protocol/actions.ts"
+import type { ActionDetail as ActionDetailSchema, ActionListItem as ActionListItemSchema, ActionStatus as ActionStatusType, ApprovalResult as ApprovalResultSchema, ApprovalReview as ApprovalReviewSchema } from "../../protocol/actions.ts"
 import type { Pagination } from "../../protocol/common.ts"
 import type { ServerFrame } from "../../protocol/frames.ts"
 import type { NotificationEvent, NotificationItem, PendingNotifications as PendingSchema } from "../../protocol/notifications.ts"
@@ -9,6 +9,7 @@ import type { Jwks as JwksSchema, PublicJwk as PublicJwkSchema, StoredReceipt as
 export type LoginResponse = typeof LoginResponseSchema.Type
 export type ActionDetail = typeof ActionDetailSchema.Type
 export type ApprovalResult = typeof ApprovalResultSchema.Type
+export type ApprovalReview = typeof ApprovalReviewSchema.Type
 export type PendingNotifications = typeof PendingSchema.Type
 export type { NotificationEvent, NotificationItem, ServerFrame }
 

@@ -40,26 +40,42 @@ export const makeApprovalsFlow = (
       return { grant, row }
     })
 
+  /** What an approver reads: the action and, when the agent stored them, its details (opened from the envelope). */
+  const reviewOf = (row: ActionRow) =>
+    Effect.gen(function* () {
+      let details: string | null = null
+      if (row.details_sealed !== null) {
+        details = yield* Effect.try({
+          try: () => secrets.envelope.openText(row.details_sealed!, `action-details:${row.action_uuid}`),
+          catch: (cause) => cause
+        }).pipe(Effect.orDie)
+      }
+      return {
+        action_uuid: row.action_uuid,
+        action_type: row.action_type,
+        agent_id: row.agent_id,
+        status: row.status,
+        details,
+        action_details_hash: row.action_details_hash,
+        instruction_hash: row.instruction_hash,
+        created_at: row.created_at,
+        expires_at: row.approval_expires_at ?? row.created_at
+      }
+    })
+
   const review = Effect.fn("Actions.review")(function* (code: string) {
     const { row } = yield* liveCode(code)
-    let details: string | null = null
-    if (row.details_sealed !== null) {
-      details = yield* Effect.try({
-        try: () => secrets.envelope.openText(row.details_sealed!, `action-details:${row.action_uuid}`),
-        catch: (cause) => cause
-      }).pipe(Effect.orDie)
+    return yield* reviewOf(row)
+  })
+
+  /** The same review for a signed-in approver of the action (the dashboard), whatever its status. */
+  const reviewFromDashboard = Effect.fn("Actions.reviewFromDashboard")(function* (principal: Principal, actionUuid: string) {
+    const row = yield* die(store.byId(principal.orgUuid, actionUuid))
+    if (row === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+    if (!mayApprove(principal, row.approvers, yield* die(store.defaultApprovers(principal.orgUuid)))) {
+      return yield* refuse(new NotAllowedToDecide({ why: "not_an_approver" }))
     }
-    return {
-      action_uuid: row.action_uuid,
-      action_type: row.action_type,
-      agent_id: row.agent_id,
-      status: row.status,
-      details,
-      action_details_hash: row.action_details_hash,
-      instruction_hash: row.instruction_hash,
-      created_at: row.created_at,
-      expires_at: row.approval_expires_at ?? row.created_at
-    }
+    return yield* reviewOf(row)
   })
 
   const decideAndAudit = (row: ActionRow, decision: Decision, actor: string, via: Via, reason: string | null, grantId: string | null, requestId: string) =>
@@ -105,5 +121,5 @@ export const makeApprovalsFlow = (
     return yield* decideAndAudit(row, decision, principal.email, "dashboard", decision === "deny" ? reason : null, null, requestId)
   })
 
-  return { review, confirm, byToken, fromDashboard }
+  return { review, reviewFromDashboard, confirm, byToken, fromDashboard }
 }

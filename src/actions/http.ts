@@ -69,6 +69,9 @@ export const ActionsHandlers = HttpApiBuilder.group(GatewayApi, "actions", (hand
       .handle("notarize", ({ params, payload }) =>
         Effect.flatMap(requireScope("actions:write"), (principal) => notarizeErrors(actions.notarize(principal, params.action_uuid, payload)))
       )
+      .handle("dashboardReview", ({ params }) =>
+        Effect.flatMap(requireJwt, (principal) => answer({ ActionNotFound: NotFound, NotAllowedToDecide: Forbidden })(actions.reviewFromDashboard(principal, params.action_uuid)))
+      )
       .handle("dashboardApprove", ({ params }) =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
