@@ -142,7 +142,7 @@ describe.skipIf(!available)("dashboard cases in Chromium", () => {
     await chooseModels(page, ["slow/600/deny"])
     await page.getByRole("button", { name: "Run case" }).click()
     await page.getByRole("alert").filter({ hasText: "Choose 2 or 3 models." }).waitFor()
-    expect(await page.evaluate("document.activeElement?.textContent")).toBe("Choose 2 or 3 models.")
+    await expect.poll(() => page.evaluate("document.activeElement?.textContent")).toBe("Choose 2 or 3 models.")
 
     // Chosen slow-first: the answers still come in completion order.
     await chooseModels(page, ["slow/300/approve"])
@@ -244,7 +244,7 @@ describe.skipIf(!available)("dashboard cases in Chromium", () => {
     await card.getByRole("link", { name: /Case review needed: MIXED/ }).click()
     await page.waitForURL(`${server.url}/dashboard/cases/${caseId}`)
     await page.getByRole("heading", { level: 1, name: "Case MIXED" }).waitFor()
-    expect(await page.evaluate("document.activeElement?.tagName")).toBe("H1")
+    await expect.poll(() => page.evaluate("document.activeElement?.tagName")).toBe("H1")
     await page.getByText("Review pending").waitFor()
     expect(await page.getByRole("list", { name: "Model answers" }).locator("[data-model]").count()).toBe(2)
     await page.getByLabel("Reason (optional)").fill("supplier verified by phone")

@@ -104,7 +104,7 @@ describe.skipIf(!available)("dashboard policies and webhooks in Chromium", () =>
     await page.getByRole("button", { name: "Create policy" }).click()
     const refusal = page.getByRole("alert").filter({ hasText: "CONDITIONS_REQUIRED" })
     await refusal.waitFor()
-    expect(await page.evaluate("document.activeElement?.id")).toBe("new-policy-error")
+    await expect.poll(() => page.evaluate("document.activeElement?.id")).toBe("new-policy-error")
 
     await page.getByRole("button", { name: "Add condition" }).click()
     await page.getByLabel("Field").fill("action_type")

@@ -146,7 +146,7 @@ describe.skipIf(!available)("dashboard in Chromium", () => {
     await page.waitForURL(`${server.url}/dashboard/actions/${actionUuid}`)
     await page.getByRole("heading", { level: 1, name: actionType }).waitFor()
     // The page opens with focus on its heading.
-    expect(await page.evaluate("document.activeElement?.tagName")).toBe("H1")
+    await expect.poll(() => page.evaluate("document.activeElement?.tagName")).toBe("H1")
     await page.getByLabel("Reason for denying (optional)").fill("not during business hours")
     await page.getByRole("button", { name: "Deny" }).click()
     await page.getByText("denied by human").waitFor()
