@@ -1,27 +1,16 @@
-/**
- * Cases on the dashboard in a real browser: a case run from the cases page streams each model's
- * answer as it arrives (in completion order, not the order chosen), then the consensus and the
- * receipt; cancelling stops it; a case flagged for review shows in the approvals inbox and is
- * approved on its page; the case page shows a running case's models live over `case:<id>`; another
- * organization sees none of it. Also the SSE parser on awkward chunking. Skips (with a printed
- * line) where /usr/bin/chromium is not installed. Screenshots go to test/artifacts/.
- */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+import { join, } from "node:path"
+import type { Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
 import { SseParser } from "../dashboard/src/sse.js"
-import { call, type Org, registerOrg } from "./support/client.js"
+import { ARTIFACTS, chromiumAvailable, useChromium } from "./support/browser.js"
+import { call, registerOrg } from "./support/client.js"
 import { startFakeLlm } from "./support/fake-llm.js"
 import { useFixture } from "./support/fixture.js"
 import { useServer } from "./support/server.js"
 
-const CHROMIUM = "/usr/bin/chromium"
-const available = existsSync(CHROMIUM)
-if (!available) console.log(`${CHROMIUM} not found: skipping the dashboard cases browser test`)
+const available = chromiumAvailable("the dashboard cases browser test")
 
-const ARTIFACTS = resolve(import.meta.dirname, "artifacts")
 
 describe("SSE parser (dashboard)", () => {
   it("parses events split across chunks anywhere, with CRLF, CR, comments and multi-line data", () => {
@@ -63,48 +52,9 @@ describe.skipIf(!available)("dashboard cases in Chromium", () => {
   })
   const other = useFixture(() => registerOrg(server.url, "Cases Elsewhere"))
   const modelId = (path: string) => `custom:${path.replace(/\//g, "-")}`
-  let browser: BrowserContext
-  const profile = mkdtempSync(join(tmpdir(), "dashboard-cases-chromium-"))
-  const problems: string[] = []
+  const { problems, newPage, signIn } = useChromium(server, {})
   /** Case ids the tests below share, in order. */
   const state: { mixedCaseId?: string } = {}
-
-  beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true })
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 800 },
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-    })
-  }, 60_000)
-
-  afterAll(async () => {
-    await browser?.close()
-    rmSync(profile, { recursive: true, force: true })
-  })
-
-  const newPage = async () => {
-    const page = await browser.newPage()
-    const origin = new URL(server.url)
-    page.on("console", (message) => {
-      if (message.type() === "error" && !/status of 40[14]/.test(message.text())) problems.push(`console: ${message.text()}`)
-    })
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
-    page.on("request", (request) => {
-      if (new URL(request.url()).host !== origin.host) problems.push(`request to another origin: ${request.url()}`)
-    })
-    return page
-  }
-
-  const signIn = async (page: Page, who: Org, path: string) => {
-    await page.goto(server.url + path)
-    await page.waitForURL(/\/dashboard\/sign-in\?next=/)
-    await page.getByLabel("E-mail").fill(who.email)
-    await page.getByLabel("Password").fill(who.password)
-    await page.getByRole("button", { name: "Sign in" }).click()
-    await page.getByRole("status", { name: "Connection" }).filter({ hasText: /^Live$/ }).waitFor({ timeout: 5_000 })
-  }
 
   /** In-app navigation (no reload: the socket stays up). */
   const go = (page: Page, path: string) => page.evaluate(`history.pushState(null, "", ${JSON.stringify(path)}); dispatchEvent(new PopStateEvent("popstate"))`)

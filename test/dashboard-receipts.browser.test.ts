@@ -6,69 +6,27 @@
  * it. Skips (with a printed line) where /usr/bin/chromium is not installed. A screenshot of the
  * receipt page goes to test/artifacts/.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { readFileSync, } from "node:fs"
+import { join, } from "node:path"
 import * as ed from "@noble/ed25519"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
 import { base64UrlEncode, canonicalBytes, payloadHash } from "../protocol/verifier/index.js"
+import { ARTIFACTS, chromiumAvailable, useChromium } from "./support/browser.js"
 import { call, type Org, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
 import { useServer } from "./support/server.js"
 
-const CHROMIUM = "/usr/bin/chromium"
-const available = existsSync(CHROMIUM)
-if (!available) console.log(`${CHROMIUM} not found: skipping the dashboard receipts browser test`)
+const available = chromiumAvailable("the dashboard receipts browser test")
 
-const ARTIFACTS = resolve(import.meta.dirname, "artifacts")
 
 describe.skipIf(!available)("dashboard actions and receipts in Chromium", () => {
   const server = useServer()
   const org = useFixture(() => registerOrg(server.url, "Receipts"))
   const other = useFixture(() => registerOrg(server.url, "Outsiders"))
-  let browser: BrowserContext
-  const profile = mkdtempSync(join(tmpdir(), "dashboard-receipts-chromium-"))
-  /** Problems any page reported: CSP violations, script errors, requests to another origin. */
-  const problems: string[] = []
-
-  beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true })
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      acceptDownloads: true,
-      viewport: { width: 1280, height: 900 },
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-    })
-  }, 60_000)
-
-  afterAll(async () => {
-    await browser?.close()
-    rmSync(profile, { recursive: true, force: true })
-  })
-
-  const newPage = async () => {
-    const page = await browser.newPage()
-    const origin = new URL(server.url)
-    page.on("console", (message) => {
-      if (message.type() === "error" && !/status of 40[14]/.test(message.text())) problems.push(`console: ${message.text()}`)
-    })
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
-    page.on("request", (request) => {
-      const url = new URL(request.url())
-      if (url.host !== origin.host && url.protocol !== "blob:") problems.push(`request to another origin: ${request.url()}`)
-    })
-    return page
-  }
-
-  const signIn = async (page: Page, who: Org, path: string) => {
-    await page.goto(server.url + path)
-    await page.waitForURL(/\/dashboard\/sign-in\?next=/)
-    await page.getByLabel("E-mail").fill(who.email)
-    await page.getByLabel("Password").fill(who.password)
-    await page.getByRole("button", { name: "Sign in" }).click()
-  }
+  const browser = useChromium(server, { acceptDownloads: true, viewport: { width: 1280, height: 900 } })
+  const { problems, newPage } = browser
+  const signIn = (page: Page, who: Org, path = "/dashboard") => browser.signIn(page, who, path, false)
 
   /** Authorizes and notarizes one action of the agent: a receipt in the agent's chain. */
   const notarized = async (agentId: string, actionType: string) => {

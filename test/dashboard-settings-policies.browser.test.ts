@@ -1,26 +1,15 @@
-/**
- * Policies and webhooks on the dashboard in a real browser: a rules policy created in the page,
- * activated, dry-run (deny / allow) and enforced on authorize; delete refused while active (409
- * shown inline), then deactivate and delete; a member's change refused inline (403); a webhook
- * created with its secret shown once, its deliveries page; another organization sees none of it.
- * Skips (with a printed line) where /usr/bin/chromium is not installed. Screenshots go to
- * test/artifacts/.
- */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+import { join, } from "node:path"
+import type { Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
 import { parseConditionValue } from "../dashboard/src/condition-value.js"
+import { ARTIFACTS, chromiumAvailable, useChromium } from "./support/browser.js"
 import { addMember, call, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
 import { useServer } from "./support/server.js"
 
-const CHROMIUM = "/usr/bin/chromium"
-const available = existsSync(CHROMIUM)
-if (!available) console.log(`${CHROMIUM} not found: skipping the dashboard policies and webhooks browser test`)
+const available = chromiumAvailable("the dashboard policies and webhooks browser test")
 
-const ARTIFACTS = resolve(import.meta.dirname, "artifacts")
 
 describe("condition values (dashboard)", () => {
   it("reads numbers, booleans, arrays and quoted strings as JSON, anything else as text", () => {
@@ -39,48 +28,8 @@ describe.skipIf(!available)("dashboard policies and webhooks in Chromium", () =>
   const server = useServer()
   const org = useFixture(() => registerOrg(server.url, "Policies Dashboard"))
   const other = useFixture(() => registerOrg(server.url, "Policies Elsewhere"))
-  let browser: BrowserContext
-  const profile = mkdtempSync(join(tmpdir(), "dashboard-policies-chromium-"))
-  const problems: string[] = []
+  const { problems, newPage, signIn } = useChromium(server, { expectedStatuses: /status of 40[01349]/ })
   const state: { policyId?: string; webhookId?: string } = {}
-
-  beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true })
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 800 },
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-    })
-  }, 60_000)
-
-  afterAll(async () => {
-    await browser?.close()
-    rmSync(profile, { recursive: true, force: true })
-  })
-
-  /** Refusals the test provokes on purpose (400 bad conditions, 401 before sign-in, 403 member, 404 other org, 409 active) log a console line. */
-  const newPage = async () => {
-    const page = await browser.newPage()
-    const origin = new URL(server.url)
-    page.on("console", (message) => {
-      if (message.type() === "error" && !/status of 40[01349]/.test(message.text())) problems.push(`console: ${message.text()}`)
-    })
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
-    page.on("request", (request) => {
-      if (new URL(request.url()).host !== origin.host) problems.push(`request to another origin: ${request.url()}`)
-    })
-    return page
-  }
-
-  const signIn = async (page: Page, who: { email: string; password: string }, path: string) => {
-    await page.goto(server.url + path)
-    await page.waitForURL(/\/dashboard\/sign-in\?next=/)
-    await page.getByLabel("E-mail").fill(who.email)
-    await page.getByLabel("Password").fill(who.password)
-    await page.getByRole("button", { name: "Sign in" }).click()
-    await page.getByRole("status", { name: "Connection" }).filter({ hasText: /^Live$/ }).waitFor({ timeout: 5_000 })
-  }
 
   const go = (page: Page, path: string) => page.evaluate(`history.pushState(null, "", ${JSON.stringify(path)}); dispatchEvent(new PopStateEvent("popstate"))`)
 

@@ -1,73 +1,21 @@
-/**
- * Settings on the dashboard in a real browser: an API key created on the keys page (its full key shown
- * once) works with exactly its scope and stops working when revoked there; an invite made on the team
- * page lets a new member register, who then appears in the list; the default approvers saved there are
- * what the API answers; a member sees the 403 inline when inviting; the notification channels page
- * stores a webhook without ever showing it back; another organization sees none of it. Skips (with a
- * printed line) where /usr/bin/chromium is not installed. Screenshots go to test/artifacts/.
- */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+import { join, } from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { ARTIFACTS, chromiumAvailable, useChromium } from "./support/browser.js"
 import { addMember, call, registerOrg, uniqueEmail } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
 import { useServer } from "./support/server.js"
 
-const CHROMIUM = "/usr/bin/chromium"
-const available = existsSync(CHROMIUM)
-if (!available) console.log(`${CHROMIUM} not found: skipping the dashboard settings and team browser test`)
+const available = chromiumAvailable("the dashboard settings and team browser test")
 
-const ARTIFACTS = resolve(import.meta.dirname, "artifacts")
 
 describe.skipIf(!available)("dashboard keys, team and channels in Chromium", () => {
   const server = useServer({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", OUTBOUND_ALLOW_HTTP: "true" })
   const org = useFixture(() => registerOrg(server.url, "Settings Dashboard"))
   const other = useFixture(() => registerOrg(server.url, "Settings Elsewhere"))
-  let browser: BrowserContext
-  const profile = mkdtempSync(join(tmpdir(), "dashboard-settings-chromium-"))
-  const problems: string[] = []
-
-  beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true })
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 800 },
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-    })
-  }, 60_000)
-
-  afterAll(async () => {
-    await browser?.close()
-    rmSync(profile, { recursive: true, force: true })
-    // No CSP violation, script error or foreign request in any page of this file (expected 401/403 answers aside).
-    expect(problems).toEqual([])
-  })
-
-  /** Each page is its own tab, so its own session. */
-  const newPage = async () => {
-    const page = await browser.newPage()
-    const origin = new URL(server.url)
-    page.on("console", (message) => {
-      if (message.type() === "error" && !/status of 40[134]/.test(message.text())) problems.push(`console: ${message.text()}`)
-    })
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
-    page.on("request", (request) => {
-      if (new URL(request.url()).host !== origin.host) problems.push(`request to another origin: ${request.url()}`)
-    })
-    return page
-  }
-
-  const signIn = async (page: Page, who: { email: string; password: string }, path: string) => {
-    await page.goto(server.url + path)
-    await page.waitForURL(/\/dashboard\/sign-in\?next=/)
-    await page.getByLabel("E-mail", { exact: true }).fill(who.email)
-    await page.getByLabel("Password").fill(who.password)
-    await page.getByRole("button", { name: "Sign in" }).click()
-    await page.getByRole("status", { name: "Connection" }).filter({ hasText: /^Live$/ }).waitFor({ timeout: 5_000 })
-  }
+  const { problems, newPage, signIn, browserContext } = useChromium(server, { expectedStatuses: /status of 40[134]/ })
+  // No CSP violation, script error or foreign request in any page of this file (expected 401/403 answers aside).
+  afterAll(() => expect(problems).toEqual([]))
 
   it("creates a scoped API key shown once, which works with its scope only, then revokes it", async () => {
     const page = await newPage()
@@ -95,7 +43,7 @@ describe.skipIf(!available)("dashboard keys, team and channels in Chromium", () 
     await page.getByText("you will not see it again", { exact: false }).waitFor()
     const key = (await page.locator("[data-new-key]").textContent())!.trim()
     expect(key).toMatch(/^svc_live_/)
-    await browser.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url })
+    await browserContext().grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url })
     await page.getByRole("button", { name: "Copy key" }).click()
     await page.getByText("Copied.").waitFor()
     expect(await page.evaluate("navigator.clipboard.readText()")).toBe(key)

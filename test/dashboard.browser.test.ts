@@ -1,24 +1,14 @@
-/**
- * The dashboard in a real browser: sign-in, the approvals inbox updated live over the WebSocket on
- * two pages of one organization (and on none of another), approval from one page removing the item
- * from the other, the action page reached from a link while signed out, and a 401 sending the user
- * back to sign-in and then to the same page. Skips (with a printed line) where /usr/bin/chromium is
- * not installed. Screenshots of the inbox go to test/artifacts/.
- */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+import { join, } from "node:path"
+import type { Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
+import { ARTIFACTS, chromiumAvailable, useChromium } from "./support/browser.js"
 import { call, type Org, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
 import { useServer } from "./support/server.js"
 
-const CHROMIUM = "/usr/bin/chromium"
-const available = existsSync(CHROMIUM)
-if (!available) console.log(`${CHROMIUM} not found: skipping the dashboard browser test`)
+const available = chromiumAvailable("the dashboard browser test")
 
-const ARTIFACTS = resolve(import.meta.dirname, "artifacts")
 /** A new live event must show within this (CONTRACT: pushed as they appear). */
 const LIVE_MS = 1_000
 
@@ -26,56 +16,9 @@ describe.skipIf(!available)("dashboard in Chromium", () => {
   const server = useServer()
   const org = useFixture(() => registerOrg(server.url, "Dashboard"))
   const other = useFixture(() => registerOrg(server.url, "Elsewhere"))
-  let browser: BrowserContext
-  const profile = mkdtempSync(join(tmpdir(), "dashboard-chromium-"))
-  /** Problems any page reported: CSP violations, script errors, requests to another origin. */
-  const problems: string[] = []
-
-  beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true })
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 800 },
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync"
-      ]
-    })
-  }, 60_000)
-
-  afterAll(async () => {
-    await browser?.close()
-    rmSync(profile, { recursive: true, force: true })
-  })
-
-  const newPage = async () => {
-    const page = await browser.newPage()
-    const origin = new URL(server.url)
-    page.on("console", (message) => {
-      if (message.type() === "error" && !/status of 40[14]/.test(message.text())) problems.push(`console: ${message.text()}`)
-    })
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
-    page.on("request", (request) => {
-      const url = new URL(request.url())
-      if (url.host !== origin.host) problems.push(`request to another origin: ${request.url()}`)
-    })
-    return page
-  }
-
-  const signIn = async (page: Page, who: Org, path = "/dashboard") => {
-    await page.goto(server.url + path)
-    await page.waitForURL(/\/dashboard\/sign-in\?next=/)
-    await page.getByLabel("E-mail").fill(who.email)
-    await page.getByLabel("Password").fill(who.password)
-    await page.getByRole("button", { name: "Sign in" }).click()
-  }
+  const browser = useChromium(server, {})
+  const { problems, newPage } = browser
+  const signIn = (page: Page, who: Org, path = "/dashboard") => browser.signIn(page, who, path, false)
 
   const live = (page: Page) => page.getByRole("status", { name: "Connection" }).filter({ hasText: /^Live$/ }).waitFor({ timeout: 5_000 })
 
