@@ -1,7 +1,13 @@
 /**
- * Offline receipt check, trusting nothing but the JWKS you point it at:
+ * Offline checks, trusting nothing but the JWKS you point it at:
  *
  *   npm run verify -- receipt.json --jwks <url|file> [--previous prev.json]
+ *   npm run verify -- settlement.json --jwks <url|file>
+ *   npm run verify -- inclusion-proof.json [--receipt receipt.json] [--settlement settlement.json --jwks …]
+ *   npm run verify -- consistency.json [--settlement from.json --settlement to.json --jwks …]
+ *   npm run verify -- checkpoint.json --jwks <url|file>
+ *
+ * The kind of file is read from its fields (settlement_hash, siblings, from/to/proof, checkpoint).
  *
  * receipt.json is the body of GET /api/v1/verify/action/{id} (or any object with
  * signed_payload, payload_hash, signature, public_key_id, timestamp_token). The
@@ -12,11 +18,21 @@
  */
 import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
-import { type Ed25519Jwk, verifyReceipt } from "../protocol/verifier/index.js"
+import {
+  base64UrlDecode,
+  type Ed25519Jwk,
+  parseCheckpoint,
+  verifyCheckpoint,
+  verifyReceipt,
+  verifySettlement,
+  verifySettlementConsistency,
+  verifySettlementInclusion
+} from "../protocol/verifier/index.js"
 
 const JWKS_PATH = "/api/v1/.well-known/jwks.json"
 
-const usage = "usage: npm run verify -- receipt.json [--jwks <url|file>] [--previous previous-receipt.json]"
+const usage =
+  "usage: npm run verify -- <receipt|settlement|inclusion-proof|consistency|checkpoint>.json [--jwks <url|file>] [--previous previous-receipt.json] [--receipt receipt.json] [--settlement settlement.json]…"
 
 class UsageError extends Error {}
 
@@ -63,7 +79,13 @@ const defaultJwksUrl = (receipt: Record<string, unknown>): string => {
 const main = async (): Promise<number> => {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { jwks: { type: "string" }, previous: { type: "string" }, help: { type: "boolean", short: "h" } }
+    options: {
+      jwks: { type: "string" },
+      previous: { type: "string" },
+      receipt: { type: "string" },
+      settlement: { type: "string", multiple: true },
+      help: { type: "boolean", short: "h" }
+    }
   })
   if (values.help === true) {
     console.log(usage)
@@ -71,7 +93,11 @@ const main = async (): Promise<number> => {
   }
   if (positionals.length !== 1) throw new UsageError(usage)
 
-  const receipt = readJsonFile(positionals[0])
+  const document = readJsonFile(positionals[0])
+  if (isRecord(document) && !isRecord(document.signed_payload)) {
+    return settlementKinds(document, { jwks: values.jwks, receipt: values.receipt, settlements: values.settlement ?? [] })
+  }
+  const receipt = document
   if (!isRecord(receipt) || !isRecord(receipt.signed_payload)) throw new UsageError("the receipt has no signed_payload object")
   const kid = receipt.public_key_id
   if (typeof kid !== "string") throw new UsageError("the receipt has no public_key_id")
@@ -107,6 +133,84 @@ const main = async (): Promise<number> => {
   if (result.checks.timestamp_imprint === undefined) console.log("note no timestamp_token: imprint not checked")
   console.log(result.valid ? `valid (key ${kid})` : "INVALID")
   return result.valid ? 0 : 1
+}
+
+/** Prints each check; answers the exit code. */
+const report = (checks: ReadonlyArray<readonly [string, boolean]>): number => {
+  for (const [check, passed] of checks) console.log(passed ? `ok   ${check}` : `FAIL ${check}`)
+  const valid = checks.every(([, passed]) => passed)
+  console.log(valid ? "valid" : "INVALID")
+  return valid ? 0 : 1
+}
+
+const requireJwks = async (jwks: string | undefined, kid: unknown): Promise<Ed25519Jwk> => {
+  if (jwks === undefined) throw new UsageError(`--jwks is required to check a signature\n${usage}`)
+  if (typeof kid !== "string") throw new UsageError("the document names no signing key")
+  return findKey(await loadJwks(jwks), kid)
+}
+
+const settlementChecks = async (settlement: Record<string, unknown>, jwks: string | undefined, label = "settlement") => {
+  const key = await requireJwks(jwks, settlement.signing_key_id)
+  const checks = verifySettlement(settlement, key)
+  return [
+    [`${label} settlement_hash`, checks.settlement_hash],
+    [`${label} signature`, checks.signature]
+  ] as const
+}
+
+const settlementKinds = async (
+  document: Record<string, unknown>,
+  options: { jwks: string | undefined; receipt: string | undefined; settlements: ReadonlyArray<string> }
+): Promise<number> => {
+  const settlements = options.settlements.map((file) => {
+    const settlement = readJsonFile(file)
+    if (!isRecord(settlement)) throw new UsageError(`${file} is not a settlement`)
+    return settlement
+  })
+  if (typeof document.settlement_hash === "string") return report(await settlementChecks(document, options.jwks))
+  if (Array.isArray(document.siblings)) {
+    const checks: Array<readonly [string, boolean]> = []
+    let payloadHash: string | undefined
+    if (options.receipt !== undefined) {
+      const receipt = readJsonFile(options.receipt)
+      if (!isRecord(receipt) || typeof receipt.payload_hash !== "string") throw new UsageError("the receipt has no payload_hash")
+      payloadHash = receipt.payload_hash
+    }
+    checks.push([payloadHash === undefined ? "inclusion" : "inclusion of the receipt's payload_hash", verifySettlementInclusion(document as never, payloadHash)])
+    for (const settlement of settlements) {
+      checks.push(["root is the settlement's merkle_root", settlement.merkle_root === document.merkle_root], ...(await settlementChecks(settlement, options.jwks)))
+    }
+    return report(checks)
+  }
+  if (isRecord(document.from) && isRecord(document.to) && Array.isArray(document.proof)) {
+    const checks: Array<readonly [string, boolean]> = [["consistency", verifySettlementConsistency(document as never)]]
+    const heads = [document.from, document.to]
+    for (const [position, settlement] of settlements.entries()) {
+      const head = heads[position]
+      if (head === undefined) throw new UsageError("at most two --settlement files (from, then to)")
+      checks.push([`${position === 0 ? "from" : "to"} root is the settlement's merkle_root`, settlement.merkle_root === head.merkle_root])
+      checks.push(...(await settlementChecks(settlement, options.jwks, position === 0 ? "from" : "to")))
+    }
+    return report(checks)
+  }
+  if (typeof document.checkpoint === "string") {
+    const key = await requireJwks(options.jwks, document.signing_key_id)
+    const text = document.checkpoint
+    let name = ""
+    let body = { treeSize: -1, root: "" }
+    try {
+      const parsed = parseCheckpoint(text)
+      name = parsed.signatures[0]?.name ?? ""
+      body = { treeSize: parsed.treeSize, root: `sha256:${Buffer.from(parsed.rootHash).toString("hex")}` }
+    } catch {
+      // The signature check below fails for a malformed note.
+    }
+    return report([
+      ["checkpoint signature", verifyCheckpoint(text, name, base64UrlDecode(key.x))],
+      ["checkpoint size and root match", body.treeSize === document.tree_size && body.root === document.merkle_root]
+    ])
+  }
+  throw new UsageError("cannot tell what the file is: it has no signed_payload, settlement_hash, siblings, from/to/proof or checkpoint")
 }
 
 main().then(

@@ -50,6 +50,9 @@ beforeAll(async () => {
   const notarized = await call(server.url, "POST", `/api/v1/actions/${done.body.action_uuid}/notarize`, { token: a.key, body: { outcome: "completed" } })
   expect(notarized.status).toBe(200)
   ids.receipt_uuid = notarized.body.receipt_uuid
+  const settlement = await call(server.url, "POST", "/api/v1/settlements", { token: a.key })
+  expect(settlement.status).toBe(201)
+  ids.settlement_uuid = settlement.body.id
 
   const policy = await call(server.url, "POST", "/api/v1/policies", {
     token: a.key,
@@ -102,6 +105,7 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
   if (path.includes(":user_uuid")) return { id: ids.user_uuid!, body: { role: "member" } }
   if (path.includes(":key_id")) return { id: ids.key_id! }
   if (path.includes(":receipt_uuid")) return { id: ids.receipt_uuid! }
+  if (path.includes(":settlement_uuid")) return { id: ids.settlement_uuid! }
   if (path.includes(":action_uuid")) {
     if (path.endsWith("/notarize")) return { id: ids.action_uuid!, body: { outcome: "completed" } }
     if (path.endsWith("/dashboard-deny")) return { id: ids.action_uuid!, body: { reason: "no" } }
@@ -170,5 +174,7 @@ describe("tenant isolation", () => {
     expect(custom.body).toMatchObject({ name: "Victim model", has_auth: true, status: "untested" })
     const victimCase = await call(server.url, "GET", `/api/v1/cases/${ids.case_id}`, { token: a.key })
     expect(victimCase.body.review.status).toBe("pending")
+    const proof = await call(server.url, "GET", `/api/v1/settlements/inclusion-proof/${ids.receipt_uuid}`, { token: a.key })
+    expect(proof.body.settlement_uuid).toBe(ids.settlement_uuid)
   })
 })

@@ -2,7 +2,18 @@
  * Portable receipt verifier: runs in a browser or any client with no server.
  * Imports only @noble/ed25519, @noble/hashes and canonicalize.
  */
+
 export { canonicalBytes, canonicalJson, payloadHash, sha256Tagged, textHash } from "./canonical.js"
+export {
+  type Checkpoint,
+  CheckpointError,
+  checkpointBody,
+  noteKeyId,
+  parseCheckpoint,
+  signatureLine,
+  verifierKey,
+  verifyCheckpoint
+} from "./checkpoint.js"
 export { DerError } from "./der.js"
 export {
   base64Decode,
@@ -39,6 +50,18 @@ export {
   verifyEd25519,
   verifyReceipt
 } from "./receipt.js"
+export {
+  type ConsistencyProofInput,
+  type InclusionProofInput,
+  receiptLeafHash,
+  SETTLEMENT_SIGNED_FIELDS,
+  type SettlementChecks,
+  settlementRecord,
+  type TreeHead,
+  verifySettlement,
+  verifySettlementConsistency,
+  verifySettlementInclusion
+} from "./settlement.js"
 export {
   OID_SHA256,
   OID_SIGNED_DATA,

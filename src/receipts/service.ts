@@ -263,6 +263,8 @@ export const makeReceipts = Effect.gen(function* () {
   return {
     /** The active receipt-signing key: the platform's key, which also signs credentials. */
     platformSigner: currentSigner,
+    /** An RFC 3161 token (base64 DER) whose message imprint is `digest`; null when the TSA failed. */
+    timestampDigest: timestamp,
     sign,
     insertion,
 

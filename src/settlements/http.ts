@@ -1,0 +1,51 @@
+/** Handlers of `/api/v1/settlements…`. Creating one is for admins, 5 per minute per organization. */
+import * as Effect from "effect/Effect"
+import { HttpServerRequest } from "effect/http/HttpServerRequest"
+import { HttpApiBuilder } from "effect/http-api"
+import { GatewayApi } from "../../protocol/api.js"
+import { NotFound, tooManyRequests, Unprocessable } from "../../protocol/errors.js"
+import { requireRole, requireScope } from "../access/guards.js"
+import { addResponseHeaders } from "../gateway/request.js"
+import { RateLimits, rateLimitHeaders } from "../platform/redis/index.js"
+import { answer } from "../platform/wire-errors.js"
+import { Settlements } from "./service.js"
+
+const SETTLEMENTS_PER_MINUTE = 5
+const MINUTE_MS = 60_000
+
+const lookupErrors = answer({ SettlementNotFound: NotFound, ReceiptNotSettled: NotFound })
+const consistencyErrors = answer({ SettlementNotFound: NotFound, InvalidInput: Unprocessable })
+
+export const SettlementsHttp = HttpApiBuilder.group(GatewayApi, "settlements", (handlers) =>
+  Effect.gen(function* () {
+    const settlements = yield* Settlements
+    const limits = yield* RateLimits
+    const reader = requireScope("settlements:read")
+
+    const withinRate = (org: string) =>
+      Effect.gen(function* () {
+        const limit = yield* limits.consume(`settlements:${org}`, SETTLEMENTS_PER_MINUTE, MINUTE_MS)
+        addResponseHeaders(yield* HttpServerRequest, rateLimitHeaders(limit, "settlements-per-org"))
+        if (!limit.allowed) {
+          return yield* Effect.fail(tooManyRequests(`Settlements are limited to ${SETTLEMENTS_PER_MINUTE} per minute per organization; retry in ${limit.retryAfterSeconds} s`))
+        }
+      })
+
+    return handlers
+      .handle("create", () =>
+        Effect.gen(function* () {
+          const principal = yield* Effect.flatMap(requireScope("settlements:write"), requireRole(["owner", "admin"], "creating settlements"))
+          yield* withinRate(principal.orgUuid)
+          return yield* settlements.create(principal)
+        })
+      )
+      .handle("list", ({ query }) => Effect.flatMap(reader, (principal) => settlements.list(principal, query.page ?? 1, query.per_page ?? 20)))
+      .handle("get", ({ params }) => Effect.flatMap(reader, (principal) => lookupErrors(settlements.get(principal, params.settlement_uuid))))
+      .handle("receipts", ({ params, query }) =>
+        Effect.flatMap(reader, (principal) => lookupErrors(settlements.receipts(principal, params.settlement_uuid, query.page ?? 1, query.per_page ?? 1000)))
+      )
+      .handle("checkpoint", ({ params }) => Effect.flatMap(reader, (principal) => lookupErrors(settlements.checkpoint(principal, params.settlement_uuid))))
+      .handle("inclusionProof", ({ params }) => Effect.flatMap(reader, (principal) => lookupErrors(settlements.inclusionProof(principal, params.receipt_uuid))))
+      .handle("consistency", ({ query }) => Effect.flatMap(reader, (principal) => consistencyErrors(settlements.consistency(principal, query.from, query.to))))
+  })
+)
