@@ -39,7 +39,6 @@ import * as store from "./store.js"
 const LEAF_PAGE = 32_768
 
 const tagged = (hash: Uint8Array): string => `sha256:${Buffer.from(hash).toString("hex")}`
-const digestOf = (payloadHash: string): Buffer => Buffer.from(payloadHash.slice("sha256:".length), "hex")
 
 const asSettlement = (row: store.SettlementRow): Settlement => ({
   id: row.settlement_uuid,
@@ -78,9 +77,9 @@ export const makeSettlements = Effect.gen(function* () {
       const appender = new LogAppender(base, yield* store.readTiles(org, edgeTiles(base)))
       for (let from = base; from < size; from += LEAF_PAGE) {
         const to = Math.min(size, from + LEAF_PAGE)
-        const hashes = yield* store.leafPayloadHashes(org, from, to)
-        if (hashes.length !== to - from) return yield* Effect.die(new Error(`settlement log of ${org}: leaves ${from}..${to} incomplete`))
-        for (const payloadHash of hashes) appender.append(leafHash(digestOf(payloadHash)))
+        const digests = yield* store.leafDigests(org, from, to)
+        if (digests.length !== to - from) return yield* Effect.die(new Error(`settlement log of ${org}: leaves ${from}..${to} incomplete`))
+        for (const digest of digests) appender.append(leafHash(digest))
         yield* store.writeTiles(org, appender.takeWritten())
       }
       yield* store.writeTiles(org, appender.partialTiles())

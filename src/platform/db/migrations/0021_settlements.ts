@@ -2,7 +2,7 @@
  * Settlements: each organization's receipts appended to one RFC 9162 Merkle log.
  * `settlement_logs` is the log head (its row lock serializes appends);
  * `settlement_leaves` says which receipt sits at which index (a receipt is
- * settled once: unique); `settlement_tiles` holds the tree as 256-hash tiles of
+ * settled once: unique) and keeps its payload digest, so sealing reads one table; `settlement_tiles` holds the tree as 256-hash tiles of
  * complete subtrees; `settlements` are the signed tree heads.
  */
 import { migration } from "./migration.js"
@@ -18,6 +18,7 @@ export default migration(function* (sql) {
       org_uuid TEXT NOT NULL,
       leaf_index BIGINT NOT NULL,
       receipt_uuid TEXT NOT NULL UNIQUE,
+      payload_digest BYTEA NOT NULL,
       PRIMARY KEY (org_uuid, leaf_index)
     )`
   yield* sql`
