@@ -12,6 +12,7 @@ import { Effect, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { parseInstant } from "../src/evidence/service.js"
 import { databaseClientLayer, runMigrationsOf } from "../src/platform/db/index.js"
 import { migrations } from "../src/platform/db/migrations/index.js"
 import { call, type Org, registerOrg } from "./support/client.js"
@@ -299,6 +300,32 @@ describe("time travel", () => {
     const dateOnly = await travel(org.key, { point_in_time: "2020-01-01", reason: "r", query: { date_to: "2020-01-01" } })
     expect(dateOnly.status).toBe(200)
     expect(dateOnly.body.query.date_to).toBe("2020-01-01T23:59:59.999Z")
+  })
+})
+
+describe("dates of a discovery query", () => {
+  it("reads an instant however ISO 8601 writes it, and a date alone as its day (property)", () => {
+    const instants = fc.date({ min: new Date("1971-01-01T00:00:00Z"), max: new Date("2999-12-31T23:59:59Z"), noInvalidDate: true })
+    fc.assert(
+      fc.property(instants, fc.integer({ min: -14 * 60, max: 14 * 60 }), (date, offsetMinutes) => {
+        const at = date.getTime()
+        expect(parseInstant(date.toISOString())).toBe(at)
+        expect(parseInstant(date.toISOString().replace("Z", ""))).toBe(at)
+        // The same instant written in another zone, with and without the colon.
+        const local = new Date(at + offsetMinutes * 60_000).toISOString().slice(0, 23)
+        const sign = offsetMinutes < 0 ? "-" : "+"
+        const hh = String(Math.floor(Math.abs(offsetMinutes) / 60)).padStart(2, "0")
+        const mm = String(Math.abs(offsetMinutes) % 60).padStart(2, "0")
+        expect(parseInstant(`${local}${sign}${hh}:${mm}`)).toBe(at)
+        expect(parseInstant(`${local}${sign}${hh}${mm}`)).toBe(at)
+        const day = date.toISOString().slice(0, 10)
+        expect(parseInstant(day)).toBe(Date.parse(`${day}T00:00:00Z`))
+        expect(parseInstant(day, true)).toBe(Date.parse(`${day}T00:00:00Z`) + 86_400_000 - 1)
+      })
+    )
+    for (const text of ["", "yesterday", "2026", "2026-13-01", "2026-01-01T25:00:00Z", "1e3", "2026-01-01T00:00:00+99"]) {
+      expect([text, parseInstant(text)]).toEqual([text, undefined])
+    }
   })
 })
 

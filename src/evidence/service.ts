@@ -55,7 +55,9 @@ export const parseInstant = (value: string, endOfDay = false): number | undefine
   }
   const match = DATE_TIME.exec(value)
   if (match === null) return undefined
-  const at = Date.parse(match[1] === undefined ? `${value}Z` : value)
+  const zone = match[1]
+  // Date.parse wants the offset as ±hh:mm.
+  const at = Date.parse(zone === undefined ? `${value}Z` : /^[+-]\d{4}$/.test(zone) ? `${value.slice(0, -5)}${zone.slice(0, 3)}:${zone.slice(3)}` : value)
   return Number.isNaN(at) ? undefined : at
 }
 
