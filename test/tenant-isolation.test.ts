@@ -87,6 +87,10 @@ beforeAll(async () => {
   expect(custom.status).toBe(201)
   ids.custom_model_id = custom.body.id
 
+  const evidence = await call(server.url, "POST", "/api/v1/evidence/packages", { token: a.key, body: { action_uuids: [ids.action_uuid], title: "victim package" } })
+  expect(evidence.status).toBe(201)
+  ids.package_uuid = evidence.body.package_uuid
+
   // A case needs models that answer: two built-in models without credentials fail, so the case
   // row is written directly, as a completed case that waits for review.
   ids.case_id = `case_victim_${process.pid}`
@@ -120,6 +124,7 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
   if (path.startsWith("/api/v1/endpoint-whitelist/:id")) return { id: ids.whitelist_id! }
   if (path.startsWith("/api/v1/endpoint-approvals/:id")) return { id: ids.approval_id!, body: { add_pattern: true } }
   if (path.includes(":webhook_id")) return { id: ids.webhook_id! }
+  if (path.includes(":package_uuid")) return { id: ids.package_uuid! }
   if (path.includes(":case_id")) return { id: ids.case_id!, body: route.method === "POST" ? { reason: "hostile" } : undefined }
   if (path.startsWith("/api/v1/models/custom/:id")) return { id: ids.custom_model_id!, body: route.method === "PUT" ? { name: "taken over" } : undefined }
   if (path.includes(":agent_slug")) {

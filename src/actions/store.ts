@@ -136,6 +136,14 @@ export const makeActionsStore = Effect.gen(function* () {
           AS r(event_id text, org_uuid text, type text, data jsonb, created_at timestamptz)
         WHERE ${when}`
 
+  /**
+   * The status-history rows (evidence time travel) for what `rows` selects: (org_uuid, action_uuid,
+   * status, changed_at). Part of the statement that changes the status, never a round trip of its
+   * own; a status already recorded (a policy denial is inserted, then finished) is kept as it was.
+   */
+  const historyInsertion = (rows: Statement.Fragment) =>
+    sql`INSERT INTO action_status_history (org_uuid, action_uuid, status, changed_at) ${rows} ON CONFLICT (action_uuid, status) DO NOTHING`
+
   const insertAction = (a: NewAction) =>
     sql`INSERT INTO actions (action_uuid, org_uuid, agent_id, agent_version, action_type, action_details_hash,
           instruction_hash, details_sealed, details_storage_key, model_id, model_version, parent_action_uuid,
@@ -151,14 +159,19 @@ export const makeActionsStore = Effect.gen(function* () {
   return {
     sql,
 
-    insert: (a: NewAction) => sql`${insertAction(a)}`.pipe(Effect.asVoid),
+    /** The action and the first row of its status history, in one statement. */
+    insert: (a: NewAction) =>
+      sql`WITH inserted AS (${insertAction(a)} RETURNING org_uuid, action_uuid, status, created_at)
+          ${historyInsertion(sql`SELECT org_uuid, action_uuid, status, created_at FROM inserted`)}`.pipe(Effect.asVoid),
 
     /**
-     * The action and its outbox events in ONE statement (a data-modifying CTE
-     * runs exactly once and the statement is atomic): no BEGIN/COMMIT round trips.
+     * The action, its first status-history row and its outbox events in ONE statement (a
+     * data-modifying CTE runs exactly once and the statement is atomic): no BEGIN/COMMIT round trips.
      */
     insertWithEvents: (a: NewAction, events: ReadonlyArray<RecordedEvent>) =>
-      sql`WITH inserted AS (${insertAction(a)} RETURNING action_uuid)
+      sql`WITH inserted AS (${insertAction(a)} RETURNING org_uuid, action_uuid, status, created_at), history AS (
+            ${historyInsertion(sql`SELECT org_uuid, action_uuid, status, created_at FROM inserted`)}
+          )
           INSERT INTO events (event_id, org_uuid, type, data, created_at)
           SELECT event_id, org_uuid, type, data, created_at
           FROM jsonb_to_recordset(${eventRowsJson(events)})
@@ -206,8 +219,11 @@ export const makeActionsStore = Effect.gen(function* () {
 
     /** pending_approval → approved; false when the action was no longer pending. */
     approve: (actionUuid: string, by: string | null, via: string, at: string) =>
-      sql`UPDATE actions SET status = 'approved', approved_by = ${by}, approved_at = ${at}, approval_via = ${via}, updated_at = ${at}
-          WHERE action_uuid = ${actionUuid} AND status = 'pending_approval' RETURNING action_uuid`.pipe(Effect.map((rows) => rows.length > 0)),
+      sql`WITH approved AS (
+            UPDATE actions SET status = 'approved', approved_by = ${by}, approved_at = ${at}, approval_via = ${via}, updated_at = ${at}
+            WHERE action_uuid = ${actionUuid} AND status = 'pending_approval' RETURNING org_uuid, action_uuid, status, updated_at
+          ), history AS (${historyInsertion(sql`SELECT org_uuid, action_uuid, status, updated_at FROM approved`)})
+          SELECT action_uuid FROM approved`.pipe(Effect.map((rows) => rows.length > 0)),
 
     list: (orgUuid: string, filter: { action_type?: string; agent_id?: string; status?: string }, page: number, perPage: number) =>
       Effect.gen(function* () {
@@ -376,7 +392,7 @@ export const makeActionsStore = Effect.gen(function* () {
 
     /**
      * The end of a terminal transition in ONE statement: the action's terminal
-     * state, its receipt (`receiptInsert`, from the receipts area), the chain
+     * state and its status-history row, its receipt (`receiptInsert`, from the receipts area), the chain
      * head advanced to that receipt, and the outbox events. Call inside the
      * transaction that locked the chain.
      */
@@ -391,8 +407,8 @@ export const makeActionsStore = Effect.gen(function* () {
             UPDATE agent_chains SET last_sequence = ${u.agent_sequence}, last_payload_hash = ${u.receipt.payload_hash}, updated_at = now()
             WHERE org_uuid = ${chain.orgUuid} AND agent_id = ${chain.agentId} RETURNING 1
           ), finished AS (
-            UPDATE actions SET ${terminalColumns(u)} WHERE action_uuid = ${actionUuid} RETURNING 1
-          )
+            UPDATE actions SET ${terminalColumns(u)} WHERE action_uuid = ${actionUuid} RETURNING org_uuid, action_uuid, status, updated_at
+          ), history AS (${historyInsertion(sql`SELECT org_uuid, action_uuid, status, updated_at FROM finished`)})
           ${eventsInsertion(events, sql`TRUE`)}`.pipe(Effect.asVoid),
 
     parentPayloadHash: (orgUuid: string, parentUuid: string | null) =>

@@ -1,0 +1,309 @@
+/**
+ * SQL for evidence packages, discovery queries and the reads they make of actions, receipts and
+ * the actions' status history. Every read of actions is scoped by organization, except the one
+ * that tells which of a package's uuids belong to another (it returns nothing else).
+ */
+import * as Effect from "effect/Effect"
+import { SqlClient } from "effect/sql"
+import { type AuditEntry, insertAudit } from "../platform/audit.js"
+import { jsonb } from "../platform/db/index.js"
+import { count, iso, isoRequired, offset } from "../platform/sql.js"
+
+const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value))
+
+/** An action of a package, with its receipt as stored and its agent-chain predecessor's receipt id. */
+export interface PackagedActionRow {
+  readonly action_uuid: string
+  readonly action_type: string
+  readonly agent_id: string | null
+  readonly agent_version: string | null
+  readonly model_id: string | null
+  readonly model_version: string | null
+  readonly status: string
+  readonly action_details_hash: string
+  readonly instruction_hash: string | null
+  readonly outcome: string | null
+  readonly outcome_hash: string | null
+  readonly policy_uuid: string | null
+  readonly approved_by: string | null
+  readonly approved_at: string | null
+  readonly denial_reason: string | null
+  readonly parent_action_uuid: string | null
+  readonly created_at: string
+  readonly receipt: {
+    readonly receipt_uuid: string
+    readonly receipt_version: string
+    readonly receipt_status: string
+    readonly payload_hash: string
+    readonly signature: string
+    readonly public_key_id: string
+    readonly timestamp_token: string | null
+    readonly signed_payload: string
+    readonly agent_sequence: number
+    readonly created_at: string
+  } | null
+  readonly previous_receipt_uuid: string | null
+}
+
+const toPackagedAction = (row: any): PackagedActionRow => ({
+  action_uuid: row.action_uuid,
+  action_type: row.action_type,
+  agent_id: text(row.agent_id),
+  agent_version: text(row.agent_version),
+  model_id: text(row.model_id),
+  model_version: text(row.model_version),
+  status: row.status,
+  action_details_hash: row.action_details_hash,
+  instruction_hash: text(row.instruction_hash),
+  outcome: text(row.outcome),
+  outcome_hash: text(row.outcome_hash),
+  policy_uuid: text(row.policy_uuid),
+  approved_by: text(row.approved_by),
+  approved_at: iso(row.approved_at),
+  denial_reason: text(row.denial_reason),
+  parent_action_uuid: text(row.parent_action_uuid),
+  created_at: isoRequired(row.created_at),
+  receipt:
+    row.receipt_uuid === null || row.receipt_uuid === undefined
+      ? null
+      : {
+          receipt_uuid: row.receipt_uuid,
+          receipt_version: row.receipt_version,
+          receipt_status: row.receipt_status,
+          payload_hash: row.payload_hash,
+          signature: row.signature,
+          public_key_id: row.public_key_id,
+          timestamp_token: text(row.timestamp_token),
+          signed_payload: row.signed_payload,
+          agent_sequence: Number(row.receipt_agent_sequence),
+          created_at: isoRequired(row.receipt_created_at)
+        },
+  previous_receipt_uuid: text(row.previous_receipt_uuid)
+})
+
+export interface PackageRow {
+  readonly package_uuid: string
+  readonly org_uuid: string
+  readonly title: string
+  readonly purpose: string | null
+  readonly action_count: number
+  readonly signed_payload: string
+  readonly package_hash: string
+  readonly signature: string
+  readonly public_key_id: string
+  readonly timestamp_token: string | null
+  readonly created_by: string
+  readonly sealed_at: string
+}
+
+const toPackage = (row: any): PackageRow => ({
+  package_uuid: String(row.package_uuid),
+  org_uuid: String(row.org_uuid),
+  title: row.title,
+  purpose: text(row.purpose),
+  action_count: Number(row.action_count),
+  signed_payload: row.signed_payload,
+  package_hash: row.package_hash,
+  signature: row.signature,
+  public_key_id: row.public_key_id,
+  timestamp_token: text(row.timestamp_token),
+  created_by: row.created_by,
+  sealed_at: isoRequired(row.sealed_at)
+})
+
+export interface DiscoveryFilter {
+  readonly agent_id: string | null
+  readonly action_type: string | null
+  readonly date_from: string | null
+  readonly date_to: string | null
+  readonly status: string | null
+}
+
+export interface AsOfRow {
+  readonly action_uuid: string
+  readonly action_type: string
+  readonly agent_id: string | null
+  readonly model_id: string | null
+  readonly status: string
+  readonly status_since: string
+  readonly receipt_uuid: string | null
+  readonly created_at: string
+}
+
+export interface NewDiscovery {
+  readonly discovery_query_uuid: string
+  readonly org_uuid: string
+  readonly point_in_time: string
+  readonly reason: string
+  readonly query: DiscoveryFilter
+  readonly result_count: number
+  readonly results: ReadonlyArray<AsOfRow>
+  readonly results_hash: string
+  readonly queried_by: string
+  readonly queried_at: string
+}
+
+export interface ChainRow {
+  readonly hop: number
+  readonly action_uuid: string
+  readonly action_type: string
+  readonly agent_id: string | null
+  readonly model_id: string | null
+  readonly status: string
+  readonly policy_uuid: string | null
+  readonly approved_by: string | null
+  readonly approved_at: string | null
+  readonly approval_via: string | null
+  readonly parent_action_uuid: string | null
+  readonly created_at: string
+}
+
+export const makeEvidenceStore = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  return {
+    sql,
+
+    /** Which of `uuids` exist, and whether each is `orgUuid`'s; nothing else about them. */
+    owners: (orgUuid: string, uuids: ReadonlyArray<string>) =>
+      sql`SELECT action_uuid, org_uuid = ${orgUuid} AS own FROM actions
+          WHERE action_uuid IN (SELECT jsonb_array_elements_text(${jsonb(uuids)}))`.pipe(
+        Effect.map((rows: ReadonlyArray<any>) => new Map(rows.map((row) => [row.action_uuid as string, row.own === true])))
+      ),
+
+    /** The organization's actions among `uuids`, each with its receipt and the receipt before it in its agent's chain. */
+    packagedActions: (orgUuid: string, uuids: ReadonlyArray<string>) =>
+      sql`SELECT a.*, r.receipt_version, r.receipt_status, r.payload_hash, r.signature, r.public_key_id, r.timestamp_token,
+            r.signed_payload, r.agent_sequence AS receipt_agent_sequence, r.created_at AS receipt_created_at,
+            prev.receipt_uuid AS previous_receipt_uuid
+          FROM actions a
+          LEFT JOIN receipts r ON r.receipt_uuid = a.receipt_uuid AND r.org_uuid = a.org_uuid
+          LEFT JOIN receipts prev ON prev.org_uuid = r.org_uuid AND COALESCE(prev.agent_id, '') = COALESCE(r.agent_id, '')
+            AND prev.agent_sequence = r.agent_sequence - 1
+          WHERE a.org_uuid = ${orgUuid} AND a.action_uuid IN (SELECT jsonb_array_elements_text(${jsonb(uuids)}))`.pipe(
+        Effect.map((rows: ReadonlyArray<any>) => rows.map(toPackagedAction))
+      ),
+
+    /** The package and its audit entry, together. */
+    insertPackage: (row: PackageRow, audit: AuditEntry) =>
+      sql.withTransaction(
+        Effect.andThen(
+          sql`INSERT INTO evidence_packages (package_uuid, org_uuid, title, purpose, action_count, signed_payload, package_hash, signature,
+                public_key_id, timestamp_token, created_by, sealed_at)
+              VALUES (${row.package_uuid}, ${row.org_uuid}, ${row.title}, ${row.purpose}, ${row.action_count}, ${row.signed_payload},
+                ${row.package_hash}, ${row.signature}, ${row.public_key_id}, ${row.timestamp_token}, ${row.created_by}, ${row.sealed_at})`,
+          insertAudit(sql, audit)
+        )
+      ),
+
+    packageById: (orgUuid: string, packageUuid: string) =>
+      sql`SELECT * FROM evidence_packages WHERE org_uuid = ${orgUuid} AND package_uuid = ${packageUuid}`.pipe(
+        Effect.map((rows: ReadonlyArray<any>) => (rows[0] === undefined ? undefined : toPackage(rows[0])))
+      ),
+
+    packages: (orgUuid: string, page: number, perPage: number) =>
+      Effect.all([
+        sql`SELECT * FROM evidence_packages WHERE org_uuid = ${orgUuid} ORDER BY sealed_at DESC, package_uuid DESC
+            LIMIT ${perPage} OFFSET ${offset(page, perPage)}`.pipe(Effect.map((rows: ReadonlyArray<any>) => rows.map(toPackage))),
+        sql`SELECT count(*) AS n FROM evidence_packages WHERE org_uuid = ${orgUuid}`.pipe(Effect.map((rows: ReadonlyArray<any>) => count(rows[0]?.n)))
+      ]),
+
+    /**
+     * The organization's actions created by `at` that match `filter`, each with the status it had
+     * at `at` (the latest history row not after it; on a tie the later lifecycle step), newest
+     * first, at most `limit`; with the number of all matches.
+     */
+    asOf: (orgUuid: string, at: string, filter: DiscoveryFilter, limit: number) =>
+      Effect.gen(function* () {
+        const where = sql.and([
+          sql`a.org_uuid = ${orgUuid}`,
+          sql`a.created_at <= ${at}`,
+          ...(filter.agent_id !== null ? [sql`a.agent_id = ${filter.agent_id}`] : []),
+          ...(filter.action_type !== null ? [sql`a.action_type = ${filter.action_type}`] : []),
+          ...(filter.date_from !== null ? [sql`a.created_at >= ${filter.date_from}`] : []),
+          ...(filter.date_to !== null ? [sql`a.created_at <= ${filter.date_to}`] : []),
+          ...(filter.status !== null ? [sql`h.status = ${filter.status}`] : [])
+        ])
+        const rows: ReadonlyArray<any> = yield* sql`
+          SELECT a.action_uuid, a.action_type, a.agent_id, a.model_id, a.created_at, h.status, h.changed_at,
+            CASE WHEN r.created_at <= ${at} THEN r.receipt_uuid END AS receipt_uuid_then,
+            count(*) OVER () AS total
+          FROM actions a
+          JOIN LATERAL (
+            SELECT status, changed_at FROM action_status_history h
+            WHERE h.action_uuid = a.action_uuid AND h.changed_at <= ${at}
+            ORDER BY changed_at DESC,
+              CASE status WHEN 'authorized' THEN 0 WHEN 'pending_approval' THEN 0 WHEN 'approved' THEN 1 ELSE 2 END DESC
+            LIMIT 1
+          ) h ON true
+          LEFT JOIN receipts r ON r.receipt_uuid = a.receipt_uuid AND r.org_uuid = a.org_uuid
+          WHERE ${where}
+          ORDER BY a.created_at DESC, a.action_uuid DESC
+          LIMIT ${limit}`
+        const results = rows.map(
+          (row): AsOfRow => ({
+            action_uuid: row.action_uuid,
+            action_type: row.action_type,
+            agent_id: text(row.agent_id),
+            model_id: text(row.model_id),
+            status: row.status,
+            status_since: isoRequired(row.changed_at),
+            receipt_uuid: text(row.receipt_uuid_then),
+            created_at: isoRequired(row.created_at)
+          })
+        )
+        return { results, total: count(rows[0]?.total) }
+      }),
+
+    /** The discovery record and its audit entry, together. */
+    insertDiscovery: (d: NewDiscovery, audit: AuditEntry) =>
+      sql.withTransaction(
+        Effect.andThen(
+          sql`INSERT INTO discovery_queries (discovery_query_uuid, org_uuid, point_in_time, reason, query, result_count, results, results_hash,
+                queried_by, queried_at)
+              VALUES (${d.discovery_query_uuid}, ${d.org_uuid}, ${d.point_in_time}, ${d.reason}, ${jsonb(d.query)}, ${d.result_count},
+                ${jsonb(d.results)}, ${d.results_hash}, ${d.queried_by}, ${d.queried_at})`,
+          insertAudit(sql, audit)
+        )
+      ),
+
+    /**
+     * From the action up its parent links within the organization: hop 0 is the action. Stops at
+     * a root, a parent that is not the organization's, a cycle, or `max` entries.
+     */
+    liabilityChain: (orgUuid: string, actionUuid: string, max: number) =>
+      sql`WITH RECURSIVE walk AS (
+            SELECT action_uuid, parent_action_uuid, 0 AS hop, ARRAY[action_uuid] AS path
+            FROM actions WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid}
+            UNION ALL
+            SELECT a.action_uuid, a.parent_action_uuid, w.hop + 1, w.path || a.action_uuid
+            FROM walk w JOIN actions a ON a.action_uuid = w.parent_action_uuid AND a.org_uuid = ${orgUuid}
+            WHERE w.hop + 1 < ${max} AND NOT a.action_uuid = ANY (w.path)
+          )
+          SELECT w.hop, a.action_uuid, a.action_type, a.agent_id, a.model_id, a.status, a.policy_uuid, a.approved_by, a.approved_at,
+            a.approval_via, a.parent_action_uuid, a.created_at
+          FROM walk w JOIN actions a ON a.action_uuid = w.action_uuid
+          ORDER BY w.hop`.pipe(
+        Effect.map((rows: ReadonlyArray<any>) =>
+          rows.map(
+            (row): ChainRow => ({
+              hop: Number(row.hop),
+              action_uuid: row.action_uuid,
+              action_type: row.action_type,
+              agent_id: text(row.agent_id),
+              model_id: text(row.model_id),
+              status: row.status,
+              policy_uuid: text(row.policy_uuid),
+              approved_by: text(row.approved_by),
+              approved_at: iso(row.approved_at),
+              approval_via: text(row.approval_via),
+              parent_action_uuid: text(row.parent_action_uuid),
+              created_at: isoRequired(row.created_at)
+            })
+          )
+        )
+      )
+  }
+})
+
+export type EvidenceStore = Effect.Success<typeof makeEvidenceStore>
