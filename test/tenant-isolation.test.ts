@@ -84,6 +84,11 @@ beforeAll(async () => {
   expect(custom.status).toBe(201)
   ids.custom_model_id = custom.body.id
 
+  const escrow = await call(server.url, "POST", "/api/v1/escrow/accounts", { token: a.key, body: { purpose: "victim" } })
+  expect(escrow.status).toBe(201)
+  ids.account_uuid = escrow.body.account_uuid
+  expect((await call(server.url, "POST", `/api/v1/escrow/accounts/${ids.account_uuid}/deposit`, { token: a.key, body: { amount: "10.00" } })).status).toBe(201)
+
   // A case needs models that answer: two built-in models without credentials fail, so the case
   // row is written directly, as a completed case that waits for review.
   ids.case_id = `case_victim_${process.pid}`
@@ -118,6 +123,12 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
   if (path.includes(":webhook_id")) return { id: ids.webhook_id! }
   if (path.includes(":case_id")) return { id: ids.case_id!, body: route.method === "POST" ? { reason: "hostile" } : undefined }
   if (path.startsWith("/api/v1/models/custom/:id")) return { id: ids.custom_model_id!, body: route.method === "PUT" ? { name: "taken over" } : undefined }
+  if (path.includes(":account_uuid")) {
+    if (path.endsWith("/deposit") || path.endsWith("/release")) return { id: ids.account_uuid!, body: { amount: "1.00" } }
+    if (path.endsWith("/dispute")) return { id: ids.account_uuid!, body: { amount: "1.00", reason: "hostile" } }
+    if (path.endsWith("/dispute/resolve")) return { id: ids.account_uuid!, body: { resolution: "dismissed" } }
+    return { id: ids.account_uuid! }
+  }
   if (path.includes(":agent_slug")) {
     if (path.endsWith("/versions") && route.method === "POST") return { id: ids.agent_slug!, body: { version: "9.9.9", instruction_hash: "sha256:x" } }
     if (path.endsWith("/decommission") || path.endsWith("/credentials/revoke")) return { id: ids.agent_slug!, body: { reason: "hostile" } }
@@ -168,6 +179,8 @@ describe("tenant isolation", () => {
     expect(credential.body.credential).not.toBeNull()
     const custom = await call(server.url, "GET", `/api/v1/models/custom/${ids.custom_model_id}`, { token: a.key })
     expect(custom.body).toMatchObject({ name: "Victim model", has_auth: true, status: "untested" })
+    const account = await call(server.url, "GET", `/api/v1/escrow/accounts/${ids.account_uuid}`, { token: a.key })
+    expect(account.body).toMatchObject({ balance: "10.00", status: "active", transaction_count: 1, disputes: [] })
     const victimCase = await call(server.url, "GET", `/api/v1/cases/${ids.case_id}`, { token: a.key })
     expect(victimCase.body.review.status).toBe("pending")
   })
