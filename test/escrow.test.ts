@@ -1,7 +1,7 @@
 /**
  * Escrow end to end over HTTP (spec 001 "Escrow"): accounts with their currency and agent checks,
  * deposits and releases with exact decimal strings, fees and signed receipts verifiable with the
- * JWKS, 100 concurrent movements on one account, disputes that freeze it (signature, evidence)
+ * JWKS, 100 concurrent movements on one account through two servers, disputes that freeze it (signature, evidence)
  * and their resolution by an owner or admin, other organizations' 404s and key scopes.
  */
 import { createHash, createHmac, createPublicKey, randomUUID, verify } from "node:crypto"
@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest"
 import { loadConfig } from "../src/platform/config.js"
 import { addMember, call, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
-import { useServer } from "./support/server.js"
+import { startServer, useServer } from "./support/server.js"
 
 // 2.5 % on releases, so the fee arithmetic shows in every release below.
 const server = useServer({ ESCROW_FEE_BASIS_POINTS: "250" })
@@ -222,11 +222,17 @@ describe("deposits and releases", () => {
     expect((await deposit(org.key, yen, { amount: 1500 })).body).toMatchObject({ amount: "1500", balance_after: "1500" })
   })
 
-  it("100 concurrent deposits and releases on one account leave the exact balance and never go negative", async () => {
+  it("100 concurrent deposits and releases on one account, through two servers on one database, leave the exact balance and never go negative", async () => {
     const account = await newAccount()
     expect((await deposit(org.key, account, { amount: "5.00" })).status).toBe(201)
+    // A second server on the same database: the per-account lock is Postgres's, not a process's.
+    const twin = await startServer({ DATABASE_URL: server.config.databaseUrl!, ESCROW_FEE_BASIS_POINTS: "250" })
     const moves = Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? { kind: "deposit", amount: "1.25" } : { kind: "release", amount: "3.00" }))
-    const replies = await Promise.all(moves.map((move) => (move.kind === "deposit" ? deposit : release)(org.key, account, { amount: move.amount })))
+    const replies = await Promise.all(
+      moves.map((move, i) =>
+        call(i % 4 < 2 ? server.url : twin.url, "POST", `${PATH}/${account}/${move.kind}`, { token: org.key, body: { amount: move.amount } })
+      )
+    ).finally(() => twin.stop())
     let expected = 500n
     for (const [i, reply] of replies.entries()) {
       if (moves[i]!.kind === "deposit") {
@@ -403,6 +409,42 @@ describe("isolation and access", () => {
     ]
     for (const reply of await Promise.all(attempts)) expect([reply.status, reply.body.code]).toEqual([404, "NOT_FOUND"])
     expect((await getAccount(org.key, account)).body).toMatchObject({ balance: "5.00", status: "active", transaction_count: 1 })
+  })
+
+  it("an unknown account is 404 NOT_FOUND on every route", async () => {
+    const missing = randomUUID()
+    for (const reply of [
+      await getAccount(org.key, missing),
+      await deposit(org.key, missing, { amount: "1.00" }),
+      await release(org.key, missing, { amount: "1.00" }),
+      await dispute(org.key, missing, { amount: "1.00", reason: "x" }),
+      await resolve(org.key, missing, { resolution: "dismissed" })
+    ]) {
+      expect([reply.status, reply.body.code]).toEqual([404, "NOT_FOUND"])
+    }
+  })
+
+  it("deleting the organization removes its accounts, transactions and disputes", async () => {
+    const doomed = await registerOrg(server.url, "Doomed Escrow Org")
+    const account = (await createAccount(doomed.key)).body.account_uuid
+    await deposit(doomed.key, account, { amount: "3.00" })
+    await release(doomed.key, account, { amount: "1.00" })
+    await dispute(doomed.key, account, { amount: "1.00", reason: "x" })
+    const rows = () =>
+      server.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const counts = []
+          for (const table of ["escrow_accounts", "escrow_transactions", "escrow_disputes"]) {
+            const [row] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(table)} WHERE org_uuid = ${doomed.orgUuid}`
+            counts.push(row!.n)
+          }
+          return counts
+        })
+      )
+    expect(await rows()).toEqual([1, 2, 1])
+    expect((await call(server.url, "DELETE", "/api/v1/auth/account", { token: doomed.token })).status).toBe(200)
+    expect(await rows()).toEqual([0, 0, 0])
   })
 
   it("keys need escrow:read to read and escrow:write to change", async () => {
