@@ -13,11 +13,7 @@ import { listPage } from "../../protocol/common.js"
 import type {
   CreateAccountRequest,
   DisputeRequest,
-  EscrowAccount,
-  EscrowAccountListItem,
-  EscrowDispute,
   EscrowReceipt,
-  EscrowTransaction,
   MovementRequest,
   ResolveDisputeRequest
 } from "../../protocol/escrow.js"
@@ -42,7 +38,8 @@ import {
 } from "./errors.js"
 import { type AmountProblem, formatMinor, MAX_BALANCE_MINOR, minorDigits, parseAmount, releaseFee } from "./money.js"
 import { disputeSignatureValid } from "./signature.js"
-import { type AccountRow, type DisputeRow, makeEscrowStore, type TransactionRow } from "./store.js"
+import { type AccountRow, makeEscrowStore } from "./store.js"
+import { accountListItem, accountView, disputeView, transactionView } from "./views.js"
 
 export const ESCROW_RECEIPT_VERSION = "1.0"
 /** Transactions shown with an account; the rest page at `.../transactions`. */
@@ -59,66 +56,6 @@ const problemText: Record<AmountProblem | "balance_limit", string> = {
   too_large: "is larger than the largest accepted amount",
   balance_limit: "would take the balance above the largest accepted balance"
 }
-
-const accountListItem = (row: AccountRow): EscrowAccountListItem => ({
-  account_uuid: row.account_uuid,
-  currency: row.currency,
-  purpose: row.purpose,
-  agent_id: row.agent_id,
-  balance: formatMinor(row.balance_minor, row.minor_digits),
-  status: row.status,
-  created_at: row.created_at
-})
-
-const accountView = (row: AccountRow, transactionCount: number): EscrowAccount => ({
-  ...accountListItem(row),
-  counterparty_org_uuid: row.counterparty_org_uuid,
-  counterparty: row.counterparty,
-  transaction_count: transactionCount,
-  updated_at: row.updated_at
-})
-
-const transactionView = (row: TransactionRow, account: Pick<AccountRow, "currency" | "minor_digits">): EscrowTransaction => {
-  const money = (minor: bigint) => formatMinor(minor, account.minor_digits)
-  return {
-    transaction_id: row.transaction_id,
-    account_uuid: row.account_uuid,
-    type: row.type,
-    amount: money(row.amount_minor),
-    currency: account.currency,
-    ...(row.type === "release" ? { fee: money(row.fee_minor ?? 0n), net_release: money(row.net_minor ?? row.amount_minor) } : {}),
-    balance_after: money(row.balance_after_minor),
-    description: row.description,
-    reference: row.reference,
-    reference_action_uuid: row.reference_action_uuid,
-    sequence: row.sequence,
-    receipt: row.receipt,
-    created_by: row.created_by,
-    created_at: row.created_at
-  }
-}
-
-const disputeView = (row: DisputeRow, account: Pick<AccountRow, "currency" | "minor_digits">): EscrowDispute => ({
-  dispute_id: row.dispute_id,
-  account_uuid: row.account_uuid,
-  amount: formatMinor(row.amount_minor, account.minor_digits),
-  currency: account.currency,
-  reason: row.reason,
-  description: row.description,
-  reference_action_uuid: row.reference_action_uuid,
-  status: row.status,
-  // An open dispute holds the account frozen; resolving it is what made it active again.
-  account_status: row.status === "open" ? "frozen" : "active",
-  evidence_package_uuid: row.evidence_package_uuid,
-  receipt: row.receipt,
-  opened_at: row.opened_at,
-  opened_by: row.opened_by,
-  resolution: row.resolution,
-  resolution_note: row.resolution_note,
-  resolved_at: row.resolved_at,
-  resolved_by: row.resolved_by,
-  resolution_receipt: row.resolution_receipt
-})
 
 const present = (text: string | null | undefined) => (text === undefined || text === null || text.trim() === "" ? null : text)
 
