@@ -89,9 +89,9 @@ export const EscrowTransaction = Schema.Struct({
   type: Schema.Literals(["deposit", "release"]),
   amount: Money,
   currency: Schema.String,
-  /** Releases only: `fee + net_release = amount`. */
-  fee: Schema.optionalKey(Money),
-  net_release: Schema.optionalKey(Money),
+  /** Releases: `fee + net_release = amount`; null on deposits. */
+  fee: Schema.NullOr(Money),
+  net_release: Schema.NullOr(Money),
   balance_after: Money,
   description: Schema.NullOr(Schema.String),
   reference: Schema.NullOr(Schema.String),
