@@ -90,6 +90,10 @@ beforeAll(async () => {
   const evidence = await call(server.url, "POST", "/api/v1/evidence/packages", { token: a.key, body: { action_uuids: [ids.action_uuid], title: "victim package" } })
   expect(evidence.status).toBe(201)
   ids.package_uuid = evidence.body.package_uuid
+  const escrow = await call(server.url, "POST", "/api/v1/escrow/accounts", { token: a.key, body: { purpose: "victim" } })
+  expect(escrow.status).toBe(201)
+  ids.account_uuid = escrow.body.account_uuid
+  expect((await call(server.url, "POST", `/api/v1/escrow/accounts/${ids.account_uuid}/deposit`, { token: a.key, body: { amount: "10.00" } })).status).toBe(201)
 
   // A case needs models that answer: two built-in models without credentials fail, so the case
   // row is written directly, as a completed case that waits for review.
@@ -127,6 +131,12 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
   if (path.includes(":package_uuid")) return { id: ids.package_uuid! }
   if (path.includes(":case_id")) return { id: ids.case_id!, body: route.method === "POST" ? { reason: "hostile" } : undefined }
   if (path.startsWith("/api/v1/models/custom/:id")) return { id: ids.custom_model_id!, body: route.method === "PUT" ? { name: "taken over" } : undefined }
+  if (path.includes(":account_uuid")) {
+    if (path.endsWith("/deposit") || path.endsWith("/release")) return { id: ids.account_uuid!, body: { amount: "1.00" } }
+    if (path.endsWith("/dispute")) return { id: ids.account_uuid!, body: { amount: "1.00", reason: "hostile" } }
+    if (path.endsWith("/dispute/resolve")) return { id: ids.account_uuid!, body: { resolution: "dismissed" } }
+    return { id: ids.account_uuid! }
+  }
   if (path.includes(":agent_slug")) {
     if (path.endsWith("/versions") && route.method === "POST") return { id: ids.agent_slug!, body: { version: "9.9.9", instruction_hash: "sha256:x" } }
     if (path.endsWith("/decommission") || path.endsWith("/credentials/revoke")) return { id: ids.agent_slug!, body: { reason: "hostile" } }
@@ -177,6 +187,8 @@ describe("tenant isolation", () => {
     expect(credential.body.credential).not.toBeNull()
     const custom = await call(server.url, "GET", `/api/v1/models/custom/${ids.custom_model_id}`, { token: a.key })
     expect(custom.body).toMatchObject({ name: "Victim model", has_auth: true, status: "untested" })
+    const account = await call(server.url, "GET", `/api/v1/escrow/accounts/${ids.account_uuid}`, { token: a.key })
+    expect(account.body).toMatchObject({ balance: "10.00", status: "active", transaction_count: 1, disputes: [] })
     const victimCase = await call(server.url, "GET", `/api/v1/cases/${ids.case_id}`, { token: a.key })
     expect(victimCase.body.review.status).toBe("pending")
     const proof = await call(server.url, "GET", `/api/v1/settlements/inclusion-proof/${ids.receipt_uuid}`, { token: a.key })

@@ -45,6 +45,8 @@ export interface AppConfig {
   readonly approvalTtlMs: number
   /** How long a mutual-signing request stays open (24 h; tests shorten it). */
   readonly mutualSignTtlMs: number
+  /** Fee of an escrow release in basis points of its amount (0-10 000; default 0), rounded half up to the minor unit. */
+  readonly escrowFeeBasisPoints: number
   /** Time budget of the model calls of one ai or consensus policy on authorize and dry-run. */
   readonly aiPolicyTimeoutMs: number
   /** How long a model answer to an ai or consensus policy is reused for the same action (per policy version). */
@@ -157,6 +159,7 @@ export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
   shutdownGraceMs: int("SHUTDOWN_GRACE_MS", 10_000),
   approvalTtlMs,
   mutualSignTtlMs: int("MUTUAL_SIGN_TTL_MS", 24 * 3_600_000, 1),
+  escrowFeeBasisPoints: int("ESCROW_FEE_BASIS_POINTS", 0, 0, 10_000),
   aiPolicyTimeoutMs: int("AI_POLICY_TIMEOUT_MS", 10_000, 100, 120_000),
   aiPolicyCacheMs: int("AI_POLICY_CACHE_MS", 60_000, 0, 3_600_000),
   approvalSweepMs: int("APPROVAL_SWEEP_MS", 30_000, 10),

@@ -23,6 +23,7 @@ import modelPreferences from "./0015_model_preferences.js"
 import customModels from "./0016_custom_models.js"
 import cases from "./0017_cases.js"
 import evidence from "./0018_evidence.js"
+import escrow from "./0019_escrow.js"
 import settlements from "./0021_settlements.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -44,5 +45,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0016_custom_models": customModels,
   "0017_cases": cases,
   "0018_evidence": evidence,
+  "0019_escrow": escrow,
   "0021_settlements": settlements
 }
