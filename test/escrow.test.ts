@@ -332,15 +332,15 @@ describe("disputes", () => {
     expect(noEvidence.body.code).toBe("EVIDENCE_NOT_FOUND")
     expect((await dispute(org.key, account, { amount: "20", reason: "Defective", evidence_package_uuid: "not-a-uuid" })).body.code).toBe("EVIDENCE_NOT_FOUND")
 
-    // Evidence packages belong to the evidence area; one of each organization is written directly.
-    const ours = randomUUID()
-    const theirs = randomUUID()
-    await server.run(
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`INSERT INTO evidence_packages (package_uuid, org_uuid) VALUES (${ours}, ${org.orgUuid}), (${theirs}, ${other.orgUuid})`
-      })
-    )
+    // One evidence package of each organization, sealed through the evidence area.
+    const packageOf = async (owner: { key: string }) => {
+      const action = await call(server.url, "POST", "/api/v1/actions", { token: owner.key, body: { action_type: "refund", details: "disputed order" } })
+      const sealed = await call(server.url, "POST", "/api/v1/evidence/packages", { token: owner.key, body: { action_uuids: [action.body.action_uuid], title: "dispute evidence" } })
+      expect(sealed.status).toBe(201)
+      return sealed.body.package_uuid as string
+    }
+    const ours = await packageOf(org)
+    const theirs = await packageOf(other)
     expect((await dispute(org.key, account, { amount: "20", reason: "Defective", evidence_package_uuid: theirs })).body.code).toBe("EVIDENCE_NOT_FOUND")
     const withEvidence = { ...terms, evidence_package_uuid: ours }
     const opened = await dispute(org.key, account, { amount: "20", reason: "Defective", evidence_package_uuid: ours, signature: disputeSignature(org.key, withEvidence) })
