@@ -22,6 +22,7 @@ import providerCredentials from "./0014_provider_credentials.js"
 import modelPreferences from "./0015_model_preferences.js"
 import customModels from "./0016_custom_models.js"
 import cases from "./0017_cases.js"
+import estate from "./0020_estate.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -40,5 +41,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0014_provider_credentials": providerCredentials,
   "0015_model_preferences": modelPreferences,
   "0016_custom_models": customModels,
-  "0017_cases": cases
+  "0017_cases": cases,
+  "0020_estate": estate
 }
