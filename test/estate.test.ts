@@ -19,6 +19,8 @@ import { useServer } from "./support/server.js"
 
 interface Received {
   readonly path: string
+  readonly headers: Record<string, string | string[] | undefined>
+  readonly raw: Buffer
   readonly body: any
 }
 
@@ -30,7 +32,8 @@ const receiver = useFixture(
       const chunks: Array<Buffer> = []
       request.on("data", (chunk: Buffer) => chunks.push(chunk))
       request.on("end", () => {
-        received.push({ path: request.url ?? "", body: JSON.parse(Buffer.concat(chunks).toString("utf8")) })
+        const raw = Buffer.concat(chunks)
+        received.push({ path: request.url ?? "", headers: request.headers, raw, body: JSON.parse(raw.toString("utf8")) })
         response.writeHead(200).end("ok")
       })
     })
@@ -156,6 +159,11 @@ describe("succession", () => {
     expect(mail.text).toContain(issued.body.succession.transfer_receipt_id)
     const hook = await waitFor(() => receiver.received.find((r) => r.path === "/hook" && r.body.data?.agent_slug === deceased))
     expect(hook.body).toMatchObject({ event: "agent.death_certificate_issued", data: { succession: { successor_slug: heir } } })
+    // Signed with the platform key: verifiable with the JWKS, like the receipt.
+    const hookKey = jwks.body.keys.find((key: { kid: string }) => key.kid === hook.headers["x-gateway-key-id"])
+    const hookPublicKey = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: hookKey.x }, format: "jwk" })
+    const hookSignature = String(hook.headers["x-gateway-signature"])
+    expect(verify(null, hook.raw, hookPublicKey, Buffer.from(hookSignature.slice("ed25519:".length), "base64url"))).toBe(true)
     const slack = await waitFor(() => receiver.received.find((r) => r.path === "/slack" && String(r.body.text).includes(deceased)))
     expect(slack.body.text).toContain("transfer_to_successor")
     const notified = await (async () => {
@@ -191,6 +199,14 @@ describe("succession", () => {
     const issued = await certify(org.key, deceased, { cause: "end_of_life" })
     expect(issued.status).toBe(201)
     expect(issued.body.succession).toMatchObject({ triggered: true, succession_policy: "archive", successor_slug: null, transfer_receipt_id: null })
+  })
+
+  it("refuses notification targets at private addresses outside OUTBOUND_ALLOW_PRIVATE (the outbound client checks again at send)", async () => {
+    const slug = await agent(org.key, "private")
+    for (const target of ["http://10.0.0.1/hook", "https://10.0.0.1/hook", "https://[::1]/hook", "https://169.254.169.254/latest"]) {
+      const reply = await will(org.key, slug, { succession_policy: "archive", notify_emails: [{ type: "webhook", target }] })
+      expect([target, reply.status]).toEqual([target, 422])
+    }
   })
 
   it("without a will: the certificate issues and no succession runs", async () => {

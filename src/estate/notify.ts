@@ -1,13 +1,16 @@
 /**
  * Tells a will's notification targets that its agent died: e-mail through the configured SMTP
  * server, `webhook` and `slack` through the outbound client (which refuses private addresses
- * unless OUTBOUND_ALLOW_PRIVATE opens them). Each target is tried once; its result is audited;
- * nothing here ever fails.
+ * unless OUTBOUND_ALLOW_PRIVATE opens them). A will holds no shared secret, so a webhook body is
+ * the JCS of the event signed with the platform key (`X-Gateway-Signature`, key id in
+ * `X-Gateway-Key-Id`, verifiable with the JWKS). Each target is tried once; its result is
+ * audited; nothing here ever fails.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import nodemailer from "nodemailer"
 import type { DeathCertificateAnswer, NotifyTarget } from "../../protocol/estate.js"
+import { canonicalJson } from "../../protocol/verifier/canonical.js"
 import { maskUrl, slackText } from "../approvers/messages.js"
 import type { AppConfig } from "../platform/config.js"
 import { outbound, outboundPolicyOfConfig } from "../platform/outbound/index.js"
@@ -38,17 +41,25 @@ const lines = (answer: DeathCertificateAnswer, text: (value: string) => string) 
   ]
 }
 
-export const makeNotifier = (config: AppConfig) => {
+/** Signs bytes with the platform's receipt key. */
+export type Signer = Effect.Effect<{ readonly sign: (bytes: Uint8Array) => string; readonly publicKeyId: string }>
+
+export const makeNotifier = (config: AppConfig, signer: Signer) => {
   const policy = outboundPolicyOfConfig(config)
   const mailer = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : undefined
   const sender = config.smtpFrom || `estate@${hostOf(config.baseUrl)}`
 
-  const post = (url: string, body: unknown) =>
+  const post = (url: string, body: unknown, signed = false) =>
     Effect.gen(function* () {
+      const bytes = Buffer.from(canonicalJson(body), "utf8")
+      const key = signed ? yield* signer : undefined
       const response = yield* outbound(url, {
         method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
+        headers: {
+          "content-type": "application/json",
+          ...(key !== undefined ? { "x-gateway-signature": key.sign(bytes), "x-gateway-key-id": key.publicKeyId } : {})
+        },
+        body: bytes,
         policy,
         timeoutMs: SEND_TIMEOUT_MS
       })
@@ -77,7 +88,7 @@ export const makeNotifier = (config: AppConfig) => {
         if (!config.features.slackIntegration) return Effect.fail(new Skipped("slack_integration is turned off"))
         return post(target.target, { text: lines(answer, slackText).join("\n") })
       case "webhook":
-        return post(target.target, { event: "agent.death_certificate_issued", timestamp: new Date().toISOString(), data: answer })
+        return post(target.target, { event: "agent.death_certificate_issued", timestamp: new Date().toISOString(), data: answer }, true)
     }
   }
 

@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
+import { SqlClient } from "effect/sql"
 import type { Principal } from "../../protocol/auth.js"
 import { listPage } from "../../protocol/common.js"
 import {
@@ -117,7 +118,7 @@ export const makeEstate = Effect.gen(function* () {
   const receipts = yield* Receipts
   const config = yield* Config
   const scope = yield* Effect.scope
-  const notify = makeNotifier(config)
+  const notify = makeNotifier(config, receipts.platformSigner.pipe(Effect.provideService(SqlClient.SqlClient, store.sql)))
   const policy = outboundPolicyOfConfig(config)
 
   const audit = (principal: Principal, event: string, slug: string, context: AuditContext, details?: Record<string, unknown>) =>
@@ -213,6 +214,8 @@ export const makeEstate = Effect.gen(function* () {
     putWill: (principal: Principal, slug: string, input: WillRequest, context: AuditContext) =>
       Effect.gen(function* () {
         yield* agentOf(principal, slug)
+        // An executed will is history: it no longer changes.
+        if (yield* Effect.orDie(store.anyCertificate(slug))) return yield* refuse(new AlreadyDeceased({ agent_slug: slug }))
         if (!isPolicy(input.succession_policy)) return yield* refuse(new InvalidPolicy({ succession_policy: input.succession_policy }))
         const targets = normalizeTargets(input.notify_emails ?? [])
         const issues = yield* targetIssues(targets)
@@ -221,19 +224,27 @@ export const makeEstate = Effect.gen(function* () {
           issues.push({ path: "successor_slug", message: "is required when succession_policy is transfer_to_successor" })
         if (issues.length > 0) return yield* refuse(new InvalidInput({ issues }))
         if (successor !== null) yield* successorOf(principal, slug, successor)
-        // An executed will is history: it no longer changes.
-        if (yield* Effect.orDie(store.anyCertificate(slug))) return yield* refuse(new AlreadyDeceased({ agent_slug: slug }))
-        const row = yield* Effect.orDie(
-          store.upsertWill({
-            agent_slug: slug,
-            org_uuid: principal.orgUuid,
-            successor_slug: successor,
-            succession_policy: input.succession_policy,
-            data_retention_days: input.data_retention_days ?? null,
-            notify: targets,
-            instructions: input.instructions ?? null
-          })
-        )
+        const succession_policy: SuccessionPolicy = input.succession_policy
+        // Written with the agent row locked, as a death certificate reads it: no will changes after death.
+        const row = yield* store.sql
+          .withTransaction(
+            Effect.gen(function* () {
+              if ((yield* Effect.orDie(store.lockAgent(principal.orgUuid, slug))) === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+              if (yield* Effect.orDie(store.anyCertificate(slug))) return yield* refuse(new AlreadyDeceased({ agent_slug: slug }))
+              return yield* Effect.orDie(
+                store.upsertWill({
+                  agent_slug: slug,
+                  org_uuid: principal.orgUuid,
+                  successor_slug: successor,
+                  succession_policy,
+                  data_retention_days: input.data_retention_days ?? null,
+                  notify: targets,
+                  instructions: input.instructions ?? null
+                })
+              )
+            })
+          )
+          .pipe(Effect.catchTag("SqlError", Effect.die))
         yield* audit(principal, "estate.will_updated", slug, context, { succession_policy: row.succession_policy, successor_slug: row.successor_slug })
         return willView(row)
       }),
