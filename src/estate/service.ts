@@ -200,11 +200,7 @@ export const makeEstate = Effect.gen(function* () {
   const sweep = Effect.gen(function* () {
     const due = yield* store.dueForPurge(new Date().toISOString())
     let purged = 0
-    for (const certificate of due) {
-      if (!(yield* store.purge(certificate))) continue
-      purged++
-      yield* store.audit({ orgUuid: certificate.org_uuid, actor: "system", event: "agent.data_purged", target: certificate.agent_slug, details: { certificate_id: certificate.certificate_id } })
-    }
+    for (const certificate of due) if (yield* store.purge(certificate)) purged++
     return purged
   }).pipe(Effect.orDie)
 

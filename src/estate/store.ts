@@ -197,7 +197,8 @@ export const makeEstateStore = Effect.gen(function* () {
      * The `delete` policy's purge of one agent: its descriptive data, version changelogs, the will's
      * instructions and notification targets and the certificate's notes. The agent row stays as a
      * tombstone (the slug, and so the did:web, is never handed out again), and so do its key,
-     * credentials, actions, receipts and transfer receipts: they are evidence. Marked once.
+     * credentials, actions, receipts and transfer receipts: they are evidence. Marked and audited
+     * once, in the same transaction.
      */
     purge: (certificate: CertificateRow) =>
       sql.withTransaction(
@@ -209,6 +210,13 @@ export const makeEstateStore = Effect.gen(function* () {
                      WHERE agent_slug = ${certificate.agent_slug}`
           yield* sql`UPDATE agent_versions SET changelog = NULL WHERE agent_slug = ${certificate.agent_slug}`
           yield* sql`UPDATE agent_wills SET instructions = NULL, notify = '[]'::jsonb, updated_at = now() WHERE agent_slug = ${certificate.agent_slug}`
+          yield* insertAudit(sql, {
+            orgUuid: certificate.org_uuid,
+            actor: "system",
+            event: "agent.data_purged",
+            target: certificate.agent_slug,
+            details: { certificate_id: certificate.certificate_id }
+          })
           return true
         })
       ),
