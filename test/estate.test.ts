@@ -423,3 +423,23 @@ describe("compliance snapshots", () => {
     )
   })
 })
+
+describe("account deletion", () => {
+  it("removes the organization's wills, certificates, succession receipts and snapshots", async () => {
+    const doomed = await registerOrg(server.url, "Doomed Estate")
+    const deceased = await agent(doomed.key, "doomed")
+    const heir = await agent(doomed.key, "doomed-heir")
+    expect((await will(doomed.key, deceased, { successor_slug: heir, succession_policy: "transfer_to_successor" })).status).toBe(200)
+    await decommission(doomed.key, deceased)
+    expect((await certify(doomed.key, deceased, { cause: "end_of_life" })).status).toBe(201)
+    expect((await snapshot(doomed.key, { framework: "gdpr", agent_slug: heir, findings: [{ requirement: "r", status: "pass" }], overall_status: "compliant" })).status).toBe(201)
+    expect((await call(server.url, "DELETE", "/api/v1/auth/account", { token: doomed.token })).status).toBe(200)
+    const left = await sql(
+      (s) => s<any>`SELECT (SELECT count(*) FROM agent_wills WHERE org_uuid = ${doomed.orgUuid})::int AS wills,
+                           (SELECT count(*) FROM agent_death_certificates WHERE org_uuid = ${doomed.orgUuid})::int AS certificates,
+                           (SELECT count(*) FROM compliance_snapshots WHERE org_uuid = ${doomed.orgUuid})::int AS snapshots,
+                           (SELECT count(*) FROM agent_transfers WHERE agent_slug = ${deceased})::int AS receipts`
+    )
+    expect(left).toEqual([{ wills: 0, certificates: 0, snapshots: 0, receipts: 0 }])
+  })
+})
