@@ -38,6 +38,8 @@ import { DidsHttp, DidsPublicHttp } from "./dids/http.js"
 import { Dids } from "./dids/service.js"
 import { EscrowHttp } from "./escrow/http.js"
 import { Escrow } from "./escrow/service.js"
+import { EstateHttp } from "./estate/http.js"
+import { Estate } from "./estate/service.js"
 import { Events } from "./events/service.js"
 import { EvidenceHttp } from "./evidence/http.js"
 import { Evidence } from "./evidence/service.js"
@@ -80,7 +82,7 @@ export const servicesLayer = (config: AppConfig) => {
     databaseLayer({ url: config.databaseUrl, dataDir: config.dataDir, ci: config.ci }),
     platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix })
   )
-  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer).pipe(
+  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer, Estate.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer)),
     (services) => Layer.provideMerge(Layer.mergeAll(Models.layer, CustomModels.layer), services),
     (services) => Layer.provideMerge(Cases.layer, services),
@@ -95,7 +97,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

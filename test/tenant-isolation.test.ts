@@ -141,6 +141,8 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
     if (path.endsWith("/versions") && route.method === "POST") return { id: ids.agent_slug!, body: { version: "9.9.9", instruction_hash: "sha256:x" } }
     if (path.endsWith("/decommission") || path.endsWith("/credentials/revoke")) return { id: ids.agent_slug!, body: { reason: "hostile" } }
     if (path.endsWith("/transfer")) return { id: ids.agent_slug!, body: { target_org_id: "org_hostile", signature: "hmac-sha256:00" } }
+    if (path.endsWith("/will")) return { id: ids.agent_slug!, body: route.method === "PUT" ? { succession_policy: "archive" } : undefined }
+    if (path.endsWith("/death-certificate")) return { id: ids.agent_slug!, body: route.method === "POST" ? { cause: "hostile" } : undefined }
     return { id: ids.agent_slug!, body: route.method === "PUT" ? { name: "taken over" } : undefined }
   }
   return undefined

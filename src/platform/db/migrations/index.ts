@@ -24,6 +24,7 @@ import customModels from "./0016_custom_models.js"
 import cases from "./0017_cases.js"
 import evidence from "./0018_evidence.js"
 import escrow from "./0019_escrow.js"
+import estate from "./0020_estate.js"
 import settlements from "./0021_settlements.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -46,5 +47,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0017_cases": cases,
   "0018_evidence": evidence,
   "0019_escrow": escrow,
+  "0020_estate": estate,
   "0021_settlements": settlements
 }
