@@ -5,7 +5,9 @@
  * puts 64 clients on 4 agents so kills land while batches commit. The chains'
  * agents are registered, and one more client registers agents and publishes
  * versions through the kills, another runs consensus cases with idempotency keys
- * (retrying each key across kills); each acknowledged one must be there. Postgres
+ * (retrying each key across kills), and one keeps an escrow account and settles
+ * the receipts; each acknowledged one must be there, and the log must extend every
+ * settlement and prove every acknowledged receipt. Postgres
  * when DATABASE_URL is set, the embedded default (its own PostgreSQL in a
  * temporary DATA_DIR) otherwise.
  */
@@ -23,6 +25,8 @@ const expectIntactAfter = async (options: Required<Pick<CrashOptions, "kills" | 
   expect(report.chainedReceipts).toBeGreaterThanOrEqual(report.acknowledged)
   expect(Object.keys(report.chains)).toHaveLength(options.agents)
   expect(report.registeredAgents).toBeGreaterThan(0)
+  expect(report.deposits).toBeGreaterThan(0)
+  expect(report.settlements).toBeGreaterThan(0)
 }
 
 describe("crash safety", () => {

@@ -17,7 +17,14 @@
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { canonicalJson, type Ed25519Jwk, payloadHash, verifyReceipt } from "../../protocol/verifier/index.js"
+import {
+  canonicalJson,
+  type Ed25519Jwk,
+  payloadHash,
+  verifyReceipt,
+  verifySettlementConsistency,
+  verifySettlementInclusion
+} from "../../protocol/verifier/index.js"
 import { type FreshDatabase, freshDatabaseUrl } from "../support/database.js"
 import { startFakeLlm } from "../support/fake-llm.js"
 import { type ServerProcess, spawnServer } from "../support/process.js"
@@ -56,6 +63,10 @@ export interface CrashReport {
   readonly chains: Readonly<Record<string, number>>
   /** Agents registered (201) during the load by the registry client; each must still be there. */
   readonly registeredAgents: number
+  /** Settlements answered 201 during the load; each must still be there and the log must extend them. */
+  readonly settlements: number
+  /** Escrow deposits answered 201 during the load; the balance must hold each. */
+  readonly deposits: number
   /** Empty when every check passed. */
   readonly problems: ReadonlyArray<string>
   readonly seconds: number
@@ -275,7 +286,42 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
         await sleep(10)
       }
     }
-    const running = Promise.all([...Array.from({ length: clients }, client), registrar(), caseRunner()])
+    // One client keeps an escrow account and settles the organization's receipts through the kills.
+    const account = (await request(await live, "POST", "/api/v1/escrow/accounts", key, { purpose: "crash" })).body.account_uuid as string
+    const settlements: Array<{ id: string; merkleRoot: string }> = []
+    let deposits = 0
+    let depositsCutOff = 0
+    // Three settlements at most during the load: with the final one they stay within 5 per minute.
+    let settleAttempts = 0
+    const ledger = async () => {
+      for (let n = 1; !stopping; n++) {
+        const at = await live
+        try {
+          const deposit = await request(at, "POST", `/api/v1/escrow/accounts/${account}/deposit`, key, { amount: "1.00", reference: `crash-${n}` })
+          if (deposit.status === 201) deposits++
+          else problems.push(`deposit ${n} answered ${deposit.status}: ${deposit.text}`)
+        } catch (error) {
+          if (!(error instanceof NoAnswer)) throw error
+          depositsCutOff++
+          interrupted++
+          await sleep(20)
+          continue
+        }
+        if (n % 25 === 0 && settleAttempts < 3) {
+          settleAttempts++
+          try {
+            const settled = await request(at, "POST", "/api/v1/settlements", key)
+            if (settled.status === 201) settlements.push({ id: settled.body.id, merkleRoot: settled.body.merkle_root })
+            else if (settled.status !== 429 && !(settled.status === 200 && settled.body === null)) problems.push(`settlement answered ${settled.status}: ${settled.text}`)
+          } catch (error) {
+            if (!(error instanceof NoAnswer)) throw error
+            interrupted++
+          }
+        }
+        await sleep(10)
+      }
+    }
+    const running = Promise.all([...Array.from({ length: clients }, client), registrar(), caseRunner(), ledger()])
 
     const minAcks = options.minAcksPerLife ?? 3
     for (let kill = 1; kill <= kills; kill++) {
@@ -389,10 +435,43 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
     })
     if (casesRun.length === 0) problems.push("no case completed during the run")
 
+    // 5. The escrow balance holds every acknowledged deposit (and at most the cut-off ones besides),
+    // and equals the sum of its transactions.
+    const escrow = await request(base, "GET", `/api/v1/escrow/accounts/${account}`, key)
+    const cents = (amount: string) => Math.round(Number(amount) * 100)
+    const balance = cents(escrow.body.balance)
+    if (balance < deposits * 100 || balance > (deposits + depositsCutOff) * 100) {
+      problems.push(`escrow balance ${escrow.body.balance} for ${deposits} acknowledged and ${depositsCutOff} cut-off deposits of 1.00`)
+    }
+    if (escrow.body.transaction_count * 100 !== balance) problems.push(`escrow balance ${escrow.body.balance} is not its ${escrow.body.transaction_count} deposits`)
+
+    // 6. Every acknowledged settlement is there, unchanged, each later head extends the earlier one,
+    // and a final settlement seals the rest: every acknowledged receipt is then provably in the log.
+    for (const settlement of settlements) {
+      const reply = await request(base, "GET", `/api/v1/settlements/${settlement.id}`, key)
+      if (reply.body?.merkle_root !== settlement.merkleRoot) problems.push(`settlement ${settlement.id} changed or vanished (${reply.status})`)
+    }
+    const final = await request(base, "POST", "/api/v1/settlements", key)
+    const heads = final.status === 201 ? [...settlements, { id: final.body.id as string, merkleRoot: final.body.merkle_root as string }] : settlements
+    for (let i = 1; i < heads.length; i++) {
+      const proof = await request(base, "GET", `/api/v1/settlements/consistency?from=${heads[i - 1].id}&to=${heads[i].id}`, key)
+      if (proof.status !== 200 || !verifySettlementConsistency(proof.body)) problems.push(`settlement ${heads[i].id} does not extend ${heads[i - 1].id}`)
+    }
+    if (final.status === 201 || (final.status === 200 && final.body === null)) {
+      await forEachLimited(acknowledged.filter((_, index) => index % 7 === 0), 8, async (ack) => {
+        const proof = await request(base, "GET", `/api/v1/settlements/inclusion-proof/${ack.receiptUuid}`, key)
+        if (proof.status !== 200 || !verifySettlementInclusion(proof.body, ack.payloadHash)) problems.push(`receipt ${ack.receiptUuid} has no valid inclusion proof (${proof.status})`)
+      })
+    } else if (final.status !== 429) {
+      problems.push(`final settlement answered ${final.status}: ${final.text}`)
+    }
+
     return {
       backend: database ? "postgres" : "embedded",
       casesRun: casesRun.length,
       registeredAgents: registeredAgents.length,
+      settlements: settlements.length,
+      deposits,
       kills,
       acknowledged: acknowledged.length,
       documentsRecorded: acknowledged.filter((ack) => ack.document !== undefined).length,
