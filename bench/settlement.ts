@@ -2,30 +2,35 @@
  * `npm run bench:settlement`: sealing bulk-loaded receipts into an
  * organization's settlement log, and inclusion proofs out of it.
  *
- * The gateway runs in this process (so its memory is this process's) on a
- * fresh database of DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
- * dropped after. For each size in BENCH_SIZES (default "100000,1000000") a new
+ * The gateway runs in its own process (`src/main.ts` with `npm start`'s memory
+ * budget: 160 MB old generation, 2 MB semi-spaces) on a fresh database of
+ * DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), dropped
+ * after. For each size in BENCH_SIZES (default "100000,1000000") a new
  * organization gets that many receipts straight in Postgres (one INSERT …
  * SELECT over generate_series), then one POST /api/v1/settlements seals them
- * all: wall seconds, and peak RSS above the RSS before (sampled every 10 ms).
+ * all: wall seconds, and the gateway's peak RSS above its RSS before (read
+ * from /proc every 10 ms).
  * At the largest size, BENCH_PROOFS (default 2000) GET
  * /api/v1/settlements/inclusion-proof/{id} of random receipts, one at a time:
  * p50/p99, each proof verified.
  *
- * Baselines in the same run: sealing — the naive way, every payload hash read
- * in leaf order and the tree built in memory (src/receipts/merkle.ts), seconds
- * and extra RSS; proofs — GET /health on the same server, p50/p99.
+ * Baselines in the same run: sealing — the naive way, in this process: every
+ * payload hash read in leaf order and the tree built in memory
+ * (src/receipts/merkle.ts), seconds and extra RSS of this process; proofs —
+ * GET /health on the same server, p50/p99.
  * Targets: 1M sealed in ≤ 10 s with ≤ 200 MB extra RSS; proof p99 ≤ 5 ms.
  * The last output line is one JSON object.
  */
 import { randomUUID } from "node:crypto"
-import { Effect } from "effect"
+import { readFileSync } from "node:fs"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { verifySettlementInclusion } from "../protocol/verifier/index.js"
 import { MerkleTree } from "../src/receipts/merkle.js"
 import { call, registerOrg } from "../test/support/client.js"
 import { freshDatabaseUrl } from "../test/support/database.js"
-import { startServer } from "../test/support/server.js"
+import { startGateway } from "./support/gateway.js"
 import { percentile } from "./support/load.js"
 
 const sizes = (process.env.BENCH_SIZES ?? "100000,1000000")
@@ -41,18 +46,24 @@ const TARGET_PROOF_P99_MS = 5
 const mb = (bytes: number) => Math.round(bytes / 1048576)
 const round = (value: number, digits = 2) => Number(value.toFixed(digits))
 
-/** Runs `work` while sampling RSS; answers its seconds and the peak RSS above the RSS before it. */
-const measured = async <A>(work: () => Promise<A>) => {
+/** The resident set of a process, from /proc (bytes). */
+const rssOf = (pid: number): number => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmRSS:\s+(\d+) kB/m)
+  return line === null ? 0 : Number(line[1]) * 1024
+}
+
+/** Runs `work` while sampling the RSS of `pid`; answers its seconds and the peak RSS above the RSS before it. */
+const measured = async <A>(pid: number, work: () => Promise<A>) => {
   global.gc?.()
-  const before = process.memoryUsage.rss()
+  const before = rssOf(pid)
   let peak = before
   const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage.rss())
+    peak = Math.max(peak, rssOf(pid))
   }, 10)
   const started = performance.now()
   try {
     const result = await work()
-    peak = Math.max(peak, process.memoryUsage.rss())
+    peak = Math.max(peak, rssOf(pid))
     return { result, seconds: (performance.now() - started) / 1000, extraRssMb: mb(peak - before) }
   } finally {
     clearInterval(sampler)
@@ -66,8 +77,9 @@ const timings = (samples: number[]) => {
 
 const main = async () => {
   const database = await freshDatabaseUrl(process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres")
-  const server = await startServer({ DATABASE_URL: database.url, RATE_LIMIT_PER_MINUTE: "1000000" })
-  const run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) => server.run(effect as Effect.Effect<A, never, never>)
+  const server = await startGateway({ env: { DATABASE_URL: database.url }, nodeArgs: ["--max-old-space-size=160", "--max-semi-space-size=2"] })
+  const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(database.url), maxConnections: 2 }))
+  const run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) => runtime.runPromise(effect as Effect.Effect<A, never, SqlClient.SqlClient>)
   try {
     const results: Array<Record<string, number>> = []
     let largest: { key: string; orgUuid: string; size: number } | undefined
@@ -91,7 +103,7 @@ const main = async () => {
       const loadSeconds = (performance.now() - loading) / 1000
 
       // Baseline: the naive seal, every hash in memory at once.
-      const naive = await measured(async () => {
+      const naive = await measured(process.pid, async () => {
         const hashes = await run(
           Effect.gen(function* () {
             const sql = yield* SqlClient.SqlClient
@@ -101,7 +113,7 @@ const main = async () => {
         return new MerkleTree(hashes.map((row) => Buffer.from(row.payload_hash.slice(7), "hex"))).root
       })
 
-      const sealed = await measured(() => call(server.url, "POST", "/api/v1/settlements", { token: org.key }))
+      const sealed = await measured(server.pid, () => call(server.url, "POST", "/api/v1/settlements", { token: org.key }))
       if (sealed.result.status !== 201 || sealed.result.body.receipt_count !== size) {
         throw new Error(`settlement failed: ${sealed.result.status} ${sealed.result.text.slice(0, 300)}`)
       }
@@ -112,7 +124,6 @@ const main = async () => {
       )
       results.push({ receipts: size, seal_s: round(sealed.seconds), seal_extra_rss_mb: sealed.extraRssMb, naive_s: round(naive.seconds), naive_extra_rss_mb: naive.extraRssMb })
       largest = { key: org.key, orgUuid: org.orgUuid, size }
-      void prefix
     }
 
     let proofs = { p50: 0, p99: 0 }
@@ -154,6 +165,7 @@ const main = async () => {
     }
     console.log(JSON.stringify({ bench: "settlement", sizes: results, proof_p50_ms: proofs.p50, proof_p99_ms: proofs.p99, health_p50_ms: health.p50, health_p99_ms: health.p99 }))
   } finally {
+    await runtime.dispose()
     await server.stop()
     await database.drop()
   }

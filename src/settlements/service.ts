@@ -29,11 +29,19 @@ import {
   inclusionFromTiles,
   LogAppender,
   rootFromTiles,
+  TILE_WIDTH,
+  type TileKey,
+  type Tiles,
+  tileName,
   tilesForConsistency,
   tilesForInclusion,
   tilesForRoot
 } from "./log.js"
 import * as store from "./store.js"
+
+/** Full tiles kept in memory for proofs (8 KB each: 4 MB). */
+const TILES_CACHED = 512
+const FULL_TILE_BYTES = TILE_WIDTH * 32
 
 /** Leaves read back per query while sealing (about 100 bytes each in flight). */
 const LEAF_PAGE = 32_768
@@ -62,6 +70,35 @@ export const makeSettlements = Effect.gen(function* () {
   /** The signed-note key name of the platform's receipt key, and each organization's log origin. */
   const keyName = host
   const originOf = (org: string) => `${host}/settlements/${org}`
+
+  /**
+   * Full tiles never change once written, so proofs keep the most recently used ones in memory
+   * (about 8 KB each); a log's edge tiles, which still grow, are always read.
+   */
+  const fullTiles = new Map<string, Uint8Array>()
+  const readTiles = (org: string, keys: ReadonlyArray<TileKey>) =>
+    Effect.gen(function* () {
+      const found = new Map<string, Uint8Array>()
+      const missing: TileKey[] = []
+      for (const key of keys) {
+        const name = tileName(key.level, key.index)
+        const cached = fullTiles.get(`${org}/${name}`)
+        if (cached === undefined) {
+          missing.push(key)
+          continue
+        }
+        fullTiles.delete(`${org}/${name}`)
+        fullTiles.set(`${org}/${name}`, cached)
+        found.set(name, cached)
+      }
+      for (const [name, tile] of yield* store.readTiles(org, missing)) {
+        found.set(name, tile)
+        if (tile.length !== FULL_TILE_BYTES) continue
+        fullTiles.set(`${org}/${name}`, tile)
+        if (fullTiles.size > TILES_CACHED) fullTiles.delete(fullTiles.keys().next().value!)
+      }
+      return found as Tiles
+    })
 
   const inTransaction = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
     sql.withTransaction(effect).pipe(Effect.provideService(SqlClient.SqlClient, sql))
@@ -182,16 +219,15 @@ export const makeSettlements = Effect.gen(function* () {
         const org = principal.orgUuid
         const leaf = yield* Effect.orDie(store.leafOfReceipt(org, receiptUuid))
         if (leaf === undefined) return yield* refuse(new ReceiptNotSettled({ receipt_uuid: receiptUuid }))
-        const row = yield* found(org, leaf.settlementUuid)
-        const tiles = yield* Effect.orDie(store.readTiles(org, tilesForInclusion(leaf.leafIndex, row.tree_size)))
-        const { leafHash: hash, proof } = inclusionFromTiles(tiles, leaf.leafIndex, row.tree_size)
+        const tiles = yield* Effect.orDie(readTiles(org, tilesForInclusion(leaf.leafIndex, leaf.treeSize)))
+        const { leafHash: hash, proof } = inclusionFromTiles(tiles, leaf.leafIndex, leaf.treeSize)
         return {
-          settlement_uuid: row.settlement_uuid,
+          settlement_uuid: leaf.settlementUuid,
           receipt_uuid: receiptUuid,
-          merkle_root: row.merkle_root,
+          merkle_root: leaf.merkleRoot,
           leaf_hash: tagged(hash),
           index: leaf.leafIndex,
-          leaf_count: row.tree_size,
+          leaf_count: leaf.treeSize,
           siblings: proof.map(tagged)
         }
       }).pipe(Effect.provideService(SqlClient.SqlClient, sql)),
@@ -204,7 +240,7 @@ export const makeSettlements = Effect.gen(function* () {
         if (from.tree_size > to.tree_size) {
           return yield* refuse(InvalidInput.one("query.from", "the `from` settlement must not be later than the `to` settlement"))
         }
-        const tiles = yield* Effect.orDie(store.readTiles(org, tilesForConsistency(from.tree_size, to.tree_size)))
+        const tiles = yield* Effect.orDie(readTiles(org, tilesForConsistency(from.tree_size, to.tree_size)))
         return {
           from: { settlement_uuid: from.settlement_uuid, tree_size: from.tree_size, merkle_root: from.merkle_root },
           to: { settlement_uuid: to.settlement_uuid, tree_size: to.tree_size, merkle_root: to.merkle_root },

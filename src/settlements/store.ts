@@ -161,17 +161,19 @@ export const listSettlements = (org: string, page: number, perPage: number) =>
     return { rows, total: Number(total) }
   })
 
-/** The settlement whose leaves hold `leafIndex`, and that leaf's receipt. */
+/** A settled receipt's leaf index and the head of the settlement that sealed it, in one lookup. */
 export const leafOfReceipt = (org: string, receiptUuid: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ leaf_index: string | number; settlement_uuid: string | null }>`
-      SELECT l.leaf_index, s.settlement_uuid
+    const rows = yield* sql<{ leaf_index: string | number; settlement_uuid: string; tree_size: string | number; merkle_root: string }>`
+      SELECT l.leaf_index, s.settlement_uuid, s.tree_size, s.merkle_root
       FROM settlement_leaves l
-      LEFT JOIN settlements s ON s.org_uuid = l.org_uuid AND l.leaf_index >= s.previous_size AND l.leaf_index < s.tree_size
+      JOIN settlements s ON s.org_uuid = l.org_uuid AND l.leaf_index >= s.previous_size AND l.leaf_index < s.tree_size
       WHERE l.org_uuid = ${org} AND l.receipt_uuid = ${receiptUuid}`
     const row = rows[0]
-    return row === undefined || row.settlement_uuid === null ? undefined : { leafIndex: Number(row.leaf_index), settlementUuid: row.settlement_uuid }
+    return row === undefined
+      ? undefined
+      : { leafIndex: Number(row.leaf_index), settlementUuid: row.settlement_uuid, treeSize: Number(row.tree_size), merkleRoot: row.merkle_root }
   })
 
 export const settledReceipts = (org: string, from: number, to: number, limit: number, skip: number) =>
