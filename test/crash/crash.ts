@@ -291,7 +291,8 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
     const settlements: Array<{ id: string; merkleRoot: string }> = []
     let deposits = 0
     let depositsCutOff = 0
-    // Three settlements at most during the load: with the final one they stay within 5 per minute.
+    // Three settlements at most during the load, the first as soon as the ledger runs: with the final
+    // one they stay within 5 per minute (an attempt a kill cut off may have counted too).
     let settleAttempts = 0
     const ledger = async () => {
       for (let n = 1; !stopping; n++) {
@@ -307,7 +308,7 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
           await sleep(20)
           continue
         }
-        if (n % 25 === 0 && settleAttempts < 3) {
+        if ((n === 2 || n % 15 === 0) && settleAttempts < 3) {
           settleAttempts++
           try {
             const settled = await request(at, "POST", "/api/v1/settlements", key)
