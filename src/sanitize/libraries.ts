@@ -1,0 +1,101 @@
+/**
+ * The `pii` and `credentials` libraries: src/scan's recognizers (renamed where the sanitize
+ * spec names the entity differently) plus what only sanitize reports (URLs, street addresses,
+ * NHS numbers, test-mode and Google keys, context-anchored high-entropy secrets).
+ */
+import { CREDENTIAL_RECOGNIZERS, PII_RECOGNIZERS, type Recognizer } from "../scan/index.js"
+import { type Detector, type RegexRule, regexDetector } from "./detector.js"
+import { entropy, nhsNumberValid } from "./validators.js"
+
+const RENAMED: Readonly<Record<string, string>> = { email: "email_address", phone: "phone_number" }
+
+const fromScan = (recognizer: Recognizer): RegexRule => ({
+  ...recognizer,
+  entity_type: RENAMED[recognizer.entity_type] ?? recognizer.entity_type,
+  library: recognizer.library === "credentials" ? "credentials" : "pii"
+})
+
+/** Trailing sentence punctuation is not part of a URL. */
+const urlLength = (match: string): number => {
+  let end = match.length
+  while (end > 0 && ".,;:!?)]}'\"".includes(match[end - 1])) end--
+  return end
+}
+
+const STREET_SUFFIX =
+  "(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq)"
+
+const PII_EXTRA: ReadonlyArray<RegexRule> = [
+  {
+    entity_type: "url",
+    library: "pii",
+    severity: "info",
+    description: "Web address",
+    pattern: /\b(?:https?:\/\/|www\.)[^\s<>"'`]{1,2048}/gi,
+    validate: urlLength
+  },
+  {
+    entity_type: "street_address",
+    library: "pii",
+    severity: "warning",
+    description: "Street address",
+    pattern: new RegExp(
+      `\\b\\d{1,6} (?:[A-Z][a-z]{1,20} ){1,4}${STREET_SUFFIX}\\b\\.?` +
+        "(?:,? (?:Apt|Suite|Unit|#) ?[A-Za-z0-9]{1,6})?(?:, [A-Z][a-z]{1,20}(?: [A-Z][a-z]{1,20}){0,2})?(?:,? [A-Z]{2})?(?: \\d{5}(?:-\\d{4})?)?",
+      "g"
+    )
+  },
+  {
+    entity_type: "nhs_number",
+    library: "pii",
+    severity: "critical",
+    description: "UK NHS number (mod-11 valid) next to its label",
+    hint: "NHS",
+    pattern: /\bNHS(?: number| no\.?| #)?:? {0,3}(\d{3}[ -]?\d{3}[ -]?\d{4})\b/dgi,
+    group: 1,
+    validate: nhsNumberValid
+  }
+]
+
+/** Accepts the value without trailing sentence dots when it looks random enough to be a secret. */
+const secretLength = (match: string): number => {
+  let end = match.length
+  while (end > 0 && match[end - 1] === ".") end--
+  const value = match.slice(0, end)
+  const random = value.length >= 16 && /[0-9]/.test(value) && /[A-Za-z]/.test(value) && entropy(value) >= 3.3
+  return random ? end : 0
+}
+
+const CREDENTIAL_EXTRA: ReadonlyArray<RegexRule> = [
+  {
+    entity_type: "stripe_key",
+    library: "credentials",
+    severity: "critical",
+    description: "Stripe test secret or restricted key",
+    hint: "_test_",
+    pattern: /\b(?:sk|rk)_test_[A-Za-z0-9]{16,247}\b/g
+  },
+  {
+    entity_type: "google_api_key",
+    library: "credentials",
+    severity: "critical",
+    description: "Google API key",
+    hint: "AIza",
+    pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g
+  },
+  {
+    entity_type: "generic_secret",
+    library: "credentials",
+    severity: "critical",
+    description: "High-entropy value after a key, secret, token or password label",
+    pattern:
+      /\b(?:[a-z]{1,20}[_-])?(?:token|key|secret|password|passwd|credential|apikey)s?["']?\s{0,4}(?:[:=]|is)\s{0,4}["']?([A-Za-z0-9+/_.~=-]{16,256})/dgi,
+    group: 1,
+    validate: secretLength
+  }
+]
+
+export const PII_DETECTORS: ReadonlyArray<Detector> = [...PII_RECOGNIZERS.map(fromScan), ...PII_EXTRA].map(regexDetector)
+export const CREDENTIAL_DETECTORS: ReadonlyArray<Detector> = [...CREDENTIAL_RECOGNIZERS.map(fromScan), ...CREDENTIAL_EXTRA].map(
+  regexDetector
+)

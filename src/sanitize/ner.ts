@@ -1,0 +1,191 @@
+/**
+ * The `pii_ner` library: person names, organizations, dates and times.
+ *
+ * Names and organizations come from compromise's own model data (its lexicon of first names,
+ * last names, honorifics, known organizations, and its organization words) applied to runs of
+ * capitalized words, plus context rules ("Dr.", "Patient:", "Dear ..."). Running compromise's
+ * full parser was measured at about 60 KB/s, far too slow for the 500,000-character cap, so
+ * this module does one linear pass over the words and looks each one up in that data.
+ */
+import nlp from "compromise"
+import { type Detector, type Emit, MAX_HITS_PER_DETECTOR, regexDetector } from "./detector.js"
+
+interface Lexicon {
+  /** The first tag compromise gives a word; honorifics are kept apart because they often carry two. */
+  readonly tags: ReadonlyMap<string, string>
+  readonly honorifics: ReadonlySet<string>
+  readonly orgWords: ReadonlySet<string>
+}
+
+let lexicon: Lexicon | undefined
+
+const loadLexicon = (): Lexicon => {
+  if (lexicon !== undefined) return lexicon
+  const model = nlp.model() as { one: { lexicon: Record<string, string | Array<string>> }; two: { orgWords: Record<string, boolean> } }
+  const tags = new Map<string, string>()
+  const honorifics = new Set<string>()
+  for (const [word, tag] of Object.entries(model.one.lexicon)) {
+    const all = Array.isArray(tag) ? tag : [tag]
+    if (all.includes("Honorific")) honorifics.add(word)
+    tags.set(word, all[0])
+  }
+  lexicon = { tags, honorifics, orgWords: new Set(Object.keys(model.two.orgWords)) }
+  return lexicon
+}
+
+const GIVEN_NAME = new Set(["MaleName", "FemaleName", "FirstName"])
+const LEGAL_SUFFIX = new Set(["inc", "corp", "llc", "ltd", "co", "plc", "gmbh", "llp", "lp", "ag", "sa", "bv", "pty", "incorporated", "limited"])
+/** Words in front of a name that make the next capitalized run a person. */
+const PERSON_CONTEXT =
+  /(?:patient|pt|name|dear|signed|by|attn|attention|contact|physician|doctor|nurse|provider|client|employee|witness|plaintiff|defendant|claimant|mother|father|son|daughter|wife|husband|spouse|guardian|from|to|cc|patient name|full name)\s{0,2}[:,]?\s{1,3}$/i
+
+interface Word {
+  start: number
+  end: number
+  lower: string
+  capitalized: boolean
+}
+
+const WORD = /[\p{L}][\p{L}'’-]{0,40}/gu
+
+const isCapitalized = (word: string): boolean => {
+  const first = word[0]
+  return first !== first.toLowerCase() && first === first.toUpperCase()
+}
+
+interface NerHit {
+  start: number
+  end: number
+  entity_type: "ner_person" | "ner_organization"
+}
+
+/** Groups the words into runs of capitalized words joined by a space (or ". " after an initial or title). */
+const capitalizedRuns = (text: string, words: ReadonlyArray<Word>): Array<Array<Word>> => {
+  const runs: Array<Array<Word>> = []
+  let run: Array<Word> = []
+  for (const w of words) {
+    const prev = run[run.length - 1]
+    if (!w.capitalized) {
+      if (run.length > 0) runs.push(run)
+      run = []
+      continue
+    }
+    if (prev !== undefined) {
+      const gap = text.slice(prev.end, w.start)
+      const joined = gap === " " || (gap === ". " && (prev.end - prev.start === 1 || loadLexicon().honorifics.has(prev.lower)))
+      if (!joined) {
+        runs.push(run)
+        run = []
+      }
+    }
+    run.push(w)
+  }
+  if (run.length > 0) runs.push(run)
+  return runs
+}
+
+/** Leading words of a run that are ordinary vocabulary at a sentence start ("Yesterday", "Contact"). */
+const isOrdinary = (word: Word): boolean => {
+  const { tags, honorifics } = loadLexicon()
+  if (honorifics.has(word.lower)) return false
+  const tag = tags.get(word.lower)
+  if (tag === undefined) return word.lower === "the" || word.lower === "a"
+  return !GIVEN_NAME.has(tag) && tag !== "LastName" && tag !== "Person" && tag !== "Organization" && tag !== "ProperNoun"
+}
+
+const classifyRun = (text: string, run: ReadonlyArray<Word>, hits: Array<NerHit>): void => {
+  const { tags, honorifics, orgWords } = loadLexicon()
+  const last = run[run.length - 1]
+  // Organizations: a run ending in a legal suffix or an organization word, or a known organization.
+  if (run.length >= 2 && (LEGAL_SUFFIX.has(last.lower) || orgWords.has(last.lower))) {
+    let from = 0
+    while (from < run.length - 2 && isOrdinary(run[from])) from++
+    hits.push({ start: run[from].start, end: last.end, entity_type: "ner_organization" })
+    return
+  }
+  for (let i = 0; i < run.length; i++) {
+    const w = run[i]
+    const tag = tags.get(w.lower)
+    // After a title the rest of the run is the name ("Dr. Maria Garcia").
+    if (honorifics.has(w.lower) && i + 1 < run.length) {
+      hits.push({ start: run[i + 1].start, end: run[Math.min(run.length, i + 4) - 1].end, entity_type: "ner_person" })
+      return
+    }
+    if (tag === "Organization") {
+      hits.push({ start: w.start, end: w.end, entity_type: "ner_organization" })
+      continue
+    }
+    const given = tag !== undefined && GIVEN_NAME.has(tag)
+    const surnameNext = i + 1 < run.length && tags.get(run[i + 1].lower) === "LastName"
+    const unknownWithSurname = tag === undefined && surnameNext
+    if (given || tag === "Person" || unknownWithSurname) {
+      // A given name that is also an everyday word ("Mark", "Grace") needs a second name word.
+      if (tag === "FirstName" && i + 1 >= run.length) continue
+      hits.push({ start: w.start, end: run[Math.min(run.length, i + 3) - 1].end, entity_type: "ner_person" })
+      return
+    }
+  }
+  // Context: "Patient: Jane Okafor", "Dear Mx Tan".
+  const before = text.slice(Math.max(0, run[0].start - 24), run[0].start)
+  if (PERSON_CONTEXT.test(before)) {
+    let from = 0
+    while (from < run.length - 1 && isOrdinary(run[from])) from++
+    hits.push({ start: run[from].start, end: run[Math.min(run.length, from + 3) - 1].end, entity_type: "ner_person" })
+  }
+}
+
+let memo: { text: string; hits: Array<NerHit> } | undefined
+
+/** Person and organization hits of `text`, computed once per text for both detectors. */
+export const namedEntities = (text: string): Array<NerHit> => {
+  if (memo !== undefined && memo.text === text) return memo.hits
+  const words: Array<Word> = []
+  for (const m of text.matchAll(WORD)) {
+    words.push({ start: m.index, end: m.index + m[0].length, lower: m[0].toLowerCase(), capitalized: isCapitalized(m[0]) })
+  }
+  const hits: Array<NerHit> = []
+  for (const run of capitalizedRuns(text, words)) {
+    if (run.length > 8) continue // headings and shouting, not names
+    classifyRun(text, run, hits)
+  }
+  memo = { text, hits }
+  return hits
+}
+
+const nerDetector = (entity_type: NerHit["entity_type"], severity: "warning" | "info", description: string): Detector => ({
+  entity_type,
+  library: "pii_ner",
+  severity,
+  description,
+  run: (text: string, emit: Emit) => {
+    let n = 0
+    for (const hit of namedEntities(text)) {
+      if (hit.entity_type !== entity_type) continue
+      if (!emit(hit.start, hit.end) || ++n >= MAX_HITS_PER_DETECTOR) return
+    }
+  }
+})
+
+const MONTH = "(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+const TIME = "(?:,? (?:at )?\\d{1,2}:\\d{2}(?::\\d{2})?(?: ?[AaPp]\\.?[Mm]\\.?)?)?"
+
+export const NER_DETECTORS: ReadonlyArray<Detector> = [
+  nerDetector("ner_person", "warning", "Person name"),
+  nerDetector("ner_organization", "info", "Organization name"),
+  regexDetector({
+    entity_type: "ner_date_time",
+    library: "pii_ner",
+    severity: "info",
+    description: "Date or date and time",
+    pattern: new RegExp(
+      [
+        `\\b\\d{4}-\\d{2}-\\d{2}(?:[T ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d{1,9})?)?(?:Z|[+-]\\d{2}:?\\d{2})?)?\\b`,
+        `(?<![\\d./-])\\d{1,2}([/.-])\\d{1,2}\\1(?:\\d{4}|\\d{2})(?![\\d]|[./-]\\d)${TIME}`,
+        `\\b${MONTH}\\.? \\d{1,2}(?:st|nd|rd|th)?,? \\d{4}\\b${TIME}`,
+        `\\b\\d{1,2}(?:st|nd|rd|th)? (?:of )?${MONTH}\\.?,? \\d{4}\\b${TIME}`,
+        `\\b${MONTH} \\d{4}\\b`
+      ].join("|"),
+      "g"
+    )
+  })
+]
