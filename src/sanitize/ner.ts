@@ -171,6 +171,15 @@ const nerDetector = (entity_type: NerHit["entity_type"], severity: "warning" | "
 const MONTH = "(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 const TIME = "(?:,? (?:at )?\\d{1,2}:\\d{2}(?::\\d{2})?(?: ?[AaPp]\\.?[Mm]\\.?)?)?"
 
+/** Numeric dates need a plausible day and month (so a sort code such as 20-00-00 is not one). */
+const plausibleDate = (match: string): boolean => {
+  const numeric = /^(\d{1,2})[/.-](\d{1,2})[/.-]/.exec(match)
+  if (numeric === null) return true
+  const [a, b] = [Number(numeric[1]), Number(numeric[2])]
+  if (a === 0 || b === 0 || a > 31 || b > 31) return false
+  return a <= 12 || b <= 12
+}
+
 export const NER_DETECTORS: ReadonlyArray<Detector> = [
   nerDetector("ner_person", "warning", "Person name"),
   nerDetector("ner_organization", "info", "Organization name"),
@@ -188,6 +197,7 @@ export const NER_DETECTORS: ReadonlyArray<Detector> = [
         `\\b${MONTH} \\d{4}\\b`
       ].join("|"),
       "g"
-    )
+    ),
+    validate: plausibleDate
   })
 ]
