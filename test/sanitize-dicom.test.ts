@@ -45,10 +45,14 @@ interface Build {
   readonly id?: string
   readonly syntax?: string
   readonly pixels?: Uint8Array
+  /** Image attributes replacing the 8-bit MONOCHROME2 ones. */
+  readonly image?: Record<string, unknown>
+  /** Elements added as they are (dcmjs keys). */
+  readonly extra?: DicomDataset
 }
 
 /** A secondary-capture Part 10 file: patient, study and institution tags, UIDs, a private tag, one 8-bit frame. */
-const buildDicom = ({ name = PATIENT.PatientName, id = PATIENT.PatientID, syntax = EXPLICIT_LE, pixels = new Uint8Array(SIZE * SIZE) }: Build = {}) => {
+const buildDicom = ({ name = PATIENT.PatientName, id = PATIENT.PatientID, syntax = EXPLICIT_LE, pixels = new Uint8Array(SIZE * SIZE), image, extra }: Build = {}) => {
   const meta = DicomMetaDictionary.denaturalizeDataset({
     FileMetaInformationVersion: new Uint8Array([0, 1]).buffer,
     MediaStorageSOPClassUID: SECONDARY_CAPTURE,
@@ -80,7 +84,9 @@ const buildDicom = ({ name = PATIENT.PatientName, id = PATIENT.PatientID, syntax
     PixelRepresentation: 0,
     PixelData: pixels.slice().buffer,
     _vrMap: { PixelData: "OB" },
+    ...image,
   })
+  Object.assign(file.dict, extra)
   file.dict["00090010"] = { vr: "LO", Value: ["ACME RESEARCH"] }
   file.dict["00091001"] = { vr: "LO", Value: [PRIVATE_VALUE] }
   return new Uint8Array(file.write())
@@ -322,6 +328,52 @@ describe("sanitizeDicom: burned-in text", () => {
     expect(blocked.blocked).toBe(true)
     expect(blocked.bytes).toEqual(input)
     expect(blocked.findings.map((finding) => finding.entity_type)).toContain("us_ssn")
+  })
+
+  it("16-bit MONOCHROME1: rendered as displayed for OCR, blacked out with the maximum, embedded overlay bits cleared", async () => {
+    const grey = await burnedInFrame()
+    // 12 bits stored; MONOCHROME1 shows high values dark, so the white text is stored low. Bit 15 carries an embedded overlay.
+    const words = new Uint16Array(SIZE * SIZE)
+    for (let i = 0; i < words.length; i++) words[i] = Math.round(((255 - grey[i]!) / 255) * 4095) | (i % 7 === 0 ? 0x8000 : 0)
+    const pixels = new Uint8Array(words.buffer)
+    const input = buildDicom({
+      pixels,
+      image: { PhotometricInterpretation: "MONOCHROME1", BitsAllocated: 16, BitsStored: 12, HighBit: 11, _vrMap: { PixelData: "OW" } },
+      extra: { "60000010": { vr: "US", Value: [SIZE] }, "60000011": { vr: "US", Value: [SIZE] }, "60000100": { vr: "US", Value: [1] }, "60000102": { vr: "US", Value: [15] } },
+    })
+    const result = await run(input, "redact", true)
+    expect(result.pixel_redactions.length).toBeGreaterThanOrEqual(3)
+    expect(result.dicom_tag_actions).toContainEqual(expect.objectContaining({ tag_number: "(6000,0102)", action: "removed" }))
+    const out = read(result.bytes)
+    expect(out.dict["60000010"]).toBeUndefined()
+    const after = new Uint16Array(pixelsOf(out.dict).slice().buffer)
+    const inBox = (x: number, y: number) => result.pixel_redactions.some(({ bounding_box: [x0, y0, x1, y1] }) => x >= x0 && x < x1 && y >= y0 && y < y1)
+    let wrong = 0
+    for (let y = 0; y < SIZE; y++)
+      for (let x = 0; x < SIZE; x++) {
+        const i = y * SIZE + x
+        if (after[i] !== (inBox(x, y) ? 4095 : words[i]! & 0x0fff)) wrong++
+      }
+    expect(wrong).toBe(0)
+    const shown = new Uint8Array(SIZE * SIZE).map((_, i) => 255 - Math.round((after[i]! / 4095) * 255))
+    const text = await frameText(shown)
+    for (const gone of ["SMITH", "6789"]) expect(text).not.toContain(gone)
+    expect(text).toContain("AXIAL")
+  })
+
+  it("8-bit RGB: the sensitive words are blacked out in all three samples", async () => {
+    const grey = await burnedInFrame()
+    const rgb = new Uint8Array(SIZE * SIZE * 3).map((_, i) => (i % 3 === 0 ? grey[Math.floor(i / 3)]! : Math.floor(grey[Math.floor(i / 3)]! / 2)))
+    const input = buildDicom({ pixels: rgb, image: { PhotometricInterpretation: "RGB", SamplesPerPixel: 3, PlanarConfiguration: 0 } })
+    const result = await run(input, "redact", true)
+    expect(result.pixel_redactions.length).toBeGreaterThanOrEqual(3)
+    const after = pixelsOf(read(result.bytes).dict)
+    const [x0, y0, x1, y1] = result.pixel_redactions[0]!.bounding_box
+    for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) expect([after[(y * SIZE + x) * 3], after[(y * SIZE + x) * 3 + 1], after[(y * SIZE + x) * 3 + 2]]).toEqual([0, 0, 0])
+    const red = new Uint8Array(SIZE * SIZE).map((_, i) => after[i * 3]!)
+    const text = await frameText(red)
+    for (const gone of ["SMITH", "6789"]) expect(text).not.toContain(gone)
+    expect(text).toContain("AXIAL")
   })
 
   it("compressed pixel data is not read; a warning finding says so", async () => {

@@ -10,7 +10,7 @@
 export type ProfileAction = "D" | "Z" | "X" | "K" | "U"
 
 /** What kind of identifying information an attribute holds: names the finding and the token type. */
-export type ProfileCategory = "patient" | "person" | "date" | "institution" | "identifier" | "free_text" | "device" | "reference" | "uid"
+export type ProfileCategory = "patient" | "person" | "date" | "institution" | "identifier" | "free_text" | "device" | "reference" | "image" | "uid"
 
 export interface ProfileRule {
   readonly action: ProfileAction
@@ -134,6 +134,8 @@ const rules: ReadonlyArray<readonly [tag: string, action: ProfileAction, categor
   ["00400555", "X", "reference"], // AcquisitionContextSequence
   ["04000561", "X", "reference"], // OriginalAttributesSequence
   ["FFFAFFFA", "X", "reference"], // DigitalSignaturesSequence
+  // Images inside the header: an icon can show the same burned-in text as the frame
+  ["00880200", "X", "image"], // IconImageSequence
   // UIDs
   ["00080014", "U", "uid"], // InstanceCreatorUID
   ["00080018", "U", "uid"], // SOPInstanceUID

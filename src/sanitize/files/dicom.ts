@@ -177,6 +177,7 @@ const CATEGORY_LABELS: Record<ProfileCategory, string> = {
   free_text: "free-text descriptions and comments",
   device: "device identifiers",
   reference: "references to other identified objects",
+  image: "embedded images (icons)",
   uid: "unique identifiers",
 }
 
@@ -410,6 +411,23 @@ const scanPixels = async (dataset: DicomDataset, syntax: string, options: DicomO
   return { ...pass, pixels, complete: frames === layout.frames }
 }
 
+/**
+ * Overlays embedded in the unused high bits of 16-bit pixel data (retired, but still written) could
+ * hold annotations; the overlay attributes go with the profile, and these bits are cleared too.
+ */
+const clearOverlayBits = (dataset: DicomDataset, syntax: string) => {
+  const element = dataset["7FE00010"]
+  if (element === undefined) return
+  const layout = pixelLayout(dataset, syntax)
+  if ("skipped" in layout || layout.bytesPerSample !== 2 || layout.signed || layout.bitsStored >= 16) return
+  if (numberOf(dataset, "00280102") !== layout.bitsStored - 1) return
+  const pixels = new Uint8Array(valueBytes(element))
+  const view = new DataView(pixels.buffer, pixels.byteOffset, pixels.byteLength - (pixels.byteLength % 2))
+  const mask = (1 << layout.bitsStored) - 1
+  for (let offset = 0; offset < view.byteLength; offset += 2) view.setUint16(offset, view.getUint16(offset, true) & mask, true)
+  dataset["7FE00010"] = { vr: element.vr, Value: [pixels.buffer] }
+}
+
 // ---------------------------------------------------------------- tags
 
 const codeItem = (value: string, meaning: string): DicomDataset => ({
@@ -509,6 +527,7 @@ export const sanitizeDicom = async (bytes: Uint8Array, options: DicomOptions): P
     const original = dataset["7FE00010"]!
     dataset["7FE00010"] = { vr: original.vr, Value: [pixels.pixels!.buffer] }
   }
+  if (visited.some((v) => v.category === "overlay" && v.key.startsWith("60"))) clearOverlayBits(dataset, syntax)
   dataset["00120062"] = { vr: "CS", Value: ["YES"] }
   dataset["00120063"] = { vr: "LO", Value: [DEIDENTIFICATION_METHOD_TEXT] }
   dataset["00120064"] = {
