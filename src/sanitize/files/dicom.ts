@@ -125,8 +125,13 @@ const printable = (bytes: Uint8Array): string | null => {
   return text !== "" && /^[\x20-\x7e\r\n\t]+$/.test(text) ? text : null
 }
 
-const isEmpty = (element: DicomElement) =>
-  (element.Value ?? []).every((value) => value === null || value === undefined || value === "" || (value instanceof ArrayBuffer && value.byteLength === 0))
+/** No value, or only padding and separators (`^^`, `\\`, spaces): nothing a person could be found by. */
+const isEmpty = (element: DicomElement): boolean => {
+  if ((element.Value ?? []).length === 0) return true
+  if (element.vr === "SQ") return false
+  const text = valueText(element)
+  return text === null ? valueBytes(element).byteLength === 0 : text.replace(/[\\=^\0 ]/g, "") === ""
+}
 
 /** `sha256:` of the original value's bytes: DICOM text as UTF-8, binary as is, sequences as JSON. */
 const originalHash = (element: DicomElement): string | null => {
