@@ -376,6 +376,19 @@ describe("sanitizeDicom: burned-in text", () => {
     expect(text).toContain("AXIAL")
   })
 
+  it("multi-frame: each frame is read and cleaned at its own offset", async () => {
+    const frame = await burnedInFrame()
+    const blank = new Uint8Array(SIZE * SIZE).fill(40)
+    const input = buildDicom({ pixels: new Uint8Array([...blank, ...frame]), image: { NumberOfFrames: "2" } })
+    const result = await run(input, "redact", true)
+    expect(result.pixel_redactions.length).toBeGreaterThanOrEqual(3)
+    const after = pixelsOf(read(result.bytes).dict)
+    expect(after.subarray(0, SIZE * SIZE)).toEqual(blank)
+    const text = await frameText(after.slice(SIZE * SIZE))
+    for (const gone of ["SMITH", "6789"]) expect(text).not.toContain(gone)
+    expect(text).toContain("AXIAL")
+  })
+
   it("compressed pixel data is not read; a warning finding says so", async () => {
     const meta = DicomMetaDictionary.denaturalizeDataset({
       FileMetaInformationVersion: new Uint8Array([0, 1]).buffer,
