@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
+import { deflateRawSync } from "node:zlib"
 import dcmjs, { type DicomDataset } from "dcmjs"
 import fc from "fast-check"
 import sharp from "sharp"
@@ -211,6 +212,20 @@ describe("sanitizeDicom: tags (PS3.15 Basic profile)", () => {
     expect(out.dict["00091001"]).toBeUndefined()
     expect(emptied(out.dict, "00100010")).toBe(true)
     expect(result.text).toContain(PRIVATE_VALUE)
+    for (const value of [PATIENT.PatientName, PATIENT.PatientID, PRIVATE_VALUE, UIDS.study]) expect(latin1(result.bytes)).not.toContain(value)
+  })
+
+  it("deflated explicit VR little endian is read and written back as explicit VR little endian", async () => {
+    const plain = buildDicom({ syntax: "1.2.840.10008.1.2.1.99" })
+    // dcmjs writes the dataset undeflated: deflate it here. The meta ends after its group length (at 140).
+    const metaEnd = 144 + new DataView(plain.buffer, plain.byteOffset).getUint32(140, true)
+    const input = new Uint8Array([...plain.subarray(0, metaEnd), ...deflateRawSync(plain.subarray(metaEnd))])
+    expect(first(read(input).dict, "00100020")).toBe(PATIENT.PatientID)
+    const result = await run(input, "redact")
+    const out = read(result.bytes)
+    expect(first(out.meta, "00020010")).toBe(EXPLICIT_LE)
+    expect(emptied(out.dict, "00100020")).toBe(true)
+    expect(first(out.dict, "00080060")).toBe("OT")
     for (const value of [PATIENT.PatientName, PATIENT.PatientID, PRIVATE_VALUE, UIDS.study]) expect(latin1(result.bytes)).not.toContain(value)
   })
 
