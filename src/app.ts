@@ -110,10 +110,14 @@ export const apiRoutes = Layer.mergeAll(
   DashboardRoutes
 ).pipe(Layer.provide(RouteLabel))
 
+const SANITIZE_BODY_BYTES = 3_500_000
+
 const serverOptions = (config: AppConfig) => ({
   host: config.host,
   port: config.port,
   maxJsonBodyBytes: config.maxJsonBodyBytes,
+  // 500,000 characters of sanitize content: as JSON a character takes up to 6 bytes (a \u escape).
+  largeJsonBodies: [{ pathPrefix: "/api/v1/sanitize", maxBytes: Math.max(config.maxJsonBodyBytes, SANITIZE_BODY_BYTES) }],
   maxMultipartBodyBytes: config.maxMultipartBodyBytes,
   bodyTimeoutMs: config.bodyTimeoutMs,
   bodyIdleTimeoutMs: config.bodyIdleTimeoutMs,

@@ -121,6 +121,12 @@ describe("POST /api/v1/sanitize", () => {
     expect(detok.status).toBe(422)
     const atCap = await call(server.url, "POST", "/api/v1/sanitize/test", { token: org.key, body: { content: "a".repeat(500_000) } })
     expect(atCap.status).toBe(200)
+    // Multi-byte text at the cap is over the usual 1 MiB JSON body limit; sanitize routes take it.
+    const wide = await call(server.url, "POST", "/api/v1/sanitize/test", { token: org.key, body: { content: "中".repeat(500_000) } })
+    expect(wide.status).toBe(200)
+    // Control characters travel as 6-byte \u escapes: 3 MB of JSON.
+    const escaped = await call(server.url, "POST", "/api/v1/sanitize/test", { token: org.key, body: { content: "\u0001".repeat(500_000) } })
+    expect(escaped.status).toBe(200)
     for (const body of [{ content: "x", policy: "gdpr" }, { content: "x", mode: "shred" }, { policy: "default" }, { content: 5 }]) {
       const reply = await call(server.url, "POST", "/api/v1/sanitize", { token: org.key, body })
       expect(reply.status).toBe(422)

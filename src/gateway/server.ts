@@ -35,6 +35,8 @@ export interface UwsServerOptions {
   readonly port: number
   readonly maxJsonBodyBytes: number
   readonly maxMultipartBodyBytes: number
+  /** Paths (by prefix) whose JSON bodies may be larger than `maxJsonBodyBytes`, and their cap. */
+  readonly largeJsonBodies?: ReadonlyArray<{ readonly pathPrefix: string; readonly maxBytes: number }>
   readonly bodyTimeoutMs: number
   /** A body with less than 160 KB of progress in this window is 408 (below uWS's own 8–12 s cut; see body-clock.ts). */
   readonly bodyIdleTimeoutMs: number
@@ -338,7 +340,9 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
       return answerDirectly(exchange, 503, transportError("SERVER_BUSY", "too many open connections; retry shortly", requestId), true)
     }
     const contentType = headers["content-type"] ?? ""
-    const cap = contentType.startsWith("multipart/form-data") ? options.maxMultipartBodyBytes : options.maxJsonBodyBytes
+    const cap = contentType.startsWith("multipart/form-data")
+      ? options.maxMultipartBodyBytes
+      : (options.largeJsonBodies?.find((large) => url.startsWith(large.pathPrefix))?.maxBytes ?? options.maxJsonBodyBytes)
     const declared = headers["content-length"]
     const hasBody = (declared !== undefined && declared !== "0") || headers["transfer-encoding"] !== undefined
     if (!hasBody) {
