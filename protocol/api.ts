@@ -13,9 +13,9 @@ import { ErrorShape } from "./auth.js"
 import { CasesGroup, CasesPublicGroup } from "./cases.js"
 import { CredentialsGroup, CredentialsPublicGroup } from "./credentials.js"
 import { DidsGroup, DidsPublicGroup } from "./dids.js"
-import { EvidenceGroup } from "./evidence.js"
 import { EscrowGroup } from "./escrow.js"
 import { EstateGroup } from "./estate.js"
+import { EvidenceGroup } from "./evidence.js"
 import { CustomModelsGroup, ModelPreferencesGroup, ModelsGroup } from "./models.js"
 import { MutualSignGroup, MutualSignPublicGroup } from "./mutual-signing.js"
 import { NotificationsGroup } from "./notifications.js"
@@ -24,13 +24,14 @@ import { OutputPoliciesGroup } from "./output-policies.js"
 import { PoliciesGroup } from "./policies.js"
 import { ProviderCredentialsGroup } from "./provider-credentials.js"
 import { ReceiptsGroup, ReceiptsPublicGroup } from "./receipts.js"
+import { SanitizeFilesGroup, SanitizeFilesPublicGroup } from "./sanitize-files.js"
 import { SettlementsGroup } from "./settlements.js"
 import { SystemGroup } from "./system.js"
 import { WebhooksGroup } from "./webhooks.js"
 import { WhitelistGroup } from "./whitelist.js"
 
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, MutualSignPublicGroup, MutualSignGroup, ProviderCredentialsGroup, ModelsGroup, ModelPreferencesGroup, CustomModelsGroup, CasesGroup, CasesPublicGroup, SettlementsGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup, EvidenceGroup, EscrowGroup, EstateGroup)
+  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, MutualSignPublicGroup, MutualSignGroup, ProviderCredentialsGroup, ModelsGroup, ModelPreferencesGroup, CustomModelsGroup, CasesGroup, CasesPublicGroup, SettlementsGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup, EvidenceGroup, EscrowGroup, EstateGroup, SanitizeFilesGroup, SanitizeFilesPublicGroup)
   .middleware(ErrorShape)
   .annotate(HttpApi.ParseOptions, { errors: "all", onExcessProperty: "ignore" })
   .annotate(HttpApi.HeadersParseOptions, {})

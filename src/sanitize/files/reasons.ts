@@ -1,0 +1,77 @@
+/** Why a file sanitize was refused (spec "Sanitize errors"; codes decided in docs/decisions.md). */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/** The OCR pool's queue is full; the caller retries after a moment. */
+export class OcrBusy extends Error {
+  constructor(readonly pending: number) {
+    super(`OCR queue is full (${pending} images pending)`)
+  }
+}
+
+/** One image took longer than the per-file OCR limit. */
+export class OcrTimeout extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`OCR did not finish within ${timeoutMs} ms`)
+  }
+}
+
+export class EmptyFile extends Schema.TaggedError<EmptyFile>()("EmptyFile", {}) {
+  readonly code = "EMPTY_FILE"
+  override readonly message = "the uploaded file is empty"
+  readonly details = {}
+}
+
+export class MissingFile extends Schema.TaggedError<MissingFile>()("MissingFile", {}) {
+  readonly code = "VALIDATION_ERROR"
+  override readonly message = "file: a multipart part named `file` is required"
+  readonly details = { issues: [{ path: "file", message: "required" }] }
+}
+
+export class UnsupportedFileType extends Schema.TaggedError<UnsupportedFileType>()("UnsupportedFileType", {}) {
+  readonly code = "UNSUPPORTED_FILE_TYPE"
+  override readonly message = "unsupported file type: send JPEG, PNG, GIF, BMP, TIFF, PDF or DICOM (identified by the leading bytes)"
+  readonly details = {}
+}
+
+export class CorruptFileReason extends Schema.TaggedError<CorruptFileReason>()("CorruptFile", { file_type: Schema.String }) {
+  readonly code = "CORRUPT_FILE"
+  override readonly message = `the ${this.file_type} file cannot be read`
+  readonly details = { file_type: this.file_type }
+}
+
+export class MissingDependency extends Schema.TaggedError<MissingDependency>()("MissingDependency", { file_type: Schema.String }) {
+  readonly code = "MISSING_DEPENDENCY"
+  override readonly message = `${this.file_type} files cannot be sanitized on this server yet`
+  readonly details = { file_type: this.file_type }
+}
+
+export class OcrTooSlow extends Schema.TaggedError<OcrTooSlow>()("OcrTooSlow", { timeout_ms: Schema.Number }) {
+  readonly code = "OCR_TIMEOUT"
+  override readonly message = `OCR of one page took longer than ${this.timeout_ms} ms; send a smaller or simpler file`
+  readonly details = { timeout_ms: this.timeout_ms }
+}
+
+export class ServerBusy extends Schema.TaggedError<ServerBusy>()("ServerBusy", { retry_after_seconds: Schema.Number }) {
+  readonly code = "SERVER_BUSY"
+  override readonly message = "too many files are being read; retry shortly"
+  readonly details = { retry_after_seconds: this.retry_after_seconds }
+}
+
+export class TokenNotFound extends Schema.TaggedError<TokenNotFound>()("TokenNotFound", {}) {
+  readonly code = "NOT_FOUND"
+  override readonly message = "download token not found, expired or already used"
+  readonly details = {}
+}
+
+export class InvalidField extends Schema.TaggedError<InvalidField>()("InvalidField", { path: Schema.String, problem: Schema.String }) {
+  readonly code = "VALIDATION_ERROR"
+  override readonly message = `${this.path}: ${this.problem}`
+  readonly details = { issues: [{ path: this.path, message: this.problem }] }
+}
+
+export class SanitizeFilesError extends Schema.TaggedError<SanitizeFilesError>()("SanitizeFilesError", {
+  reason: Schema.Union([EmptyFile, MissingFile, UnsupportedFileType, CorruptFileReason, MissingDependency, OcrTooSlow, ServerBusy, TokenNotFound, InvalidField])
+}) {}
+
+export const refuse = (reason: SanitizeFilesError["reason"]) => Effect.fail(new SanitizeFilesError({ reason }))
