@@ -32,7 +32,10 @@ const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (er
 
 const thread = (): Worker => {
   if (worker !== undefined) return worker
-  const started = new Worker(workerUrl())
+  // mupdf prints parser warnings that may quote the file; they are dropped, not logged.
+  const started = new Worker(workerUrl(), { stdout: true, stderr: true })
+  started.stdout.resume()
+  started.stderr.resume()
   started.unref()
   started.on("message", (message: { id: number; ok: boolean; result?: unknown; error?: string }) => {
     const call = waiting.get(message.id)

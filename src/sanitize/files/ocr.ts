@@ -53,6 +53,28 @@ export const layout = (lines: ReadonlyArray<Line>): { text: string; words: OcrWo
   return { text: text.join("\n"), words }
 }
 
+/**
+ * Tesseract's TSV: one row per element; level 5 rows are words with their box (left, top, width,
+ * height), confidence 0-100 and text, grouped into lines by (block, paragraph, line).
+ */
+export const linesOfTsv = (tsv: string): Line[] => {
+  const lines: Array<{ words: Array<Line["words"][number]> }> = []
+  let key = ""
+  for (const row of tsv.split("\n")) {
+    const cells = row.split("\t")
+    if (cells[0] !== "5" || cells.length < 12) continue
+    const [, , block, paragraph, line, , left, top, width, height, confidence] = cells.map(Number) as number[]
+    const text = cells.slice(11).join("\t")
+    const here = `${block}/${paragraph}/${line}`
+    if (here !== key || lines.length === 0) {
+      lines.push({ words: [] })
+      key = here
+    }
+    lines[lines.length - 1]!.words.push({ text, confidence: Math.max(0, confidence!), bbox: { x0: left!, y0: top!, x1: left! + width!, y1: top! + height! } })
+  }
+  return lines
+}
+
 /** Where each word sits in `text` (UTF-16 offsets), searching forward in order. */
 export const wordOffsets = (text: string, words: ReadonlyArray<OcrWord>): Array<{ start: number; end: number }> => {
   let cursor = 0
@@ -103,14 +125,14 @@ export const makeOcrPool = (options: OcrPoolOptions = {}): OcrPool => {
         throw cause
       })
       const ready = await scheduler
-      const job = ready.addJob("recognize", Buffer.from(image), {}, { blocks: true, text: false } as never)
+      // TSV is one string (cheap to pass back to this thread), unlike the nested block tree.
+      const job = ready.addJob("recognize", Buffer.from(image), {}, { tsv: true, text: false, blocks: false, hocr: false } as never)
       job.then(release, release)
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new OcrTimeout(timeoutMs)), timeoutMs)
       })
       const result = await Promise.race([job, timeout])
-      const lines = (result.data.blocks ?? []).flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines))
-      return layout(lines)
+      return layout(linesOfTsv(result.data.tsv ?? ""))
     } catch (cause) {
       // Before the job was queued (the pool failed to start) nothing else releases it.
       if (!(cause instanceof OcrTimeout)) release()
