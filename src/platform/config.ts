@@ -51,6 +51,8 @@ export interface AppConfig {
   readonly aiPolicyTimeoutMs: number
   /** How long a model answer to an ai or consensus policy is reused for the same action (per policy version). */
   readonly aiPolicyCacheMs: number
+  /** Time budget of the AI second pass of one sanitize request; past it the rule-based result stands. */
+  readonly sanitizeAiTimeoutMs: number
   /** How often pending approvals are checked for expiry. */
   readonly approvalSweepMs: number
   /** OCR worker threads for file sanitize (0: one per core), images allowed to wait beyond them, and each image's time limit. */
@@ -169,6 +171,7 @@ export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
   escrowFeeBasisPoints: int("ESCROW_FEE_BASIS_POINTS", 0, 0, 10_000),
   aiPolicyTimeoutMs: int("AI_POLICY_TIMEOUT_MS", 10_000, 100, 120_000),
   aiPolicyCacheMs: int("AI_POLICY_CACHE_MS", 60_000, 0, 3_600_000),
+  sanitizeAiTimeoutMs: int("SANITIZE_AI_TIMEOUT_MS", 20_000, 100, 120_000),
   approvalSweepMs: int("APPROVAL_SWEEP_MS", 30_000, 10),
   sanitizeOcrWorkers: int("SANITIZE_OCR_WORKERS", 0, 0, 64),
   sanitizeOcrQueue: int("SANITIZE_OCR_QUEUE", 16, 0, 10_000),

@@ -1,5 +1,5 @@
 /** What a detector is, and how a regex recognizer becomes one. */
-import type { Library, Severity } from "./text.js"
+import type { Library, Severity } from "./types.js"
 
 /** Reports [start, end) in UTF-16 code units; returns false to stop early. */
 export type Emit = (start: number, end: number) => boolean

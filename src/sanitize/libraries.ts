@@ -3,16 +3,21 @@
  * spec names the entity differently) plus what only sanitize reports (URLs, street addresses,
  * NHS numbers, test-mode and Google keys, context-anchored high-entropy secrets).
  */
-import { CREDENTIAL_RECOGNIZERS, PII_RECOGNIZERS, type Recognizer } from "../scan/index.js"
+import { CREDENTIAL_RECOGNIZERS, PII_RECOGNIZERS, type Recognizer, secretValueValid, ssnValid } from "../scan/index.js"
 import { type Detector, type RegexRule, regexDetector } from "./detector.js"
 import { entropy, nhsNumberValid } from "./validators.js"
 
 const RENAMED: Readonly<Record<string, string>> = { email: "email_address", phone: "phone_number" }
 
+/** Digits right after an IBAN's country code and check digits are its account part, not a card. */
+const outsideIban = (validate: NonNullable<Recognizer["validate"]>) => (match: string, text: string, start: number) =>
+  /[A-Z]{2}\d{2} ?$/.test(text.slice(Math.max(0, start - 5), start)) ? 0 : validate(match)
+
 const fromScan = (recognizer: Recognizer): RegexRule => ({
   ...recognizer,
   entity_type: RENAMED[recognizer.entity_type] ?? recognizer.entity_type,
-  library: recognizer.library === "credentials" ? "credentials" : "pii"
+  library: recognizer.library === "credentials" ? "credentials" : "pii",
+  ...(recognizer.entity_type === "credit_card" && recognizer.validate !== undefined ? { validate: outsideIban(recognizer.validate) } : {})
 })
 
 /** Trailing sentence punctuation is not part of a URL. */
@@ -31,7 +36,7 @@ const PII_EXTRA: ReadonlyArray<RegexRule> = [
     library: "pii",
     severity: "info",
     description: "Web address",
-    pattern: /\b(?:https?:\/\/|www\.)[^\s<>"'`]{1,2048}/gi,
+    pattern: /\b(?:[a-z][a-z0-9+.-]{1,15}:\/\/|www\.)[^\s<>"'`]{1,2048}/gi,
     validate: urlLength
   },
   {
@@ -44,6 +49,15 @@ const PII_EXTRA: ReadonlyArray<RegexRule> = [
         "(?:,? (?:Apt|Suite|Unit|#) ?[A-Za-z0-9]{1,6})?(?:, [A-Z][a-z]{1,20}(?: [A-Z][a-z]{1,20}){0,2})?(?:,? [A-Z]{2})?(?: \\d{5}(?:-\\d{4})?)?",
       "g"
     )
+  },
+  {
+    entity_type: "us_ssn",
+    library: "pii",
+    severity: "critical",
+    description: "US Social Security number without separators, next to its label",
+    pattern: /\b(?:SSN|SS#|social security(?: number| no\.?| #)?)\s{0,3}[:#]?\s{0,3}(\d{9})\b/dgi,
+    group: 1,
+    validate: ssnValid
   },
   {
     entity_type: "nhs_number",
@@ -66,7 +80,40 @@ const secretLength = (match: string): number => {
   return random ? end : 0
 }
 
+/** A spoken-style password ends before trailing sentence punctuation. */
+const passwordLength = (match: string): number => {
+  let end = match.length
+  while (end > 0 && ".,;:!?)'\"".includes(match[end - 1])) end--
+  return secretValueValid(match.slice(0, end)) ? end : 0
+}
+
 const CREDENTIAL_EXTRA: ReadonlyArray<RegexRule> = [
+  {
+    entity_type: "password_assignment",
+    library: "credentials",
+    severity: "critical",
+    description: "Password stated in prose (\"the password is ...\")",
+    pattern: /\b(?:password|passwd|passphrase|passcode|pin)\s{1,3}(?:is|was|will be)\s{1,3}:?\s{0,2}(\S{1,128})/dgi,
+    group: 1,
+    validate: passwordLength
+  },
+  {
+    entity_type: "password_assignment",
+    library: "credentials",
+    severity: "critical",
+    description: "Password in the user-info part of a URL",
+    hint: "://",
+    pattern: /:\/\/[^\s:/@]{1,64}:([^\s@/]{1,128})@/dg,
+    group: 1
+  },
+  {
+    entity_type: "gitlab_token",
+    library: "credentials",
+    severity: "critical",
+    description: "GitLab personal, project or group access token",
+    hint: "glpat-",
+    pattern: /\bglpat-[A-Za-z0-9_-]{20,64}/g
+  },
   {
     entity_type: "stripe_key",
     library: "credentials",

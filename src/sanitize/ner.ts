@@ -37,7 +37,7 @@ const GIVEN_NAME = new Set(["MaleName", "FemaleName", "FirstName"])
 const LEGAL_SUFFIX = new Set(["inc", "corp", "llc", "ltd", "co", "plc", "gmbh", "llp", "lp", "ag", "sa", "bv", "pty", "incorporated", "limited"])
 /** Words in front of a name that make the next capitalized run a person. */
 const PERSON_CONTEXT =
-  /(?:patient|pt|name|dear|signed|by|attn|attention|contact|physician|doctor|nurse|provider|client|employee|witness|plaintiff|defendant|claimant|mother|father|son|daughter|wife|husband|spouse|guardian|from|to|cc|patient name|full name)\s{0,2}[:,]?\s{1,3}$/i
+  /(?:patient|pt|name|dear|signed|attn|attention|contact|physician|doctor|nurse|provider|client|employee|witness|plaintiff|defendant|claimant|mother|father|son|daughter|wife|husband|spouse|guardian|patient name|full name|signed by|referred by|seen by)\s{0,2}[:,]?\s{1,3}$/i
 
 interface Word {
   start: number
@@ -130,6 +130,8 @@ const classifyRun = (text: string, run: ReadonlyArray<Word>, hits: Array<NerHit>
   if (PERSON_CONTEXT.test(before)) {
     let from = 0
     while (from < run.length - 1 && isOrdinary(run[from])) from++
+    // Names are written "Jane", not "ACCT" or "X".
+    if (!/^\p{Lu}\p{Ll}/u.test(text.slice(run[from].start, run[from].end))) return
     hits.push({ start: run[from].start, end: run[Math.min(run.length, from + 3) - 1].end, entity_type: "ner_person" })
   }
 }
@@ -169,6 +171,15 @@ const nerDetector = (entity_type: NerHit["entity_type"], severity: "warning" | "
 const MONTH = "(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 const TIME = "(?:,? (?:at )?\\d{1,2}:\\d{2}(?::\\d{2})?(?: ?[AaPp]\\.?[Mm]\\.?)?)?"
 
+/** Numeric dates need a plausible day and month (so a sort code such as 20-00-00 is not one). */
+const plausibleDate = (match: string): boolean => {
+  const numeric = /^(\d{1,2})[/.-](\d{1,2})[/.-]/.exec(match)
+  if (numeric === null) return true
+  const [a, b] = [Number(numeric[1]), Number(numeric[2])]
+  if (a === 0 || b === 0 || a > 31 || b > 31) return false
+  return a <= 12 || b <= 12
+}
+
 export const NER_DETECTORS: ReadonlyArray<Detector> = [
   nerDetector("ner_person", "warning", "Person name"),
   nerDetector("ner_organization", "info", "Organization name"),
@@ -186,6 +197,7 @@ export const NER_DETECTORS: ReadonlyArray<Detector> = [
         `\\b${MONTH} \\d{4}\\b`
       ].join("|"),
       "g"
-    )
+    ),
+    validate: plausibleDate
   })
 ]

@@ -3,6 +3,7 @@
  * tests: `/approve`, `/deny`, `/review` answer that verdict; `/error` answers HTTP 500;
  * `/garbage` answers text that is not the verdict; `/slow/{ms}/{verdict}` waits first;
  * `/nested/{verdict}` puts the text at `output.text` instead of `choices.0.message.content`;
+ * `/sanitize` answers sanitize findings in `key_factors`;
  * `/echo-auth` refuses with 401 quoting the Authorization header it got.
  * Every request is recorded (path, headers, body), and so is every client that went away
  * before its answer (`aborted`).
@@ -30,7 +31,14 @@ const VERDICTS: Record<string, { decision: string; confidence: number; key_facto
   deny: { decision: "DENY", confidence: 0.85, key_factors: ["irreversible", "external transfer"], reasoning: "The action moves money outside the organization." },
   review: { decision: "REVIEW", confidence: 0.6, key_factors: ["unclear scope"], reasoning: "A human should look at the scope first." },
   // Lower-case decision: accepted and normalized.
-  lower: { decision: "approve", confidence: 0.7, key_factors: ["fine"], reasoning: "Looks fine." }
+  lower: { decision: "approve", confidence: 0.7, key_factors: ["fine"], reasoning: "Looks fine." },
+  // Sanitize's AI review: findings as "<entity_type> | <exact text>" (see src/sanitize/ai-pass.ts).
+  sanitize: {
+    decision: "DENY",
+    confidence: 0.8,
+    key_factors: ["account_number | ACCT-7731-XQ", "ner_person | Zorblax Quentavius", "ner_person | Not In The Text"],
+    reasoning: "An account number and a name remain."
+  }
 }
 
 const completion = (model: string, content: string) => ({
