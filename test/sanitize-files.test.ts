@@ -5,6 +5,7 @@
  * single-use, expiring tokens; the OCR pool's queue limit under a burst.
  */
 import { connect } from "node:net"
+import dcmjs from "dcmjs"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import sharp, { type Sharp } from "sharp"
@@ -234,14 +235,6 @@ describe("refusals", () => {
     // A JWT works as well as an API key.
     expect((await upload(png, "a.png", { mode: "flag" }, org.token)).status).toBe(200)
   })
-
-  it("DICOM without its module is 422 MISSING_DEPENDENCY, or is handled when the module is present", async () => {
-    const dicom = new Uint8Array(256)
-    dicom.set(new TextEncoder().encode("DICM"), 128)
-    const reply = await upload(dicom, "study.dcm")
-    expect(reply.status).toBe(422)
-    expect(["MISSING_DEPENDENCY", "CORRUPT_FILE"]).toContain(reply.body.code)
-  })
 })
 
 /** Sends raw bytes over one connection; answers what came back before close or `waitMs`. */
@@ -264,6 +257,71 @@ const rawExchange = (port: number, head: string, body: (write: (chunk: Buffer) =
       setTimeout(finish, waitMs)
     })
   })
+
+/** A minimal Part 10 file: patient tags and one 64×64 8-bit frame. */
+const dicomFile = () => {
+  const { DicomDict, DicomMetaDictionary } = dcmjs.data
+  const uid = "1.2.826.0.1.3680043.9999.15.1"
+  const meta = DicomMetaDictionary.denaturalizeDataset({
+    FileMetaInformationVersion: new Uint8Array([0, 1]).buffer,
+    MediaStorageSOPClassUID: "1.2.840.10008.5.1.4.1.1.7",
+    MediaStorageSOPInstanceUID: uid,
+    TransferSyntaxUID: "1.2.840.10008.1.2.1",
+    ImplementationClassUID: "1.2.826.0.1.3680043.9999.1"
+  })
+  const file = new DicomDict(meta)
+  file.dict = DicomMetaDictionary.denaturalizeDataset({
+    PatientName: "QUIMBY^HORTENSE",
+    PatientID: "MRN55501234",
+    PatientBirthDate: "19710203",
+    Modality: "OT",
+    SOPClassUID: "1.2.840.10008.5.1.4.1.1.7",
+    SOPInstanceUID: uid,
+    StudyInstanceUID: `${uid}.1`,
+    SeriesInstanceUID: `${uid}.2`,
+    Rows: 64,
+    Columns: 64,
+    SamplesPerPixel: 1,
+    PhotometricInterpretation: "MONOCHROME2",
+    BitsAllocated: 8,
+    BitsStored: 8,
+    HighBit: 7,
+    PixelRepresentation: 0,
+    PixelData: new Uint8Array(64 * 64).buffer,
+    _vrMap: { PixelData: "OB" }
+  })
+  return new Uint8Array(file.write())
+}
+
+describe("DICOM", () => {
+  it("goes through the route: patient tags de-identified with hashes only, the cleaned file downloadable once", async () => {
+    const reply = await upload(dicomFile(), "study.dcm")
+    expect(reply.status).toBe(200)
+    expect(reply.body.file_type).toBe("dicom")
+    const actions = reply.body.dicom_tag_actions
+    expect(actions.length).toBeGreaterThan(0)
+    expect(JSON.stringify(reply.body)).not.toContain("QUIMBY")
+    expect(JSON.stringify(reply.body)).not.toContain("MRN55501234")
+    const name = actions.find((a: any) => a.tag_name === "PatientName")
+    expect(name?.original_hash).toMatch(/^sha256:[0-9a-f]{64}$/)
+    const file = await download(reply.body.download_token)
+    expect(file.status).toBe(200)
+    expect(file.headers.get("content-type")).toBe("application/dicom")
+    expect(file.headers.get("content-disposition")).toBe('attachment; filename="sanitized_study.dcm"')
+    const text = Buffer.from(file.bytes).toString("latin1")
+    expect(text.slice(128, 132)).toBe("DICM")
+    expect(text).not.toContain("QUIMBY")
+    expect(text).not.toContain("MRN55501234")
+  })
+
+  it("a file with DICM but nothing readable after it is 422 CORRUPT_FILE", async () => {
+    const broken = new Uint8Array(200)
+    broken.set(new TextEncoder().encode("DICM"), 128)
+    const reply = await upload(broken, "broken.dcm")
+    expect(reply.status).toBe(422)
+    expect(reply.body.code).toBe("CORRUPT_FILE")
+  })
+})
 
 describe("the 50 MB cap", () => {
   const CAP = 50 * 1024 * 1024

@@ -3,10 +3,10 @@
  * spans blacked out; PDFs lose detected text for real (applied redactions) and scanned pages are
  * OCR'd and blacked out; DICOM goes to `sanitizeDicom`. Pure of HTTP and storage.
  */
-import { type SanitizeFinding, type SanitizeMode, type SanitizePolicy, sanitizeText, TokenBook } from "../text.js"
+import { sanitizeText, TokenBook } from "../text.js"
 import type { FileType } from "./detect.js"
+import { sanitizeDicom } from "./dicom.js"
 import { type Box, coveredWords, openImage, redactionOf } from "./image.js"
-import type { Ocr } from "./ocr.js"
 import { sanitizePdf } from "./pdf.js"
 import { changesContent, type DicomTagAction, type FileOptions, type FileSanitized, summarize } from "./summary.js"
 
@@ -23,42 +23,9 @@ const sanitizeImage = async (bytes: Uint8Array, type: FileType, options: FileOpt
   return { ...summary, bytes: output, dicom_tag_actions: [], pixel_redactions: covered.map(redactionOf) }
 }
 
-/** `src/sanitize/files/dicom.ts` (helper "dicom"), loaded when present. */
-interface Dicom {
-  readonly sanitizeDicom: (
-    bytes: Uint8Array,
-    options: { policy: SanitizePolicy; mode: SanitizeMode; includePixelRedaction: boolean; ocr: Ocr; tokens: TokenBook }
-  ) => Promise<{
-    bytes: Uint8Array
-    text: string
-    findings: SanitizeFinding[]
-    token_mapping: Record<string, string> | null
-    tokenized_text: string | null
-    blocked: boolean
-    dicom_tag_actions: DicomTagAction[]
-    pixel_redactions: Array<{ text_found: string; bounding_box: [number, number, number, number]; confidence: number }>
-  }>
-}
-
-const DICOM_MODULE = "./dicom.js"
-
-const loadDicom = async (): Promise<Dicom | undefined> => {
-  try {
-    return (await import(/* @vite-ignore */ DICOM_MODULE)) as Dicom
-  } catch (cause) {
-    // Absent is "missing dependency"; a present module that fails to load is a real fault.
-    if ((cause as { code?: string }).code === "ERR_MODULE_NOT_FOUND" || /Cannot find module|Failed to load url/.test(String(cause))) return undefined
-    throw cause
-  }
-}
-
-export class DicomUnavailable extends Error {}
-
 const sanitizeDicomFile = async (bytes: Uint8Array, options: FileOptions): Promise<FileSanitized> => {
-  const dicom = await loadDicom()
-  if (dicom === undefined) throw new DicomUnavailable("DICOM support is not installed")
   const tokens = new TokenBook()
-  const result = await dicom.sanitizeDicom(bytes, { policy: options.policy, mode: options.mode, includePixelRedaction: options.includePixelRedaction, ocr: options.ocr, tokens })
+  const result = await sanitizeDicom(bytes, { policy: options.policy, mode: options.mode, includePixelRedaction: options.includePixelRedaction, ocr: options.ocr, tokens })
   const handedBack = !result.blocked && options.mode !== "flag"
   return {
     bytes: handedBack ? result.bytes : null,

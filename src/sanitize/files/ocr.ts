@@ -8,7 +8,7 @@ import { createRequire } from "node:module"
 import { availableParallelism } from "node:os"
 import { dirname, join } from "node:path"
 import { createScheduler, createWorker, type Scheduler } from "tesseract.js"
-import { OcrBusy, OcrTimeout } from "./reasons.js"
+import { OcrBusy, OcrTimeout, OcrUnavailable } from "./reasons.js"
 
 export interface OcrWord {
   text: string
@@ -122,7 +122,7 @@ export const makeOcrPool = (options: OcrPoolOptions = {}): OcrPool => {
     try {
       scheduler ??= start().catch((cause) => {
         scheduler = undefined
-        throw cause
+        throw new OcrUnavailable(`OCR workers did not start: ${(cause as Error)?.message ?? cause}`)
       })
       const ready = await scheduler
       // TSV is one string (cheap to pass back to this thread), unlike the nested block tree.

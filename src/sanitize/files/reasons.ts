@@ -16,6 +16,9 @@ export class OcrTimeout extends Error {
   }
 }
 
+/** The OCR workers could not start (the English data or the tesseract core is missing). */
+export class OcrUnavailable extends Error {}
+
 export class EmptyFile extends Schema.TaggedError<EmptyFile>()("EmptyFile", {}) {
   readonly code = "EMPTY_FILE"
   override readonly message = "the uploaded file is empty"
@@ -42,7 +45,7 @@ export class CorruptFileReason extends Schema.TaggedError<CorruptFileReason>()("
 
 export class MissingDependency extends Schema.TaggedError<MissingDependency>()("MissingDependency", { file_type: Schema.String }) {
   readonly code = "MISSING_DEPENDENCY"
-  override readonly message = `${this.file_type} files cannot be sanitized on this server yet`
+  override readonly message = `${this.file_type} files cannot be sanitized: the OCR engine or its language data is missing on this server`
   readonly details = { file_type: this.file_type }
 }
 

@@ -18,12 +18,12 @@ import { logLine } from "../../platform/log.js"
 import { Secrets } from "../../platform/secrets.js"
 import type { SanitizeFinding, SanitizeMode, SanitizePolicy } from "../text.js"
 import { contentTypeOf, detectFileType, downloadName, type FileType } from "./detect.js"
-import { type DicomTagAction, DicomUnavailable, sanitizeFile } from "./engine.js"
+import { type DicomTagAction, sanitizeFile } from "./engine.js"
 import { CorruptFile } from "./errors.js"
 import type { PixelRedaction } from "./image.js"
 import { stopPdfThread } from "./mupdf-thread.js"
 import { makeOcrPool } from "./ocr.js"
-import { CorruptFileReason, EmptyFile, MissingDependency, OcrBusy, OcrTimeout, OcrTooSlow, refuse, ServerBusy, TokenNotFound, UnsupportedFileType } from "./reasons.js"
+import { CorruptFileReason, EmptyFile, MissingDependency, OcrBusy, OcrTimeout, OcrTooSlow, OcrUnavailable, refuse, ServerBusy, TokenNotFound, UnsupportedFileType } from "./reasons.js"
 import { makeSanitizedFileStore } from "./store.js"
 
 export interface Upload {
@@ -84,7 +84,7 @@ export const makeSanitizeFiles = Effect.gen(function* () {
         if (cause instanceof CorruptFile) return refuse(new CorruptFileReason({ file_type: type }))
         if (cause instanceof OcrBusy) return refuse(new ServerBusy({ retry_after_seconds: RETRY_AFTER_SECONDS }))
         if (cause instanceof OcrTimeout) return refuse(new OcrTooSlow({ timeout_ms: cause.timeoutMs }))
-        if (cause instanceof DicomUnavailable) return refuse(new MissingDependency({ file_type: type }))
+        if (cause instanceof OcrUnavailable) return refuse(new MissingDependency({ file_type: type }))
         return Effect.die(cause)
       })
     )
