@@ -7,10 +7,12 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { detectFileType, downloadName, type FileType } from "../src/sanitize/files/detect.js"
 import { coveredWords } from "../src/sanitize/files/image.js"
-import { layout, type OcrWord, wordOffsets } from "../src/sanitize/files/ocr.js"
+import { layout, makeOcrPool, type OcrWord, wordOffsets } from "../src/sanitize/files/ocr.js"
 import { spanRects } from "../src/sanitize/files/pdf.js"
+import { OcrBusy, OcrTimeout } from "../src/sanitize/files/reasons.js"
 import { mergeFindings } from "../src/sanitize/files/summary.js"
 import type { DetectedSpan, SanitizeFinding } from "../src/sanitize/text.js"
+import { textImage } from "./support/sanitize-files.js"
 
 const ascii = (text: string) => Array.from(text, (c) => c.charCodeAt(0))
 const MAGIC: Array<[FileType, number[], number]> = [
@@ -129,4 +131,29 @@ describe("findings of several pages", () => {
       })
     )
   })
+})
+
+describe("the OCR pool", () => {
+  it("refuses beyond its queue limit, times an image out, and counts it until its worker is free", async () => {
+    const pool = makeOcrPool({ workers: 1, queueLimit: 1, timeoutMs: 60_000 })
+    try {
+      const page = await textImage(["queue limit check"])
+      const results = await Promise.allSettled([pool.ocr(page), pool.ocr(page), pool.ocr(page)])
+      expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected"])
+      expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(OcrBusy)
+      expect(pool.pending()).toBe(0)
+      const hurried = makeOcrPool({ workers: 1, queueLimit: 4, timeoutMs: 1 })
+      try {
+        await expect(hurried.ocr(page)).rejects.toBeInstanceOf(OcrTimeout)
+        // The timed-out image still occupies the worker until tesseract finishes it.
+        expect(hurried.pending()).toBe(1)
+        for (let i = 0; i < 100 && hurried.pending() > 0; i++) await new Promise((r) => setTimeout(r, 50))
+        expect(hurried.pending()).toBe(0)
+      } finally {
+        await hurried.close()
+      }
+    } finally {
+      await pool.close()
+    }
+  }, 60_000)
 })

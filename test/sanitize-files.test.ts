@@ -87,6 +87,7 @@ describe("images", () => {
     expect(file.status).toBe(200)
     expect(file.headers.get("content-type")).toBe("image/png")
     expect(file.headers.get("content-disposition")).toBe('attachment; filename="sanitized_scan.png"')
+    expect(Number(file.headers.get("content-length"))).toBe(file.bytes.length)
     const seen = await ocrText(file.bytes)
     expect(seen).not.toContain(EMAIL)
     expect(seen).not.toContain(SSN)
@@ -358,6 +359,18 @@ describe("the 50 MB cap", () => {
     expect(answer).toMatch(/^HTTP\/1\.1 413/)
     expect(answer).toContain("PAYLOAD_TOO_LARGE")
     expect(sentBeforeAnswer).toBeLessThanOrEqual(filler)
+  })
+
+  it("a declared length of 50 MB + 1 byte is refused with 413 before the body is sent", async () => {
+    const port = Number(new URL(server.url).port)
+    const headers = `POST /api/v1/sanitize/file HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.key}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${CAP + 1}\r\n\r\n`
+    const started = Date.now()
+    const answer = await rawExchange(port, headers, async (write) => {
+      write(multipart(CAP + 1).head)
+    }, 1500)
+    expect(answer).toMatch(/^HTTP\/1\.1 413/)
+    expect(answer).toContain("PAYLOAD_TOO_LARGE")
+    expect(Date.now() - started).toBeLessThan(5000)
   })
 
   it("a body of exactly 50 MB passes the cap and is judged by its content (not an image: 415)", async () => {
