@@ -96,6 +96,7 @@ describe("OCR layout", () => {
     expect(coveredWords(read.text, read.words, [span("45-6789", "[R]")]).map((w) => w.text)).toEqual(["123-45-6789"])
     expect(coveredWords(read.text, read.words, [span("now\nSSN", "[R]")]).map((w) => w.text)).toEqual(["now", "SSN"])
     expect(coveredWords(read.text, read.words, [span("john@x.io", null)])).toEqual([])
+    expect(coveredWords(read.text, read.words, [span("SSN", "[A]"), span("SSN 123", "[B]")]).map((w) => w.replacement)).toEqual(["[A] [B]", "[B]"])
   })
 })
 

@@ -5,7 +5,7 @@
  */
 import { sanitizeText, TokenBook } from "../text.js"
 import type { FileType } from "./detect.js"
-import { sanitizeDicom } from "./dicom.js"
+import { sanitizeDicomInThread } from "./dicom-thread.js"
 import { type Box, coveredWords, openImage, redactionOf } from "./image.js"
 import { sanitizePdf } from "./pdf.js"
 import { changesContent, type DicomTagAction, type FileOptions, type FileSanitized, summarize } from "./summary.js"
@@ -24,8 +24,7 @@ const sanitizeImage = async (bytes: Uint8Array, type: FileType, options: FileOpt
 }
 
 const sanitizeDicomFile = async (bytes: Uint8Array, options: FileOptions): Promise<FileSanitized> => {
-  const tokens = new TokenBook()
-  const result = await sanitizeDicom(bytes, { policy: options.policy, mode: options.mode, includePixelRedaction: options.includePixelRedaction, ocr: options.ocr, tokens })
+  const result = await sanitizeDicomInThread(bytes, { policy: options.policy, mode: options.mode, includePixelRedaction: options.includePixelRedaction, ocr: options.ocr })
   const handedBack = !result.blocked && options.mode !== "flag"
   return {
     bytes: handedBack ? result.bytes : null,

@@ -19,19 +19,30 @@ export interface PixelRedaction {
   readonly confidence: number
 }
 
+/** An OCR word to black out, and what replaced it in the text (marker or token). */
+export interface CoveredWord extends OcrWord {
+  readonly replacement: string
+}
+
 /** The words a replaced span overlaps (kept spans, `replacement: null`, are left alone). */
-export const coveredWords = (text: string, words: ReadonlyArray<OcrWord>, spans: ReadonlyArray<DetectedSpan>): OcrWord[] => {
+export const coveredWords = (text: string, words: ReadonlyArray<OcrWord>, spans: ReadonlyArray<DetectedSpan>): CoveredWord[] => {
   const replaced = spans.filter((span) => span.replacement !== null)
   if (replaced.length === 0) return []
   const offsets = wordOffsets(text, words)
-  return words.filter((_, i) => {
+  return words.flatMap((word, i) => {
     const { start, end } = offsets[i]!
-    return start >= 0 && replaced.some((span) => span.start < end && start < span.end)
+    if (start < 0) return []
+    const hits = replaced.filter((span) => span.start < end && start < span.end)
+    return hits.length === 0 ? [] : [{ ...word, replacement: [...new Set(hits.map((span) => span.replacement!))].join(" ") }]
   })
 }
 
-export const redactionOf = (word: OcrWord): PixelRedaction => ({
-  text_found: word.text,
+/**
+ * `text_found` names what was found by its marker or token, never the original (as the DICOM
+ * path does): a redact answer carries no sensitive text, and tokenize's mapping holds the originals.
+ */
+export const redactionOf = (word: CoveredWord): PixelRedaction => ({
+  text_found: word.replacement,
   bounding_box: [word.bbox.x0, word.bbox.y0, word.bbox.x1, word.bbox.y1],
   confidence: Math.round(word.confidence * 1000) / 1000
 })

@@ -18,6 +18,7 @@ import { logLine } from "../../platform/log.js"
 import { Secrets } from "../../platform/secrets.js"
 import type { SanitizeFinding, SanitizeMode, SanitizePolicy } from "../text.js"
 import { contentTypeOf, detectFileType, downloadName, type FileType } from "./detect.js"
+import { stopDicomThread } from "./dicom-thread.js"
 import { type DicomTagAction, sanitizeFile } from "./engine.js"
 import { CorruptFile } from "./errors.js"
 import type { PixelRedaction } from "./image.js"
@@ -73,7 +74,7 @@ export const makeSanitizeFiles = Effect.gen(function* () {
     queueLimit: config.sanitizeOcrQueue,
     timeoutMs: config.sanitizeOcrTimeoutMs
   })
-  yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([pool.close(), stopPdfThread()])))
+  yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([pool.close(), stopPdfThread(), stopDicomThread()])))
 
   const run = (upload: Upload, type: FileType) =>
     Effect.tryPromise({
