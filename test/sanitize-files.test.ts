@@ -15,11 +15,14 @@ import { openImage } from "../src/sanitize/files/image.js"
 import { makeOcrPool } from "../src/sanitize/files/ocr.js"
 import { SanitizeFiles } from "../src/sanitize/files/service.js"
 import { call, registerOrg } from "./support/client.js"
+import { startFakeLlm } from "./support/fake-llm.js"
 import { useFixture } from "./support/fixture.js"
 import { makePdf, pdfText, renderPage, textImage } from "./support/sanitize-files.js"
 import { startServer, useServer } from "./support/server.js"
 
-const server = useServer()
+const llm = useFixture(startFakeLlm, (fake) => fake.close())
+// The fake model listens on plain HTTP on loopback.
+const server = useServer({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", OUTBOUND_ALLOW_HTTP: "true", SANITIZE_AI_TIMEOUT_MS: "2000" })
 const org = useFixture(() => registerOrg(server.url, "Scans Inc"))
 /** Reads the outputs back, as an attacker with the file would. */
 const reader = makeOcrPool({ workers: 1 })
@@ -200,6 +203,45 @@ describe("PDFs", () => {
     const reply = await upload(pdf.subarray(0, 20), "broken.pdf")
     expect(reply.status).toBe(422)
     expect(reply.body.code).toBe("CORRUPT_FILE")
+  })
+})
+
+describe("AI second pass (ai_model)", () => {
+  const PERSON = "Zorblax Quentavius"
+  const ACCOUNT = "ACCT-7731-XQ"
+  const withModel = async (path: string) => {
+    const reply = await call(server.url, "POST", "/api/v1/models/custom", { token: org.key, body: { name: path, model_id: `files-${path.replace(/\//g, "-")}`, endpoint_url: `${llm.url}/${path}/v1` } })
+    expect(reply.status).toBe(201)
+    return `custom:files-${path.replace(/\//g, "-")}`
+  }
+
+  it("what the model finds is removed from the PDF too, marked source ai; the model never sees what the rules removed", async () => {
+    const model = await withModel("sanitize")
+    const before = llm.calls.length
+    const pdf = makePdf([[`${PERSON} wired the funds to ${ACCOUNT}`, `and wrote to ${EMAIL} about it`]])
+    const reply = await upload(pdf, "wire.pdf", { ai_model: model, mode: "tokenize" })
+    expect(reply.status).toBe(200)
+    const ai = reply.body.findings.filter((f: any) => f.source === "ai")
+    expect(ai.map((f: any) => f.entity_type).sort()).toEqual(["account_number", "ner_person"])
+    expect(Object.values(reply.body.token_mapping)).toEqual(expect.arrayContaining([PERSON, ACCOUNT, EMAIL]))
+    expect(reply.body.tokenized_text).not.toContain(ACCOUNT)
+    expect(JSON.stringify(llm.calls.slice(before).map((c) => c.body))).not.toContain(EMAIL)
+    const text = pdfText((await download(reply.body.download_token)).bytes).join("")
+    expect(text).not.toContain(ACCOUNT)
+    expect(text).not.toContain("Quentavius")
+    expect(text).toContain("wired the funds")
+  })
+
+  it("a failing or unknown model leaves the rule-based result", async () => {
+    const pdf = makePdf([[`${PERSON} wired the funds to ${ACCOUNT}`, `and wrote to ${EMAIL} about it`]])
+    for (const model of [await withModel("error"), "custom:nope"]) {
+      const reply = await upload(pdf, "wire.pdf", { ai_model: model })
+      expect(reply.status).toBe(200)
+      expect(reply.body.findings.filter((f: any) => f.source === "ai")).toEqual([])
+      const text = pdfText((await download(reply.body.download_token)).bytes).join("")
+      expect(text).toContain(ACCOUNT)
+      expect(text).not.toContain(EMAIL)
+    }
   })
 })
 

@@ -4,6 +4,7 @@
  * OCR'd and blacked out; DICOM goes to `sanitizeDicom`. Pure of HTTP and storage.
  */
 import { sanitizeText, TokenBook } from "../text.js"
+import { reviewed } from "./ai-review.js"
 import type { FileType } from "./detect.js"
 import { sanitizeDicomInThread } from "./dicom-thread.js"
 import { type Box, coveredWords, openImage, redactionOf } from "./image.js"
@@ -16,7 +17,7 @@ const sanitizeImage = async (bytes: Uint8Array, type: FileType, options: FileOpt
   const image = await openImage(bytes, type)
   const read = await options.ocr(image.png)
   const tokens = new TokenBook()
-  const result = sanitizeText(read.text, { policy: options.policy, mode: options.mode, tokens })
+  const result = await reviewed(read.text, sanitizeText(read.text, { policy: options.policy, mode: options.mode, tokens }), options.mode, tokens, options.review)
   const summary = summarize(options.mode, [result], tokens)
   const covered = changesContent(options.mode) ? coveredWords(read.text, read.words, result.spans) : []
   const output = summary.blocked || options.mode === "flag" ? null : covered.length === 0 ? bytes : await image.blackOut(covered.map((w): Box => [w.bbox.x0, w.bbox.y0, w.bbox.x1, w.bbox.y1]))

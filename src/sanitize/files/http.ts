@@ -104,6 +104,7 @@ const toUpload = (form: Form) =>
     if (aiModel !== undefined && aiModel.length > 200) return yield* invalid("ai_model", "at most 200 characters")
     const name = form.file.name.trim() === "" ? "file" : form.file.name.slice(0, MAX_FILENAME)
     return {
+      aiModel: aiModel === undefined || aiModel.trim() === "" ? null : aiModel.trim(),
       bytes: joined(form.file.chunks, form.file.size),
       filename: name,
       policy: policy as SanitizePolicy,

@@ -6,6 +6,7 @@
  */
 import sharp from "sharp"
 import { sanitizeText, type TextSanitized, TokenBook } from "../text.js"
+import { reviewed } from "./ai-review.js"
 import { coveredWords, type PixelRedaction, redactionOf } from "./image.js"
 import { extractPdf, type PageEdit, type Rect, redactPdf, type TextPage } from "./mupdf-thread.js"
 import { changesContent, type FileOptions, type FileSanitized, summarize } from "./summary.js"
@@ -47,14 +48,14 @@ export const sanitizePdf = async (bytes: Uint8Array, options: FileOptions): Prom
   const redacting = changesContent(options.mode)
   for (const page of pages) {
     if (page.kind === "text") {
-      const result = sanitizeText(page.text, { policy: options.policy, mode: options.mode, tokens })
+      const result = await reviewed(page.text, sanitizeText(page.text, { policy: options.policy, mode: options.mode, tokens }), options.mode, tokens, options.review)
       results.push(result)
       const rects = redacting ? result.spans.filter((span) => span.replacement !== null).flatMap((span) => spanRects(page, span.start, span.end)) : []
       edits.push({ rects })
       continue
     }
     const read = await options.ocr(page.png)
-    const result = sanitizeText(read.text, { policy: options.policy, mode: options.mode, tokens })
+    const result = await reviewed(read.text, sanitizeText(read.text, { policy: options.policy, mode: options.mode, tokens }), options.mode, tokens, options.review)
     results.push(result)
     const covered = redacting ? coveredWords(read.text, read.words, result.spans) : []
     pixelRedactions.push(...covered.map(redactionOf))

@@ -11,12 +11,16 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type { Principal } from "../../../protocol/auth.js"
+import { ModelCalls } from "../../models/calls.js"
+import { makeModelsStore } from "../../models/store.js"
 import { auditActor } from "../../platform/audit.js"
 import { Config } from "../../platform/config.js"
 import { hmacSha256Hex } from "../../platform/hmac.js"
 import { logLine } from "../../platform/log.js"
 import { Secrets } from "../../platform/secrets.js"
+import { AI_SYSTEM_PROMPT, type AiItem, aiPrompt, itemsOf, MAX_AI_REVIEW_CHARS } from "../ai-pass.js"
 import type { SanitizeFinding, SanitizeMode, SanitizePolicy } from "../text.js"
+import type { Review } from "./ai-review.js"
 import { contentTypeOf, detectFileType, downloadName, type FileType } from "./detect.js"
 import { stopDicomThread } from "./dicom-thread.js"
 import { type DicomTagAction, sanitizeFile } from "./engine.js"
@@ -28,6 +32,8 @@ import { CorruptFileReason, EmptyFile, MissingDependency, OcrBusy, OcrTimeout, O
 import { makeSanitizedFileStore } from "./store.js"
 
 export interface Upload {
+  /** The model for the AI second pass; null or empty: rules only. */
+  readonly aiModel: string | null
   readonly bytes: Uint8Array
   readonly filename: string
   readonly policy: SanitizePolicy
@@ -60,6 +66,8 @@ export interface Download {
 
 const sha256 = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
 const EMPTY_HASH = sha256(new Uint8Array(0))
+/** Model calls of the AI pass per file (one per image, page or scanned page). */
+const MAX_AI_CALLS = 20
 /** How long a busy client is asked to wait. */
 const RETRY_AFTER_SECONDS = 5
 
@@ -76,9 +84,44 @@ export const makeSanitizeFiles = Effect.gen(function* () {
   })
   yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([pool.close(), stopPdfThread(), stopDicomThread()])))
 
-  const run = (upload: Upload, type: FileType) =>
+  const calls = yield* ModelCalls
+  const preferences = yield* makeModelsStore
+  const services = yield* Effect.context<never>()
+  const runPromise = Effect.runPromiseWith(services)
+
+  /**
+   * The AI pass for one upload, or why there is none (disabled for sanitize, unknown model). Each
+   * text is one model call, at most MAX_AI_CALLS per file; a call that fails or is late finds nothing.
+   */
+  const aiReview = (orgUuid: string, model: string) =>
+    Effect.gen(function* () {
+      const disabled = (yield* Effect.orDie(preferences.get(orgUuid))).disabled.sanitize ?? []
+      if (disabled.includes(model)) return { review: undefined, skipped: "disabled" }
+      if (!(yield* calls.isKnown(orgUuid, model))) return { review: undefined, skipped: "unknown model" }
+      const stats = { calls: 0, failed: 0 }
+      const review: Review = (text) => {
+        if (stats.calls >= MAX_AI_CALLS || text.trim() === "") return Promise.resolve([])
+        stats.calls++
+        const seen = text.slice(0, MAX_AI_REVIEW_CHARS)
+        return runPromise(
+          calls.ask({ orgUuid, model, system: AI_SYSTEM_PROMPT, prompt: aiPrompt(seen), timeoutMs: config.sanitizeAiTimeoutMs }).pipe(
+            Effect.map((answer) => itemsOf(answer, seen)),
+            Effect.timeoutOrElse({ duration: config.sanitizeAiTimeoutMs, orElse: () => Effect.fail("late" as const) }),
+            Effect.catch(() =>
+              Effect.sync((): ReadonlyArray<AiItem> => {
+                stats.failed++
+                return []
+              })
+            )
+          )
+        )
+      }
+      return { review, skipped: null, stats }
+    })
+
+  const run = (upload: Upload, type: FileType, review: Review | undefined) =>
     Effect.tryPromise({
-      try: () => sanitizeFile(upload.bytes, type, { policy: upload.policy, mode: upload.mode, includePixelRedaction: upload.includePixelRedaction, ocr: pool.ocr }),
+      try: () => sanitizeFile(upload.bytes, type, { policy: upload.policy, mode: upload.mode, includePixelRedaction: upload.includePixelRedaction, ocr: pool.ocr, review }),
       catch: (cause) => cause
     }).pipe(
       Effect.catch((cause) => {
@@ -113,7 +156,8 @@ export const makeSanitizeFiles = Effect.gen(function* () {
       if (upload.bytes.byteLength === 0) return yield* refuse(new EmptyFile())
       const type = detectFileType(upload.bytes)
       if (type === undefined) return yield* refuse(new UnsupportedFileType())
-      const result = yield* run(upload, type)
+      const ai = upload.aiModel ? yield* aiReview(principal.orgUuid, upload.aiModel) : undefined
+      const result = yield* run(upload, type, ai?.review)
       const token = result.bytes === null ? null : yield* keep(principal, type, upload.filename, result.bytes)
       const report: FileReport = {
         file_type: type,
@@ -150,7 +194,11 @@ export const makeSanitizeFiles = Effect.gen(function* () {
             finding_count: result.findings.reduce((sum, finding) => sum + finding.count, 0),
             entity_types: result.findings.map((finding) => finding.entity_type),
             pixel_redaction_count: result.pixel_redactions.length,
-            dicom_tag_action_count: result.dicom_tag_actions.length
+            dicom_tag_action_count: result.dicom_tag_actions.length,
+            ai_model: upload.aiModel,
+            ai_findings: result.findings.filter((finding) => finding.source === "ai").length,
+            ai_skipped: ai?.skipped ?? null,
+            ai_failed_calls: ai?.stats?.failed ?? 0
           }
         })
       )

@@ -1,5 +1,6 @@
 /** What every file type's pipeline answers, and how the findings of several texts (pages) combine. */
 import type { SanitizeFinding, SanitizeMode, SanitizePolicy, TextSanitized, TokenBook } from "../text.js"
+import type { Review } from "./ai-review.js"
 import type { PixelRedaction } from "./image.js"
 import type { Ocr } from "./ocr.js"
 
@@ -15,6 +16,8 @@ export interface FileOptions {
   readonly mode: SanitizeMode
   readonly includePixelRedaction: boolean
   readonly ocr: Ocr
+  /** The AI second pass (`ai_model`), when asked for. */
+  readonly review?: Review | undefined
 }
 
 export interface FileSanitized {
