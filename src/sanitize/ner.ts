@@ -138,6 +138,11 @@ const classifyRun = (text: string, run: ReadonlyArray<Word>, hits: Array<NerHit>
 
 let memo: { text: string; hits: Array<NerHit> } | undefined
 
+/** Drops the remembered text: the engine calls it after each scan, so no content outlives a request. */
+export const forgetNamedEntities = (): void => {
+  memo = undefined
+}
+
 /** Person and organization hits of `text`, computed once per text for both detectors. */
 export const namedEntities = (text: string): Array<NerHit> => {
   if (memo !== undefined && memo.text === text) return memo.hits
