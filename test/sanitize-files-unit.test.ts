@@ -4,12 +4,15 @@
  * findings of several pages merged.
  */
 import fc from "fast-check"
+import * as mupdf from "mupdf"
+import sharp from "sharp"
 import { describe, expect, it } from "vitest"
 import { detectFileType, downloadName, type FileType } from "../src/sanitize/files/detect.js"
-import { coveredWords } from "../src/sanitize/files/image.js"
+import { coveredWords, openImage } from "../src/sanitize/files/image.js"
+import { extractPdf, stopPdfThread } from "../src/sanitize/files/mupdf-thread.js"
 import { layout, makeOcrPool, type OcrWord, wordOffsets } from "../src/sanitize/files/ocr.js"
 import { spanRects } from "../src/sanitize/files/pdf.js"
-import { OcrBusy, OcrTimeout } from "../src/sanitize/files/reasons.js"
+import { LimitExceeded, MAX_IMAGE_PIXELS, MAX_SCANNED_PAGES, OcrBusy, OcrTimeout } from "../src/sanitize/files/reasons.js"
 import { mergeFindings } from "../src/sanitize/files/summary.js"
 import type { DetectedSpan, SanitizeFinding } from "../src/sanitize/text.js"
 import { textImage } from "./support/sanitize-files.js"
@@ -156,5 +159,25 @@ describe("the OCR pool", () => {
     } finally {
       await pool.close()
     }
+  }, 60_000)
+})
+
+describe("limits before work", () => {
+  it("an image over the pixel limit is refused before it is decoded; a PDF with too many pages to OCR before they are all rendered", async () => {
+    const bmp = new Uint8Array(54)
+    bmp.set([0x42, 0x4d])
+    const header = new DataView(bmp.buffer)
+    header.setInt32(18, 10_000, true)
+    header.setInt32(22, -10_000, true)
+    await expect(openImage(bmp, "bmp")).rejects.toBeInstanceOf(LimitExceeded)
+    const png = await sharp({ create: { width: 8_001, height: 8_001, channels: 3, background: "white" } })
+      .png({ compressionLevel: 1 })
+      .toBuffer()
+    await expect(openImage(png, "png")).rejects.toMatchObject({ limit: "pixels", maximum: MAX_IMAGE_PIXELS })
+    const pdf = new mupdf.PDFDocument()
+    for (let i = 0; i <= MAX_SCANNED_PAGES; i++) pdf.insertPage(-1, pdf.addPage([0, 0, 20, 20], 0, pdf.newDictionary(), ""))
+    const bytes = pdf.saveToBuffer("compress").asUint8Array().slice()
+    await expect(extractPdf(bytes)).rejects.toMatchObject({ limit: "scanned_pages" })
+    await stopPdfThread()
   }, 60_000)
 })

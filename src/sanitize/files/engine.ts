@@ -20,7 +20,8 @@ const sanitizeImage = async (bytes: Uint8Array, type: FileType, options: FileOpt
   const result = await reviewed(read.text, sanitizeText(read.text, { policy: options.policy, mode: options.mode, tokens }), options.mode, tokens, options.review)
   const summary = summarize(options.mode, [result], tokens)
   const covered = changesContent(options.mode) ? coveredWords(read.text, read.words, result.spans) : []
-  const output = summary.blocked || options.mode === "flag" ? null : covered.length === 0 ? bytes : await image.blackOut(covered.map((w): Box => [w.bbox.x0, w.bbox.y0, w.bbox.x1, w.bbox.y1]))
+  // Re-encoded even with nothing to black out: the metadata (EXIF, GPS, comments) goes too.
+  const output = summary.blocked || options.mode === "flag" ? null : !changesContent(options.mode) ? bytes : await image.blackOut(covered.map((w): Box => [w.bbox.x0, w.bbox.y0, w.bbox.x1, w.bbox.y1]))
   return { ...summary, bytes: output, dicom_tag_actions: [], pixel_redactions: covered.map(redactionOf) }
 }
 

@@ -10,6 +10,7 @@ import type { FileType } from "./detect.js"
 import { CorruptFile } from "./errors.js"
 import { decodeWithMupdf } from "./mupdf-thread.js"
 import { type OcrWord, wordOffsets } from "./ocr.js"
+import { LimitExceeded, MAX_IMAGE_PIXELS } from "./reasons.js"
 
 export type Box = [number, number, number, number]
 
@@ -51,6 +52,11 @@ const PAD = 2
 
 /** Raw RGB of any supported image (the first frame of an animation). */
 const decode = async (bytes: Uint8Array, type: FileType): Promise<{ width: number; height: number; channels: number; pixels: Uint8Array }> => {
+  if (type === "bmp" && bytes.length >= 26) {
+    // BITMAPINFOHEADER width and height (height is negative for top-down rows).
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    if (Math.abs(view.getInt32(18, true) * view.getInt32(22, true)) > MAX_IMAGE_PIXELS) throw new LimitExceeded("pixels", MAX_IMAGE_PIXELS)
+  }
   try {
     if (type === "bmp") {
       const image = await decodeWithMupdf(bytes)
@@ -59,9 +65,10 @@ const decode = async (bytes: Uint8Array, type: FileType): Promise<{ width: numbe
       for (let y = 0; y < image.height; y++) pixels.set(image.pixels.subarray(y * image.stride, y * image.stride + row), y * row)
       return { width: image.width, height: image.height, channels: image.channels, pixels }
     }
-    const { data, info } = await sharp(bytes, { failOn: "error" }).removeAlpha().raw().toBuffer({ resolveWithObject: true })
+    const { data, info } = await sharp(bytes, { failOn: "error", limitInputPixels: MAX_IMAGE_PIXELS }).removeAlpha().raw().toBuffer({ resolveWithObject: true })
     return { width: info.width, height: info.height, channels: info.channels, pixels: data }
   } catch (cause) {
+    if (/pixel limit/i.test(String((cause as Error)?.message))) throw new LimitExceeded("pixels", MAX_IMAGE_PIXELS)
     throw new CorruptFile(`the ${type} image cannot be decoded: ${(cause as Error).message}`)
   }
 }

@@ -4,6 +4,7 @@
  */
 import { Worker } from "node:worker_threads"
 import { CorruptFile } from "./errors.js"
+import { LimitExceeded, MAX_IMAGE_PIXELS, MAX_SCANNED_PAGES } from "./reasons.js"
 
 export type Rect = [number, number, number, number]
 export interface TextPage {
@@ -42,6 +43,7 @@ const thread = (): Worker => {
     if (call === undefined) return
     waiting.delete(message.id)
     if (message.ok) call.resolve(message.result)
+    else if (message.error === "LIMIT:scanned_pages") call.reject(new LimitExceeded("scanned_pages", MAX_SCANNED_PAGES))
     else call.reject(new CorruptFile(message.error ?? "unreadable PDF"))
   })
   const fail = (error: Error) => {
@@ -59,7 +61,7 @@ const send = <A>(op: "extract" | "redact" | "decode", bytes: Uint8Array, edits?:
   new Promise((resolve, reject) => {
     const id = nextId++
     waiting.set(id, { resolve: resolve as (value: unknown) => void, reject })
-    thread().postMessage({ id, op, bytes, edits })
+    thread().postMessage({ id, op, bytes, edits, limits: { maxScannedPages: MAX_SCANNED_PAGES, maxPixels: MAX_IMAGE_PIXELS } })
   })
 
 export const extractPdf = (bytes: Uint8Array) => send<ExtractedPage[]>("extract", bytes)

@@ -35,8 +35,9 @@ const openPdf = (bytes: Uint8Array) => {
   return pdf
 }
 
-const extract = (bytes: Uint8Array): Array<TextPage | ScannedPage> => {
+const extract = (bytes: Uint8Array, limits: { maxScannedPages: number; maxPixels: number }): Array<TextPage | ScannedPage> => {
   const pdf = openPdf(bytes)
+  let scanned = 0
   const pages: Array<TextPage | ScannedPage> = []
   for (let i = 0; i < pdf.countPages(); i++) {
     const page = pdf.loadPage(i)
@@ -59,8 +60,12 @@ const extract = (bytes: Uint8Array): Array<TextPage | ScannedPage> => {
       pages.push({ kind: "text", text, boxes })
       continue
     }
-    const pixmap = page.toPixmap(mupdf.Matrix.scale(RENDER_SCALE, RENDER_SCALE), mupdf.ColorSpace.DeviceRGB, false)
-    pages.push({ kind: "scanned", png: pixmap.asPNG(), scale: RENDER_SCALE, width: pixmap.getWidth(), height: pixmap.getHeight() })
+    if (++scanned > limits.maxScannedPages) throw new Error("LIMIT:scanned_pages")
+    // 2x for legible OCR, less for a page so large that 2x would pass the pixel limit.
+    const [x0, y0, x1, y1] = page.getBounds()
+    const scale = Math.min(RENDER_SCALE, Math.sqrt(limits.maxPixels / Math.max(1, (x1 - x0) * (y1 - y0))))
+    const pixmap = page.toPixmap(mupdf.Matrix.scale(scale, scale), mupdf.ColorSpace.DeviceRGB, false)
+    pages.push({ kind: "scanned", png: pixmap.asPNG(), scale, width: pixmap.getWidth(), height: pixmap.getHeight() })
   }
   return pages
 }
@@ -117,13 +122,13 @@ const decodeImage = (bytes: Uint8Array) => {
   return { width: pixmap.getWidth(), height: pixmap.getHeight(), stride: pixmap.getStride(), channels, pixels: new Uint8Array(pixmap.getPixels()) }
 }
 
-const run = (message: { op: string; bytes: Uint8Array; edits?: PageEdit[] }) => {
-  if (message.op === "extract") return extract(message.bytes)
+const run = (message: { op: string; bytes: Uint8Array; edits?: PageEdit[]; limits?: { maxScannedPages: number; maxPixels: number } }) => {
+  if (message.op === "extract") return extract(message.bytes, message.limits ?? { maxScannedPages: 100, maxPixels: 64_000_000 })
   if (message.op === "redact") return redact(message.bytes, message.edits ?? [])
   return decodeImage(message.bytes)
 }
 
-parentPort?.on("message", (message: { id: number; op: "extract" | "redact" | "decode"; bytes: Uint8Array; edits?: PageEdit[] }) => {
+parentPort?.on("message", (message: { id: number; op: "extract" | "redact" | "decode"; bytes: Uint8Array; edits?: PageEdit[]; limits?: { maxScannedPages: number; maxPixels: number } }) => {
   try {
     const result = run(message)
     parentPort?.postMessage({ id: message.id, ok: true, result })

@@ -19,6 +19,21 @@ export class OcrTimeout extends Error {
 /** The OCR workers could not start (the English data or the tesseract core is missing). */
 export class OcrUnavailable extends Error {}
 
+/** A file whose work would be unbounded: too many pixels, or too many pages to OCR. */
+export class LimitExceeded extends Error {
+  constructor(
+    readonly limit: "pixels" | "scanned_pages",
+    readonly maximum: number
+  ) {
+    super(`more than ${maximum} ${limit.replace("_", " ")}`)
+  }
+}
+
+/** Pixels of one image or rendered page (about 8000 × 8000 at most). */
+export const MAX_IMAGE_PIXELS = 64_000_000
+/** Pages without a text layer OCR'd per PDF. */
+export const MAX_SCANNED_PAGES = 100
+
 export class EmptyFile extends Schema.TaggedError<EmptyFile>()("EmptyFile", {}) {
   readonly code = "EMPTY_FILE"
   override readonly message = "the uploaded file is empty"
@@ -55,6 +70,12 @@ export class OcrTooSlow extends Schema.TaggedError<OcrTooSlow>()("OcrTooSlow", {
   readonly details = { timeout_ms: this.timeout_ms }
 }
 
+export class FileTooComplex extends Schema.TaggedError<FileTooComplex>()("FileTooComplex", { limit: Schema.String, maximum: Schema.Number }) {
+  readonly code = "FILE_TOO_COMPLEX"
+  override readonly message = `the file has more than ${this.maximum} ${this.limit.replace("_", " ")}; split it or scale it down`
+  readonly details = { limit: this.limit, maximum: this.maximum }
+}
+
 export class ServerBusy extends Schema.TaggedError<ServerBusy>()("ServerBusy", { retry_after_seconds: Schema.Number }) {
   readonly code = "SERVER_BUSY"
   override readonly message = "too many files are being read; retry shortly"
@@ -74,7 +95,7 @@ export class InvalidField extends Schema.TaggedError<InvalidField>()("InvalidFie
 }
 
 export class SanitizeFilesError extends Schema.TaggedError<SanitizeFilesError>()("SanitizeFilesError", {
-  reason: Schema.Union([EmptyFile, MissingFile, UnsupportedFileType, CorruptFileReason, MissingDependency, OcrTooSlow, ServerBusy, TokenNotFound, InvalidField])
+  reason: Schema.Union([EmptyFile, MissingFile, UnsupportedFileType, CorruptFileReason, MissingDependency, OcrTooSlow, FileTooComplex, ServerBusy, TokenNotFound, InvalidField])
 }) {}
 
 export const refuse = (reason: SanitizeFilesError["reason"]) => Effect.fail(new SanitizeFilesError({ reason }))

@@ -28,7 +28,7 @@ import { CorruptFile } from "./errors.js"
 import type { PixelRedaction } from "./image.js"
 import { stopPdfThread } from "./mupdf-thread.js"
 import { makeOcrPool } from "./ocr.js"
-import { CorruptFileReason, EmptyFile, MissingDependency, OcrBusy, OcrTimeout, OcrTooSlow, OcrUnavailable, refuse, ServerBusy, TokenNotFound, UnsupportedFileType } from "./reasons.js"
+import { CorruptFileReason, EmptyFile, FileTooComplex, LimitExceeded, MissingDependency, OcrBusy, OcrTimeout, OcrTooSlow, OcrUnavailable, refuse, ServerBusy, TokenNotFound, UnsupportedFileType } from "./reasons.js"
 import { makeSanitizedFileStore } from "./store.js"
 
 export interface Upload {
@@ -128,6 +128,7 @@ export const makeSanitizeFiles = Effect.gen(function* () {
         if (cause instanceof CorruptFile) return refuse(new CorruptFileReason({ file_type: type }))
         if (cause instanceof OcrBusy) return refuse(new ServerBusy({ retry_after_seconds: RETRY_AFTER_SECONDS }))
         if (cause instanceof OcrTimeout) return refuse(new OcrTooSlow({ timeout_ms: cause.timeoutMs }))
+        if (cause instanceof LimitExceeded) return refuse(new FileTooComplex({ limit: cause.limit, maximum: cause.maximum }))
         if (cause instanceof OcrUnavailable) return refuse(new MissingDependency({ file_type: type }))
         return Effect.die(cause)
       })
