@@ -6,6 +6,10 @@
  */
 import { parentPort } from "node:worker_threads"
 
+// Below the request loop in the scheduler's eyes (nice.ts).
+const nice = await import(new URL(import.meta.url.endsWith(".ts") ? "./nice.ts" : "./nice.js", import.meta.url).href)
+nice.lowerThreadPriority()
+
 interface Job {
   kind: "job"
   id: number

@@ -7,6 +7,7 @@
 import { createRequire } from "node:module"
 import { availableParallelism } from "node:os"
 import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { createScheduler, createWorker, type Scheduler } from "tesseract.js"
 import { OcrBusy, OcrTimeout, OcrUnavailable } from "./reasons.js"
 
@@ -35,6 +36,9 @@ export interface OcrPool {
 }
 
 const langPath = () => join(dirname(createRequire(import.meta.url).resolve("@tesseract.js-data/eng/package.json")), "4.0.0_best_int")
+
+/** Our wrapper of tesseract's worker script (lower thread priority); a file path, as tesseract spawns it. */
+const workerPath = () => fileURLToPath(new URL(import.meta.url.endsWith(".ts") ? "./ocr-worker.ts" : "./ocr-worker.js", import.meta.url))
 
 interface Line {
   readonly words: ReadonlyArray<{ text: string; confidence: number; bbox: OcrWord["bbox"] }>
@@ -96,7 +100,7 @@ export const makeOcrPool = (options: OcrPoolOptions = {}): OcrPool => {
   const start = async (): Promise<Scheduler> => {
     const made = createScheduler()
     const workers = await Promise.all(
-      Array.from({ length: size }, () => createWorker("eng", 1, { langPath: langPath(), gzip: true, cacheMethod: "none", logger: () => {} }))
+      Array.from({ length: size }, () => createWorker("eng", 1, { langPath: langPath(), gzip: true, cacheMethod: "none", workerPath: workerPath(), logger: () => {} }))
     )
     for (const worker of workers) {
       // Images carry no trustworthy DPI; a fixed one keeps tesseract from guessing (and warning).

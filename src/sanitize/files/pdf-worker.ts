@@ -9,6 +9,10 @@
 import { parentPort } from "node:worker_threads"
 import * as mupdf from "mupdf"
 
+// Below the request loop in the scheduler's eyes (nice.ts).
+const nice = await import(new URL(import.meta.url.endsWith(".ts") ? "./nice.ts" : "./nice.js", import.meta.url).href)
+nice.lowerThreadPriority()
+
 type Rect = [number, number, number, number]
 
 interface TextPage {
