@@ -15,12 +15,10 @@ import { UnsupportedMediaType } from "../../../protocol/sanitize-files.js"
 import { requireScope } from "../../access/guards.js"
 import { requestIdOf } from "../../gateway/request.js"
 import { answer, toWire } from "../../platform/wire-errors.js"
-import type { SanitizeMode, SanitizePolicy } from "../text.js"
+import { SANITIZE_MODES as MODES, SANITIZE_POLICIES as POLICIES, type SanitizeMode, type SanitizePolicy } from "../text.js"
 import { InvalidField, MissingFile, SanitizeFilesError } from "./reasons.js"
 import { SanitizeFiles, type Upload } from "./service.js"
 
-const POLICIES: ReadonlyArray<SanitizePolicy> = ["default", "hipaa", "pci", "legal"]
-const MODES: ReadonlyArray<SanitizeMode> = ["redact", "tokenize", "block", "flag"]
 const MAX_FILENAME = 255
 
 const downloadErrors = answer({ TokenNotFound: NotFound })
