@@ -66,6 +66,8 @@ import { ProviderCredentialsHttp } from "./provider-credentials/http.js"
 import { ProviderCredentials } from "./provider-credentials/service.js"
 import { ReceiptsHttp } from "./receipts/http.js"
 import { receiptsLayer } from "./receipts/service.js"
+import { SanitizeFilesHttp, SanitizeFilesPublicHttp } from "./sanitize/files/http.js"
+import { SanitizeFiles } from "./sanitize/files/service.js"
 import { SanitizeHttp } from "./sanitize/http.js"
 import { Sanitize } from "./sanitize/service.js"
 import { SettlementsHttp } from "./settlements/http.js"
@@ -84,7 +86,7 @@ export const servicesLayer = (config: AppConfig) => {
     databaseLayer({ url: config.databaseUrl, dataDir: config.dataDir, ci: config.ci }),
     platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix })
   )
-  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer, Estate.layer, Sanitize.layer).pipe(
+  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer, Estate.layer, Sanitize.layer, SanitizeFiles.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer)),
     (services) => Layer.provideMerge(Layer.mergeAll(Models.layer, CustomModels.layer), services),
     (services) => Layer.provideMerge(Cases.layer, services),
@@ -99,7 +101,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp, SanitizeHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

@@ -55,6 +55,13 @@ export interface AppConfig {
   readonly sanitizeAiTimeoutMs: number
   /** How often pending approvals are checked for expiry. */
   readonly approvalSweepMs: number
+  /** OCR worker threads for file sanitize (0: one per core), images allowed to wait beyond them, and each image's time limit. */
+  readonly sanitizeOcrWorkers: number
+  readonly sanitizeOcrQueue: number
+  readonly sanitizeOcrTimeoutMs: number
+  /** How long a cleaned file waits for its one download (1 h; tests shorten it), and how often expired ones are swept. */
+  readonly sanitizeFileTtlMs: number
+  readonly sanitizeSweepMs: number
   readonly tsaUrl: string | undefined
   readonly smtpUrl: string | undefined
   /** Sender of approval e-mails (default `approvals@<host of BASE_URL>`). */
@@ -166,6 +173,11 @@ export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
   aiPolicyCacheMs: int("AI_POLICY_CACHE_MS", 60_000, 0, 3_600_000),
   sanitizeAiTimeoutMs: int("SANITIZE_AI_TIMEOUT_MS", 20_000, 100, 120_000),
   approvalSweepMs: int("APPROVAL_SWEEP_MS", 30_000, 10),
+  sanitizeOcrWorkers: int("SANITIZE_OCR_WORKERS", 0, 0, 64),
+  sanitizeOcrQueue: int("SANITIZE_OCR_QUEUE", 16, 0, 10_000),
+  sanitizeOcrTimeoutMs: int("SANITIZE_OCR_TIMEOUT_MS", 60_000, 100, 600_000),
+  sanitizeFileTtlMs: int("SANITIZE_FILE_TTL_MS", 3_600_000, 1, 3_600_000),
+  sanitizeSweepMs: int("SANITIZE_SWEEP_MS", 60_000, 10),
   tsaUrl: optional("TSA_URL"),
   smtpUrl: optional("SMTP_URL"),
   smtpFrom: optional("SMTP_FROM"),

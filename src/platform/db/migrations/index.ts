@@ -26,6 +26,7 @@ import evidence from "./0018_evidence.js"
 import escrow from "./0019_escrow.js"
 import estate from "./0020_estate.js"
 import settlements from "./0021_settlements.js"
+import sanitizedFiles from "./0023_sanitized_files.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -48,5 +49,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0018_evidence": evidence,
   "0019_escrow": escrow,
   "0020_estate": estate,
-  "0021_settlements": settlements
+  "0021_settlements": settlements,
+  "0023_sanitized_files": sanitizedFiles
 }
