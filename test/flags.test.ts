@@ -4,9 +4,12 @@
  * filtering following its flag for real, and cache invalidation reaching a second process.
  */
 import { createHash, randomUUID } from "node:crypto"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import * as Effect from "effect/Effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { ApprovalChannels } from "../src/approvers/service.js"
 import { inRollout, resolveFlag, type StoredFlag } from "../src/flags/resolve.js"
 import { Flags } from "../src/flags/service.js"
 import { addMember, call, registerOrg } from "./support/client.js"
@@ -15,7 +18,8 @@ import { spawnServer } from "./support/process.js"
 import { startServer, useServer } from "./support/server.js"
 
 const ADMIN = { "x-admin-key": "test-admin-key" }
-const server = useServer()
+// Chat channels post to a local receiver over plain http.
+const server = useServer({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", OUTBOUND_ALLOW_HTTP: "true" })
 const admin = (method: string, path: string, body?: unknown) =>
   call(server.url, method, `/api/v1/admin/feature-flags${path}`, { headers: ADMIN, ...(body === undefined ? {} : { body }) })
 
@@ -237,6 +241,88 @@ describe("output filtering follows enable_output_filtering", () => {
       await admin("DELETE", "/enable_output_filtering")
     }
     expect((await notarize(org.key)).status).toBe(422)
+  })
+})
+
+describe("chat channels follow slack_integration and teams_integration", () => {
+  it("a flag turned off skips its channel, and the organization's toggle turns it back on", async () => {
+    const received: Array<string> = []
+    const chat = createServer((request, response) => {
+      received.push(request.url ?? "")
+      request.resume()
+      response.end("ok")
+    })
+    await new Promise<void>((resolve) => chat.listen(0, "127.0.0.1", resolve))
+    const base = `http://127.0.0.1:${(chat.address() as AddressInfo).port}`
+    const org = await registerOrg(server.url, "Chatty")
+    let event = 0
+    const announce = async () => {
+      event += 1
+      const results = await server.run(
+        Effect.flatMap(ApprovalChannels, (channels) =>
+          channels.notifyApproval({
+            eventId: `evt_flags_${event}`,
+            orgUuid: org.orgUuid,
+            actionUuid: `act_flags_${event}`,
+            actionType: "payment.send",
+            agentId: null,
+            reviewUrl: "https://gateway.example/dashboard/actions/x",
+            expiresAt: null
+          })
+        )
+      )
+      return Object.fromEntries(results.map((result) => [result.channel, result.status]))
+    }
+    try {
+      await server.run(
+        Effect.flatMap(ApprovalChannels, (channels) =>
+          channels.put(org.orgUuid, { slack: { enabled: true, webhook_url: `${base}/slack` }, teams: { enabled: true, webhook_url: `${base}/teams` } })
+        )
+      )
+      expect(await announce()).toEqual({ slack: "sent", teams: "sent" })
+      expect((await admin("POST", "", { key: "teams_integration", enabled_global: false })).status).toBe(201)
+      received.length = 0
+      expect(await announce()).toEqual({ slack: "sent", teams: "skipped" })
+      expect(received).toEqual(["/slack"])
+      expect((await admin("POST", "", { key: "slack_integration", enabled_global: false })).status).toBe(201)
+      expect(await announce()).toEqual({ slack: "skipped", teams: "skipped" })
+      expect((await call(server.url, "PUT", "/api/v1/feature-flags/teams_integration", { token: org.key, body: { enabled: true } })).body.enabled).toBe(true)
+      expect(await announce()).toEqual({ slack: "skipped", teams: "sent" })
+    } finally {
+      await admin("DELETE", "/teams_integration")
+      await admin("DELETE", "/slack_integration")
+      chat.close()
+    }
+  })
+})
+
+describe("the environment decides a flag absent from storage (self-hosted)", () => {
+  it("ENABLE_OUTPUT_FILTERING=false turns output filtering off until a stored flag says otherwise", async () => {
+    const plain = await startServer({ ENABLE_OUTPUT_FILTERING: "false", ENABLE_NEW_THING: "on" })
+    try {
+      const org = await registerOrg(plain.url, "Unfiltered")
+      const flags = (await call(plain.url, "GET", "/api/v1/feature-flags", { token: org.key })).body.flags
+      expect(flags.enable_output_filtering).toBe(false)
+      // Any key: ENABLE_<KEY> decides while the flag is not stored.
+      expect(await plain.run(Effect.flatMap(Flags, (service) => service.isEnabled(org.orgUuid, "new_thing")))).toBe(true)
+      expect(await plain.run(Effect.flatMap(Flags, (service) => service.isEnabled(org.orgUuid, "other_thing")))).toBe(false)
+      await call(plain.url, "PATCH", "/api/v1/output-policies", { token: org.key, body: { mode: "deny", deny_severity_threshold: "warning" } })
+      const notarize = async () => {
+        const action = await call(plain.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "report", details: "send" } })
+        return call(plain.url, "POST", `/api/v1/actions/${action.body.action_uuid}/notarize`, {
+          token: org.key,
+          body: { outcome: "completed", outcome_details: "charged card 4111 1111 1111 1111 for the order" }
+        })
+      }
+      expect((await notarize()).status).toBe(200)
+      // Enabling it for the organization creates the flag with the environment's value for everyone else.
+      expect((await call(plain.url, "PUT", "/api/v1/feature-flags/enable_output_filtering", { token: org.key, body: { enabled: true } })).body.enabled).toBe(true)
+      expect((await notarize()).status).toBe(422)
+      const stored = await call(plain.url, "GET", "/api/v1/admin/feature-flags", { headers: ADMIN })
+      expect(stored.body.find((flag: any) => flag.key === "enable_output_filtering")).toMatchObject({ enabled_global: false, enabled_org_ids: [org.orgUuid] })
+    } finally {
+      await plain.stop()
+    }
   })
 })
 
