@@ -7,6 +7,7 @@ import { createHash, randomUUID } from "node:crypto"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Effect from "effect/Effect"
+import { SqlClient } from "effect/sql"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { ApprovalChannels } from "../src/approvers/service.js"
@@ -142,6 +143,10 @@ describe("administrator routes", () => {
     expect(Array.isArray(list.body)).toBe(true)
     expect(list.body.map((flag: any) => flag.key)).toEqual(expect.arrayContaining(["beta_reports", "made_on_enable"]))
 
+    const platform = await server.run(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ event: string }>`SELECT event FROM audit_log WHERE org_uuid IS NULL AND target = 'beta_reports' ORDER BY id`)
+    )
+    expect(platform.map((row) => row.event).slice(0, 3)).toEqual(["feature_flag.created", "feature_flag.updated", "feature_flag.org_enabled"])
     const removed = await admin("DELETE", "/beta_reports")
     expect(removed.status).toBe(204)
     expect((await admin("DELETE", "/beta_reports")).status).toBe(204)
@@ -192,6 +197,16 @@ describe("organization routes", () => {
     expect((await call(server.url, "GET", "/api/v1/feature-flags", { token: a.key })).body.flags.org_beta).toBe(true)
     const stored = (await admin("GET", "")).body.find((flag: any) => flag.key === "org_beta")
     expect(stored.enabled_org_ids).toEqual([a.orgUuid])
+    const audit = await server.run(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ org_uuid: string | null; actor: string; event: string }>`
+        SELECT org_uuid, actor, event FROM audit_log WHERE target = 'org_beta' ORDER BY id`)
+    )
+    expect(audit.map((row) => [row.org_uuid, row.event])).toEqual([
+      [a.orgUuid, "feature_flag.org_enabled"],
+      [b.orgUuid, "feature_flag.org_enabled"],
+      [b.orgUuid, "feature_flag.org_disabled"]
+    ])
+    expect(audit[0]!.actor).toBe(a.userUuid)
 
     // Disabling a flag that does not exist is 404: there is no list to leave.
     expect((await call(server.url, "PUT", "/api/v1/feature-flags/never_stored", { token: a.key, body: { enabled: false } })).status).toBe(404)

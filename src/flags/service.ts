@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CreateFlag, FeatureFlag, UpdateFlag } from "../../protocol/flags.js"
+import { insertAudit } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { newId } from "../platform/ids.js"
 import { Fanout } from "../platform/redis/index.js"
@@ -19,11 +20,26 @@ import { makeFlagStore } from "./store.js"
 export const FLAGS_TOPIC = "feature-flags"
 const CACHE_MAX_AGE_MS = 60_000
 
+/** Who changed a flag: an organization's user (its own toggle) or the platform administrator (`orgUuid` null). */
+export interface FlagActor {
+  readonly orgUuid: string | null
+  readonly actor: string
+  readonly requestId: string | null
+}
+
 const stored = (flag: FeatureFlag): StoredFlag => ({
   key: flag.key,
   enabledGlobal: flag.enabled_global,
   rolloutPercentage: flag.rollout_percentage,
   orgIds: new Set(flag.enabled_org_ids)
+})
+
+/** What an audit entry keeps of a flag: its settings, the list only as a count. */
+const settings = (flag: FeatureFlag) => ({
+  description: flag.description,
+  enabled_global: flag.enabled_global,
+  rollout_percentage: flag.rollout_percentage,
+  enabled_org_ids: flag.enabled_org_ids.length
 })
 
 export const makeFlags = Effect.gen(function* () {
@@ -55,6 +71,13 @@ export const makeFlags = Effect.gen(function* () {
   const changed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.tap(effect, () => Effect.andThen(Effect.sync(invalidate), fanout.publish(FLAGS_TOPIC, "changed")))
 
+  const audit = (who: FlagActor, event: string, key: string, details: Record<string, unknown>) =>
+    Effect.orDie(insertAudit(store.sql, { orgUuid: who.orgUuid, actor: who.actor, event, target: key, details, requestId: who.requestId }))
+  const audited =
+    (who: FlagActor, event: string, key: string, details: (flag: FeatureFlag) => Record<string, unknown>) =>
+    <E, R>(effect: Effect.Effect<FeatureFlag, E, R>) =>
+      Effect.tap(effect, (flag) => audit(who, event, key, details(flag)))
+
   const found = (key: string) => (flag: FeatureFlag | undefined) => (flag === undefined ? refuse(new FlagNotFound({ key })) : Effect.succeed(flag))
 
   /**
@@ -75,13 +98,16 @@ export const makeFlags = Effect.gen(function* () {
       (flag) => (flag === undefined ? store.setOrg(key, orgUuid, true) : Effect.succeed(flag))
     )
 
-  const setOrg = (key: string, orgUuid: string, listed: boolean) =>
+  const setOrg = (who: FlagActor, key: string, orgUuid: string, listed: boolean) =>
     Effect.gen(function* () {
       const updated = yield* Effect.orDie(store.setOrg(key, orgUuid, listed))
       if (updated !== undefined) return updated
       if (!listed || context.mode === "cloud") return yield* refuse(new FlagNotFound({ key }))
       return yield* found(key)(yield* Effect.orDie(createFor(key, orgUuid)))
-    }).pipe(changed)
+    }).pipe(
+      audited(who, listed ? "feature_flag.org_enabled" : "feature_flag.org_disabled", key, (flag) => ({ org_uuid: orgUuid, enabled_org_ids: flag.enabled_org_ids.length })),
+      changed
+    )
 
   const isEnabled = (orgUuid: string, key: string) =>
     Effect.map(snapshot, (flags) => resolveFlag(flags.get(key), key, orgUuid, context))
@@ -98,10 +124,10 @@ export const makeFlags = Effect.gen(function* () {
      * The organization's own toggle: on adds it to `enabled_org_ids` (rule 1), off takes it out. The answer is
      * the resolved value afterwards, which stays on when the global rollout includes the organization.
      */
-    toggle: (orgUuid: string, key: string, enabled: boolean) =>
-      Effect.map(setOrg(key, orgUuid, enabled), (flag) => ({ key, enabled: resolveFlag(stored(flag), key, orgUuid, context) })),
+    toggle: (who: FlagActor & { readonly orgUuid: string }, key: string, enabled: boolean) =>
+      Effect.map(setOrg(who, key, who.orgUuid, enabled), (flag) => ({ key, enabled: resolveFlag(stored(flag), key, who.orgUuid, context) })),
     list: Effect.orDie(store.all),
-    create: (input: CreateFlag) =>
+    create: (who: FlagActor, input: CreateFlag) =>
       Effect.flatMap(
         Effect.orDie(
           store.insert({
@@ -114,15 +140,16 @@ export const makeFlags = Effect.gen(function* () {
           })
         ),
         (flag) => (flag === undefined ? refuse(new FlagExists({ key: input.key })) : Effect.succeed(flag))
-      ).pipe(changed),
-    update: (key: string, patch: UpdateFlag) =>
+      ).pipe(audited(who, "feature_flag.created", input.key, (flag) => settings(flag)), changed),
+    update: (who: FlagActor, key: string, patch: UpdateFlag) =>
       Effect.flatMap(
         Effect.orDie(store.update(key, { ...patch, enabled_org_ids: patch.enabled_org_ids && [...new Set(patch.enabled_org_ids)] })),
         found(key)
-      ).pipe(changed),
-    remove: (key: string) => Effect.orDie(store.remove(key)).pipe(changed),
-    enableOrg: (key: string, orgUuid: string) => setOrg(key, orgUuid, true),
-    disableOrg: (key: string, orgUuid: string) => setOrg(key, orgUuid, false)
+      ).pipe(audited(who, "feature_flag.updated", key, (flag) => settings(flag)), changed),
+    remove: (who: FlagActor, key: string) =>
+      Effect.flatMap(Effect.orDie(store.remove(key)), (existed) => (existed ? audit(who, "feature_flag.deleted", key, {}) : Effect.void)).pipe(changed),
+    enableOrg: (who: FlagActor, key: string, orgUuid: string) => setOrg(who, key, orgUuid, true),
+    disableOrg: (who: FlagActor, key: string, orgUuid: string) => setOrg(who, key, orgUuid, false)
   }
 })
 

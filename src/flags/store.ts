@@ -55,6 +55,7 @@ export const makeFlagStore = Effect.gen(function* () {
   const touch = (key: string) => sql`UPDATE feature_flags SET updated_at = now() WHERE key = ${key} RETURNING id`.pipe(Effect.map((rows) => rows[0]?.id as string | undefined))
 
   return {
+    sql,
     all: select(undefined),
     find,
     /** The flag, or undefined when the key is taken. */
@@ -84,7 +85,8 @@ export const makeFlagStore = Effect.gen(function* () {
           return yield* find(key)
         })
       ),
-    remove: (key: string) => sql`DELETE FROM feature_flags WHERE key = ${key}`.pipe(Effect.asVoid),
+    /** Whether a flag was there to delete. */
+    remove: (key: string) => sql`DELETE FROM feature_flags WHERE key = ${key} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
     /** Adds or removes one organization; undefined when the flag does not exist. */
     setOrg: (key: string, orgUuid: string, listed: boolean) =>
       sql.withTransaction(
