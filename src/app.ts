@@ -43,6 +43,8 @@ import { Estate } from "./estate/service.js"
 import { Events } from "./events/service.js"
 import { EvidenceHttp } from "./evidence/http.js"
 import { Evidence } from "./evidence/service.js"
+import { FlagsAdminHttp, FlagsHttp } from "./flags/http.js"
+import { Flags } from "./flags/service.js"
 import { RouteLabel } from "./gateway/observe.js"
 import { UwsApp, uwsServerLayer } from "./gateway/server.js"
 import { ModelCalls } from "./models/calls.js"
@@ -96,12 +98,13 @@ export const servicesLayer = (config: AppConfig) => {
     Layer.provideMerge(actorsLayer(config)),
     Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive)),
     Layer.provideMerge(ModelCalls.layer.pipe(Layer.provideMerge(ProviderCredentials.layer))),
+    Layer.provideMerge(Flags.layer),
     Layer.provideMerge(Secrets.layer),
     Layer.provideMerge(infrastructure)
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ApprovalGrantsLive } from "../src/actions/grants.js"
 import { ApprovalChannels } from "../src/approvers/service.js"
 import { Events } from "../src/events/service.js"
+import { Flags } from "../src/flags/service.js"
 import { configLayer, loadConfig } from "../src/platform/config.js"
 import { databaseLayer } from "../src/platform/db/index.js"
 import { newUuid } from "../src/platform/ids.js"
@@ -130,6 +131,7 @@ beforeAll(async () => {
   const services = Webhooks.layer.pipe(
     Layer.provideMerge(ApprovalChannels.layer),
     Layer.provideMerge(ApprovalGrantsLive),
+    Layer.provideMerge(Flags.layer),
     Layer.provideMerge(Layer.mergeAll(Events.layer, Secrets.layer)),
     Layer.provideMerge(Layer.mergeAll(configLayer(config), databaseLayer({ url: config.databaseUrl, dataDir: config.dataDir }), platformMemoryLayer()))
   )

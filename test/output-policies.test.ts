@@ -2,14 +2,20 @@
 import { expect } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import type { Principal } from "../protocol/auth.js"
+import { Flags } from "../src/flags/service.js"
 import { OutputPolicies, outputPoliciesLayer } from "../src/output-policies/service.js"
 import { configLayer, loadConfig } from "../src/platform/config.js"
+import { Fanout } from "../src/platform/redis/index.js"
 import { OutputFiltering } from "../src/policies/ports.js"
 import { DEFAULT_OUTPUT_POLICY } from "../src/scan/output-filter.js"
 import { freshDatabaseLayer } from "./support/database.js"
 import { liveLayer } from "./support/effect.js"
 
-const Setup = outputPoliciesLayer.pipe(Layer.provideMerge(freshDatabaseLayer), Layer.provide(configLayer(loadConfig({}))))
+const Setup = outputPoliciesLayer.pipe(
+  Layer.provideMerge(Flags.layer),
+  Layer.provideMerge(freshDatabaseLayer),
+  Layer.provide(Layer.mergeAll(configLayer(loadConfig({})), Fanout.layerMemory))
+)
 
 const principal = (orgUuid: string) => ({ kind: "jwt", orgUuid, userUuid: "u", email: "e", role: "owner", scopes: ["*"], keyId: undefined }) as Principal
 

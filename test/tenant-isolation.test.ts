@@ -137,6 +137,8 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
     if (path.endsWith("/dispute/resolve")) return { id: ids.account_uuid!, body: { resolution: "dismissed" } }
     return { id: ids.account_uuid! }
   }
+  // Flags are platform-wide: turning off one the caller's organization never had answers 404.
+  if (path.startsWith("/api/v1/feature-flags/:key")) return { id: "flag_absent_for_tenant_probe", body: { enabled: false } }
   if (path.includes(":agent_slug")) {
     if (path.endsWith("/versions") && route.method === "POST") return { id: ids.agent_slug!, body: { version: "9.9.9", instruction_hash: "sha256:x" } }
     if (path.endsWith("/decommission") || path.endsWith("/credentials/revoke")) return { id: ids.agent_slug!, body: { reason: "hostile" } }

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ApprovalGrantsLive } from "../src/actions/grants.js"
 import { ApprovalChannels } from "../src/approvers/service.js"
 import { Events } from "../src/events/service.js"
+import { Flags } from "../src/flags/service.js"
 import { configLayer, loadConfig } from "../src/platform/config.js"
 import { databaseLayer } from "../src/platform/db/index.js"
 import { newUuid } from "../src/platform/ids.js"
@@ -94,6 +95,7 @@ beforeAll(async () => {
   const services = Webhooks.layer.pipe(
     Layer.provideMerge(ApprovalChannels.layer),
     Layer.provideMerge(ApprovalGrantsLive),
+    Layer.provideMerge(Flags.layer),
     Layer.provideMerge(Layer.mergeAll(Events.layer, Secrets.layer)),
     Layer.provideMerge(Layer.mergeAll(Layer.succeed(WebhookClock)(clock), Layer.succeed(WebhookSettings)({ timeoutMs: 400, leaseMs: 60_000, batchSize: 100, pollMs: 50 }))),
     Layer.provideMerge(base)

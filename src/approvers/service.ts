@@ -14,6 +14,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import nodemailer from "nodemailer"
 import type { NotificationChannelsInput } from "../../protocol/approvers.js"
 import { ApprovalGrants } from "../actions/ports.js"
+import { Flags } from "../flags/service.js"
 import { Json } from "../platform/columns.js"
 import { Config } from "../platform/config.js"
 import { jsonb } from "../platform/db/index.js"
@@ -64,6 +65,7 @@ export class ApprovalChannels extends Context.Service<
       const config = yield* Config
       const { envelope } = yield* Secrets
       const grants = yield* ApprovalGrants
+      const flags = yield* Flags
       const policy = outboundPolicyOfConfig(config)
       const mailer = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : undefined
       const sender = config.smtpFrom || `approvals@${hostOf(config.baseUrl)}`
@@ -183,7 +185,7 @@ export class ApprovalChannels extends Context.Service<
             const enabled = channel === "slack" ? row.slack_enabled : row.teams_enabled
             const sealed = channel === "slack" ? row.slack_url_sealed : row.teams_url_sealed
             if (!enabled || sealed === null) continue
-            if (!(channel === "slack" ? config.features.slackIntegration : config.features.teamsIntegration)) {
+            if (!(yield* flags.isEnabled(request.orgUuid, `${channel}_integration`))) {
               jobs.push([channel, Effect.succeed({ status: "skipped", detail: `${channel}_integration is turned off` })])
               continue
             }

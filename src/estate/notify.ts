@@ -67,7 +67,7 @@ export const makeNotifier = (config: AppConfig, signer: Signer) => {
       return `HTTP ${response.status}`
     })
 
-  const sendOne = (target: NotifyTarget, answer: DeathCertificateAnswer): Effect.Effect<string | null, unknown> => {
+  const sendOne = (target: NotifyTarget, answer: DeathCertificateAnswer, slackOn: boolean): Effect.Effect<string | null, unknown> => {
     switch (target.type) {
       case "email":
         if (mailer === undefined) return Effect.fail(new Skipped("SMTP_URL is not set"))
@@ -85,7 +85,7 @@ export const makeNotifier = (config: AppConfig, signer: Signer) => {
           Effect.as(null)
         )
       case "slack":
-        if (!config.features.slackIntegration) return Effect.fail(new Skipped("slack_integration is turned off"))
+        if (!slackOn) return Effect.fail(new Skipped("slack_integration is turned off"))
         return post(target.target, { text: lines(answer, slackText).join("\n") })
       case "webhook":
         return post(target.target, { event: "agent.death_certificate_issued", timestamp: new Date().toISOString(), data: answer }, true)
@@ -93,11 +93,12 @@ export const makeNotifier = (config: AppConfig, signer: Signer) => {
   }
 
   /** Every target in parallel; the results, never a failure. */
-  return (targets: ReadonlyArray<NotifyTarget>, answer: DeathCertificateAnswer): Effect.Effect<ReadonlyArray<NotifyResult>> =>
+  /** `slackOn`: the organization's `slack_integration` flag. */
+  return (targets: ReadonlyArray<NotifyTarget>, answer: DeathCertificateAnswer, slackOn: boolean): Effect.Effect<ReadonlyArray<NotifyResult>> =>
     Effect.forEach(
       targets,
       (target) =>
-        sendOne(target, answer).pipe(
+        sendOne(target, answer, slackOn).pipe(
           Effect.map((detail): NotifyResult => ({ type: target.type, target: shown(target), status: "sent", detail })),
           Effect.catchCause((cause) => {
             const error = Cause.squash(cause)

@@ -25,6 +25,7 @@ import {
 } from "../../protocol/estate.js"
 import { canonicalJson } from "../../protocol/verifier/canonical.js"
 import { webhookUrlProblem } from "../approvers/url.js"
+import { Flags } from "../flags/service.js"
 import { auditActor } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { agentDid } from "../platform/did-web.js"
@@ -116,6 +117,7 @@ const snapshotView = (row: SnapshotRow): ComplianceSnapshot => ({
 export const makeEstate = Effect.gen(function* () {
   const store = yield* makeEstateStore
   const receipts = yield* Receipts
+  const flags = yield* Flags
   const config = yield* Config
   const scope = yield* Effect.scope
   const notify = makeNotifier(config, receipts.platformSigner.pipe(Effect.provideService(SqlClient.SqlClient, store.sql)))
@@ -189,7 +191,8 @@ export const makeEstate = Effect.gen(function* () {
     })
 
   const announce = (principal: Principal, targets: ReadonlyArray<NotifyTarget>, answer: DeathCertificateAnswer, context: AuditContext) =>
-    notify(targets, answer).pipe(
+    flags.isEnabled(principal.orgUuid, "slack_integration").pipe(
+      Effect.flatMap((slackOn) => notify(targets, answer, slackOn)),
       Effect.flatMap((results) => audit(principal, "agent.death_notified", answer.agent_slug, context, { results })),
       Effect.catchCause((cause) => Effect.sync(() => logLine("error", "death notification failed", { cause: String(cause) }))),
       Effect.forkIn(scope),

@@ -1,14 +1,14 @@
 /**
  * Output policies: one per organization (defaults until set), and the
- * OutputFiltering port used on notarize. The `enable_output_filtering` flag
- * (`ENABLE_OUTPUT_FILTERING=false`) switches filtering off globally.
+ * OutputFiltering port used on notarize. The `enable_output_filtering` flag, resolved
+ * per organization (absent: `ENABLE_OUTPUT_FILTERING`, default on), switches filtering off.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../../protocol/auth.js"
-import { Config } from "../platform/config.js"
+import { Flags } from "../flags/service.js"
 import { jsonb } from "../platform/db/index.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { jsonValue } from "../platform/sql.js"
@@ -68,10 +68,12 @@ export const OutputFilteringLive = Layer.effect(
   OutputFiltering,
   Effect.gen(function* () {
     const policies = yield* OutputPolicies
-    const enabled = (yield* Config).features.outputFiltering
+    const flags = yield* Flags
     return {
       policyFor: (orgUuid) =>
-        enabled ? policies.load(orgUuid) : Effect.succeed({ ...DEFAULT_OUTPUT_POLICY, enabled: false })
+        Effect.flatMap(flags.isEnabled(orgUuid, "enable_output_filtering"), (enabled) =>
+          enabled ? policies.load(orgUuid) : Effect.succeed({ ...DEFAULT_OUTPUT_POLICY, enabled: false })
+        )
     }
   })
 )

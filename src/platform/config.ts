@@ -72,6 +72,8 @@ export interface AppConfig {
     readonly slackIntegration: boolean
     readonly teamsIntegration: boolean
   }
+  /** Every `ENABLE_*` variable as given: self-hosted resolution of a flag absent from storage reads `ENABLE_<KEY>`. */
+  readonly flagEnvironment?: Readonly<Record<string, string>>
   readonly logLevel: "debug" | "info" | "warn" | "error" | "silent"
   readonly ci: boolean
   /** Where the actors run: one in-memory runner, or SQL-backed sharding over the shared Postgres. */
@@ -211,7 +213,10 @@ export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
 export const loadConfig = (env: Record<string, string | undefined> = process.env): AppConfig => {
   const result = Effect.runSync(Effect.result(appConfig.parse(ConfigProvider.fromEnvRecord(env))))
   if (Result.isFailure(result)) throw new Error(result.failure.cause.message)
-  return result.success
+  const flagEnvironment = Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith("ENABLE_") && entry[1] !== undefined)
+  )
+  return { ...result.success, flagEnvironment }
 }
 
 export const configLayer = (config: AppConfig) => Layer.succeed(Config)(config)
