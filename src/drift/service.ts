@@ -41,6 +41,8 @@ const MAX_TYPES = 1000
 export const DEFAULT_LOOKBACK_HOURS = 24
 /** Any one process runs the periodic check at a time. */
 const PERIODIC_LOCK = 7_316_012_025
+/** How long a read may use the active baseline it last loaded (a baseline made on another node shows within this). */
+const BASELINE_CACHE_MS = 2_000
 
 const rank = (severity: Severity) => Severities.indexOf(severity)
 
@@ -61,6 +63,9 @@ export const makeDrift = Effect.gen(function* () {
   const events = yield* Events
   const sql = store.sql
   const live = makeLiveWindows(store)
+  /** Active baseline per agent as last read; this process's own baseline writes replace it at once. */
+  const activeCache = new Map<string, { readonly baseline: DriftBaseline | null; readonly at: number }>()
+  const cacheKey = (orgUuid: string, agentId: string) => `${orgUuid}\u0000${agentId}`
 
   /** SQL failures are defects (500 with a request_id). */
   const die = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -89,8 +94,18 @@ export const makeDrift = Effect.gen(function* () {
       }
     })
 
+  const activeBaseline = (orgUuid: string, agentId: string) =>
+    Effect.suspend(() => {
+      const key = cacheKey(orgUuid, agentId)
+      const cached = activeCache.get(key)
+      if (cached !== undefined && Date.now() - cached.at < BASELINE_CACHE_MS) return Effect.succeed(cached.baseline)
+      return Effect.tap(die(store.activeBaseline(orgUuid, agentId)), (baseline) => Effect.sync(() => activeCache.set(key, { baseline, at: Date.now() })))
+    })
+
   const saveBaseline = (orgUuid: string, baseline: Omit<DriftBaseline, "id">) =>
-    die(store.insertBaseline({ ...baseline, id: newId("dbl"), org_uuid: orgUuid }))
+    Effect.tap(die(store.insertBaseline({ ...baseline, id: newId("dbl"), org_uuid: orgUuid })), () =>
+      Effect.sync(() => activeCache.delete(cacheKey(orgUuid, baseline.agent_id)))
+    )
 
   const createProduction = Effect.fn("Drift.createProduction")(function* (orgUuid: string, agentId: string, input: ProductionBaselineRequest) {
     const window = yield* Effect.catchTag(parseWindow(input.window_start, input.window_end), "InvalidInput", (reason) => refuse(reason))
@@ -167,7 +182,7 @@ export const makeDrift = Effect.gen(function* () {
   const evaluate = (orgUuid: string, agentId: string, hours: number) =>
     Effect.gen(function* () {
       yield* requireAgent(orgUuid, agentId)
-      const baseline = yield* die(store.activeBaseline(orgUuid, agentId))
+      const baseline = yield* activeBaseline(orgUuid, agentId)
       if (baseline === null) return { baseline: null } as const
       const current = yield* currentWindow(orgUuid, agentId, hours)
       const scored = score(
