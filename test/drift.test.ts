@@ -290,6 +290,27 @@ describe("scoring and checks", () => {
     expect(after.body.is_drifting).toBe(true)
   })
 
+  it("a check without an active baseline answers null and is still metered; another organization's agent is 404", async () => {
+    const before = await usage(agents.fresh)
+    const inactive = await call(server.url, "POST", path(agents.fresh, "/baseline/synthetic"), {
+      token: org.key,
+      body: { expected_distribution: { read: 1 }, expected_actions_per_day: 40, activate: false }
+    })
+    expect(inactive.status).toBe(201)
+    expect(inactive.body.is_active).toBe(false)
+    // The earlier synthetic baseline stays the active one.
+    const status = await call(server.url, "GET", path(agents.fresh), { token: org.key })
+    expect(status.body.baseline.action_type_dist).toEqual({ read: 0.75, write: 0.25 })
+    const noBaseline = `no-baseline-${suffix}`
+    expect((await call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "x", details: "x", agent_id: noBaseline } })).status).toBe(201)
+    const check = await call(server.url, "POST", path(noBaseline, "/check"), { token: org.key })
+    expect(check.status).toBe(200)
+    expect(check.body).toBeNull()
+    expect(await usage(noBaseline)).toBe(1)
+    expect((await call(server.url, "POST", path(agents.fresh, "/check"), { token: other.key })).status).toBe(404)
+    expect(await usage(agents.fresh)).toBe(before)
+  })
+
   it("validates lookback_hours and per_page", async () => {
     for (const bad of ["0", "721", "x"]) expect((await call(server.url, "GET", path(agents.stable, `?lookback_hours=${bad}`), { token: org.key })).status).toBe(422)
     expect((await call(server.url, "POST", path(agents.stable, "/check?lookback_hours=721"), { token: org.key })).status).toBe(422)
