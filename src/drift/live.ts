@@ -18,6 +18,9 @@ interface Entry {
 
 const keyOf = (orgUuid: string, agentId: string) => `${orgUuid}\u0000${agentId}`
 
+/** Windows held at once; past it the longest-held one is forgotten (rebuilt from Postgres if read again). */
+export const MAX_WINDOWS = 50_000
+
 export const makeLiveWindows = (store: DriftStore) => {
   const entries = new Map<string, Entry>()
 
@@ -50,6 +53,13 @@ export const makeLiveWindows = (store: DriftStore) => {
       const existing = entries.get(key)
       if (existing !== undefined) return existing.pending === null ? Effect.succeed(existing.window) : Effect.as(Deferred.await(existing.loaded), existing.window)
       const entry: Entry = { window: new AgentWindow(), pending: [], loaded: Deferred.makeUnsafe<void>() }
+      if (entries.size >= MAX_WINDOWS) {
+        for (const [oldKey, old] of entries) {
+          if (old.pending !== null) continue
+          entries.delete(oldKey)
+          break
+        }
+      }
       entries.set(key, entry)
       return rebuild(orgUuid, agentId, entry).pipe(
         Effect.orDie,
