@@ -15,7 +15,8 @@ export const EventTypes = [
   "action.failed",
   "action.denied_by_policy",
   "action.expired",
-  "action.auto_merged"
+  "action.auto_merged",
+  "drift.alert"
 ] as const
 export type EventType = (typeof EventTypes)[number]
 

@@ -139,6 +139,15 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
   }
   // Flags are platform-wide: turning off one the caller's organization never had answers 404.
   if (path.startsWith("/api/v1/feature-flags/:key")) return { id: "flag_absent_for_tenant_probe", body: { enabled: false } }
+  // Drift names agents by the agent_id actions carry ("agent-a" has actions in A); an alert path's
+  // :alert_id stays literal, the agent already decides the 404.
+  if (path.includes(":agent_id")) {
+    if (path.endsWith("/baseline")) return { id: "agent-a", body: { window_start: "2026-01-01T00:00:00Z", window_end: "2026-01-02T00:00:00Z" } }
+    if (path.endsWith("/baseline/synthetic")) return { id: "agent-a", body: { expected_distribution: { transfer: 1 }, expected_actions_per_day: 1 } }
+    if (path.endsWith("/baseline/pooled"))
+      return { id: "agent-a", body: { source_agent_ids: ["agent-a"], window_start: "2026-01-01T00:00:00Z", window_end: "2026-01-02T00:00:00Z" } }
+    return { id: "agent-a" }
+  }
   if (path.includes(":agent_slug")) {
     if (path.endsWith("/versions") && route.method === "POST") return { id: ids.agent_slug!, body: { version: "9.9.9", instruction_hash: "sha256:x" } }
     if (path.endsWith("/decommission") || path.endsWith("/credentials/revoke")) return { id: ids.agent_slug!, body: { reason: "hostile" } }

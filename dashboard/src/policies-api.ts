@@ -33,7 +33,8 @@ export const EVENTS = [
   "action.failed",
   "action.denied_by_policy",
   "action.expired",
-  "action.auto_merged"
+  "action.auto_merged",
+  "drift.alert"
 ] as const satisfies ReadonlyArray<EventType>
 const everyEvent: Exclude<EventType, (typeof EVENTS)[number]> extends never ? true : never = true
 void everyEvent

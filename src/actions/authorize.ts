@@ -15,7 +15,7 @@ import { type ActionsContext, sha256Text } from "./context.js"
 import { DuplicateRequest, EndpointNotWhitelisted, EndpointTlsMismatch, ParentNotFound, PolicyDenied, refuse, StoredRefusal } from "./errors.js"
 import { IDEMPOTENCY_RETENTION_MS, requestDigest, type StoredAnswer } from "./idempotency.js"
 
-export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus, announceNotification, mint }: ActionsContext) =>
+export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus, announceNotification, mint, observed }: ActionsContext) =>
   Effect.gen(function* () {
     const policies = yield* PolicyDecisions
     const guard = yield* EndpointGuard
@@ -178,6 +178,7 @@ export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus
             idempotency_key: idempotencyKey
           })
           const receiptUuid = result.receipt.receipt_uuid
+          yield* observed(row)
           yield* announceStatus(row, "denied_by_policy", { receipt_uuid: receiptUuid })
           return yield* refuse(new PolicyDenied({ action_uuid: actionUuid, policy_uuid: verdict.policy_uuid, reasoning: verdict.reasoning, receipt_uuid: receiptUuid }))
         }
@@ -212,6 +213,7 @@ export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus
             ? write
             : sql.withTransaction(Effect.andThen(write, store.completeIdempotency(orgUuid, idempotencyKey, 201, answer)))
         )
+        yield* observed(row)
         yield* announceStatus(row, status)
         if (pending) yield* announceNotification(row, "pending", status, row.approval_expires_at)
         return answer

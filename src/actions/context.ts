@@ -4,13 +4,14 @@
  */
 import { createHash } from "node:crypto"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { SqlClient } from "effect/sql"
 import { type DomainEvent, Events } from "../events/service.js"
 import { Config } from "../platform/config.js"
 import { Secrets } from "../platform/secrets.js"
 import type { TransitionDone, TransitionRequest } from "./agent-messages.js"
 import { approvalNotificationItem, reviewUrl } from "./approvals.js"
-import { AgentMailbox } from "./ports.js"
+import { ActionObserver, AgentMailbox, type RecordedAction } from "./ports.js"
 import { makeActionsStore } from "./store.js"
 
 export const sha256Text = (text: string): string => `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`
@@ -27,6 +28,7 @@ export const makeActionsContext = Effect.gen(function* () {
   const secrets = yield* Secrets
   const events = yield* Events
   const mailbox = yield* AgentMailbox
+  const observer = Option.getOrUndefined(yield* Effect.serviceOption(ActionObserver))
   const store = yield* makeActionsStore
   const sql = store.sql
 
@@ -80,7 +82,10 @@ export const makeActionsContext = Effect.gen(function* () {
       result._tag === "Done" ? Effect.succeed<TransitionDone>(result) : Effect.die(new Error("a receipt-minting transition was skipped"))
     )
 
-  return { config, secrets, store, sql, die, record, announceStatus, announceNotification, transition, mint }
+  /** Tells the observer (drift's live counts) of an action whose row committed. */
+  const observed = (action: RecordedAction) => (observer === undefined ? Effect.void : observer.recorded(action))
+
+  return { config, secrets, store, sql, die, record, announceStatus, announceNotification, transition, mint, observed }
 })
 
 export type ActionsContext = Effect.Success<typeof makeActionsContext>

@@ -97,3 +97,19 @@ export class AgentMailbox extends Context.Service<
     readonly head: (orgUuid: string, agentId: string | null) => Effect.Effect<ChainHead>
   }
 >()("gateway/AgentMailbox") {}
+
+/** An action as it was recorded: what an observer of new actions is told. */
+export interface RecordedAction {
+  readonly org_uuid: string
+  readonly agent_id: string | null
+  readonly action_type: string
+  readonly created_at: string
+}
+
+/**
+ * Told of every new action after its row committed (drift keeps its live counts with it;
+ * implemented in src/drift). Optional: without one, actions tell no one.
+ */
+export class ActionObserver extends Context.Service<ActionObserver, { readonly recorded: (action: RecordedAction) => Effect.Effect<void> }>()(
+  "gateway/ActionObserver"
+) {}

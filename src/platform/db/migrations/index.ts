@@ -28,6 +28,7 @@ import estate from "./0020_estate.js"
 import settlements from "./0021_settlements.js"
 import sanitizedFiles from "./0023_sanitized_files.js"
 import featureFlags from "./0024_feature_flags.js"
+import drift from "./0025_drift.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -52,5 +53,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0020_estate": estate,
   "0021_settlements": settlements,
   "0023_sanitized_files": sanitizedFiles,
-  "0024_feature_flags": featureFlags
+  "0024_feature_flags": featureFlags,
+  "0025_drift": drift
 }
