@@ -27,6 +27,7 @@ import escrow from "./0019_escrow.js"
 import estate from "./0020_estate.js"
 import settlements from "./0021_settlements.js"
 import sanitizedFiles from "./0023_sanitized_files.js"
+import sso from "./0026_sso.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -50,5 +51,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0019_escrow": escrow,
   "0020_estate": estate,
   "0021_settlements": settlements,
-  "0023_sanitized_files": sanitizedFiles
+  "0023_sanitized_files": sanitizedFiles,
+  "0026_sso": sso
 }
