@@ -44,7 +44,7 @@ export class SsoPublicGroup extends HttpApiGroup.make("ssoPublic")
     }).middleware(PublicRoute),
     HttpApiEndpoint.get("oidcLogin", "/api/v1/auth/sso/oidc/login/:org_slug", { params: SlugParam, success: Redirect }).middleware(PublicRoute),
     HttpApiEndpoint.get("oidcCallback", "/api/v1/auth/sso/oidc/callback", {
-      query: { code: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(4096))), state: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(512))), error: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(512))) },
+      query: { code: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(4096))), state: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(512))), iss: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2048))), error: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(512))) },
       success: Redirect
     }).middleware(PublicRoute),
     HttpApiEndpoint.post("exchange", "/api/v1/auth/sso/exchange", {

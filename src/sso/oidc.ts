@@ -49,7 +49,10 @@ export const redeem = async (configuration: client.Configuration, callbackUrl: U
   })
   const claims = tokens.claims()
   if (claims === undefined) throw new Error("no ID token")
-  return claims
+  if (typeof claims.email === "string") return claims
+  // Many providers put the e-mail only in UserInfo; its subject must be the ID token's.
+  const userInfo = await client.fetchUserInfo(configuration, tokens.access_token, claims.sub)
+  return { ...claims, email: userInfo.email, email_verified: userInfo.email_verified, name: userInfo.name ?? claims.name }
 }
 
 export const randomSecret = () => client.randomState()

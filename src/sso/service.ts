@@ -311,7 +311,7 @@ export const makeSso = Effect.gen(function* () {
       )
     }),
 
-    oidcCallback: Effect.fn("Sso.oidcCallback")(function* (query: { code?: string; state?: string; error?: string }) {
+    oidcCallback: Effect.fn("Sso.oidcCallback")(function* (query: { code?: string; state?: string; iss?: string; error?: string }) {
       return yield* orFailed(
         Effect.gen(function* () {
           if (query.state === undefined || query.code === undefined) return frontend({ error: "sso_failed" })
@@ -324,6 +324,8 @@ export const makeSso = Effect.gen(function* () {
           const callback = new URL(oidcCallbackUrl)
           callback.searchParams.set("code", query.code)
           callback.searchParams.set("state", query.state)
+          // RFC 9207: openid-client checks the issuer the provider named in its answer.
+          if (query.iss !== undefined) callback.searchParams.set("iss", query.iss)
           const claims = yield* Effect.tryPromise(async () => redeem(await discovered(row), callback, { state: query.state!, nonce: login.nonce, verifier }))
           if (claims.email_verified === false) return frontend({ error: "sso_failed" })
           const userUuid = yield* userFor(org, row, String(claims.email ?? ""), typeof claims.name === "string" ? claims.name : null)
