@@ -116,6 +116,15 @@ describe("OIDC configuration", () => {
     expect(reply.body.code).toBe("SSO_CONFIG_ERROR")
   })
 
+  it("refuses client credentials the provider does not accept with 400 SSO_CONFIG_ERROR", async () => {
+    const reply = await call(server.url, "POST", "/api/v1/sso/configure-oidc", {
+      token: org.token,
+      body: { client_id: CLIENT_ID, client_secret: "not the secret", issuer_url: idp.issuer }
+    })
+    expect(reply.status).toBe(400)
+    expect(reply.body.code).toBe("SSO_CONFIG_ERROR")
+  })
+
   it("configures OIDC by discovery and never answers the secret", async () => {
     const reply = await call(server.url, "POST", "/api/v1/sso/configure-oidc", {
       token: org.token,
@@ -189,6 +198,7 @@ describe("OIDC sign-in", () => {
     expect(otherSlug).toBe(slug)
     const bare = await server.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ slug: string }>`SELECT slug FROM organizations WHERE org_uuid = ${other.orgUuid}`))
     expect((await step(`${server.url}/api/v1/auth/sso/oidc/login/${bare[0]!.slug}`)).searchParams.get("error")).toBe("sso_not_configured")
-    expect((await call(server.url, "GET", `/api/v1/auth/sso/metadata/${bare[0]!.slug}`)).status).toBe(404)
+    // SP metadata is published before the IdP is configured (its administrator needs it first).
+    expect((await call(server.url, "GET", `/api/v1/auth/sso/metadata/${bare[0]!.slug}`)).status).toBe(200)
   })
 })

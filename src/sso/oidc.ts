@@ -28,6 +28,19 @@ export const discover = (settings: OidcSettings, reach: Reach) =>
     timeout: 10
   })
 
+/**
+ * Whether the provider accepts the client's credentials: a token request with a code that cannot
+ * exist is answered `invalid_client` when the credentials are wrong, `invalid_grant` when right.
+ */
+export const credentialsAccepted = async (configuration: client.Configuration, redirectUri: string) => {
+  try {
+    await client.genericGrantRequest(configuration, "authorization_code", { code: "credential-probe", redirect_uri: redirectUri })
+    return true
+  } catch (error) {
+    return !(error instanceof client.ResponseBodyError && error.error === "invalid_client")
+  }
+}
+
 export const authorizationUrl = async (configuration: client.Configuration, redirectUri: string, state: string, nonce: string, verifier: string) =>
   client.buildAuthorizationUrl(configuration, {
     redirect_uri: redirectUri,

@@ -19,7 +19,7 @@ import { newUuid } from "../platform/ids.js"
 import { outboundPolicyOfConfig } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { ConfigInvalid, ExchangeRefused, MetadataNotFound, NotConfigured, OwnerOnly, PlanRequired, type RedirectError, refuse } from "./errors.js"
-import { authorizationUrl, discover, randomSecret, randomVerifier, redeem } from "./oidc.js"
+import { authorizationUrl, credentialsAccepted, discover, randomSecret, randomVerifier, redeem } from "./oidc.js"
 import { assertionFacts, CLOCK_SKEW_MS, makeSpKeyPair, readIdpMetadata, samlFor } from "./saml.js"
 import { type ConfigRow, makeSsoStore, type OrgRow } from "./store.js"
 
@@ -222,6 +222,9 @@ export const makeSso = Effect.gen(function* () {
         try: () => discover({ issuerUrl: input.issuer_url, clientId: input.client_id, clientSecret: input.client_secret }, reach),
         catch: (error) => new ConfigInvalid({ problem: `issuer unreachable or invalid: ${(error as Error).message}` })
       }).pipe(Effect.catchTag("ConfigInvalid", refuse))
+      if (!(yield* Effect.promise(() => credentialsAccepted(configuration, oidcCallbackUrl)))) {
+        return yield* refuse(new ConfigInvalid({ problem: "the provider refused the client credentials" }))
+      }
       const domains = yield* domainsFor(org, input.domains)
       yield* ensureKeys(org)
       const issuer = configuration.serverMetadata().issuer
@@ -268,8 +271,10 @@ export const makeSso = Effect.gen(function* () {
 
     metadata: Effect.fn("Sso.metadata")(function* (slug: string) {
       const org = yield* Effect.orDie(store.orgBySlug(slug))
-      const row = org === undefined ? undefined : yield* Effect.orDie(store.config(org.org_uuid))
-      if (org === undefined || row === undefined) return yield* refuse(new MetadataNotFound({ org_slug: slug }))
+      if (org === undefined) return yield* refuse(new MetadataNotFound({ org_slug: slug }))
+      // Published before the IdP is configured: the IdP's administrator needs it to set us up.
+      yield* ensureKeys(org)
+      const row = (yield* Effect.orDie(store.config(org.org_uuid)))!
       const saml = samlFor(spOf(org, row), { entityId: null, ssoUrl: acsUrl, certs: [] as Array<string> })
       return saml.generateServiceProviderMetadata(null, row.sp_cert)
     }),

@@ -91,8 +91,8 @@ export const makeSsoStore = Effect.gen(function* () {
       }),
 
     saveOidcLogin: (row: { stateDigest: string; orgUuid: string; nonce: string; verifierSealed: string; expiresAt: Date }) =>
-      sql`INSERT INTO sso_oidc_logins (state_digest, org_uuid, nonce, code_verifier_sealed, expires_at)
-          VALUES (${row.stateDigest}, ${row.orgUuid}, ${row.nonce}, ${row.verifierSealed}, ${row.expiresAt})`.pipe(Effect.asVoid),
+      sql`DELETE FROM sso_oidc_logins WHERE expires_at < now()`.pipe(Effect.andThen(sql`INSERT INTO sso_oidc_logins (state_digest, org_uuid, nonce, code_verifier_sealed, expires_at)
+          VALUES (${row.stateDigest}, ${row.orgUuid}, ${row.nonce}, ${row.verifierSealed}, ${row.expiresAt})`), Effect.asVoid),
 
     /** Single use: the row goes as it is read. */
     takeOidcLogin: (stateDigest: string) =>
@@ -102,9 +102,10 @@ export const makeSsoStore = Effect.gen(function* () {
         first
       ),
 
+    // Spent and expired codes are kept an hour (a reuse still reads as used), then swept.
     saveCode: (row: { codeDigest: string; orgUuid: string; userUuid: string; expiresAt: Date }) =>
-      sql`INSERT INTO sso_exchange_codes (code_digest, org_uuid, user_uuid, expires_at)
-          VALUES (${row.codeDigest}, ${row.orgUuid}, ${row.userUuid}, ${row.expiresAt})`.pipe(Effect.asVoid),
+      sql`DELETE FROM sso_exchange_codes WHERE expires_at < now() - interval '1 hour'`.pipe(Effect.andThen(sql`INSERT INTO sso_exchange_codes (code_digest, org_uuid, user_uuid, expires_at)
+          VALUES (${row.codeDigest}, ${row.orgUuid}, ${row.userUuid}, ${row.expiresAt})`), Effect.asVoid),
 
     /** Marks the code used if it is unused and unexpired; one caller wins. */
     spendCode: (codeDigest: string) =>

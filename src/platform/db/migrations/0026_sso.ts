@@ -30,6 +30,7 @@ export default migration(function* (sql) {
       expires_at TIMESTAMPTZ NOT NULL,
       PRIMARY KEY (org_uuid, assertion_id)
     )`
+  yield* sql`CREATE INDEX sso_assertions_seen_expires_idx ON sso_assertions_seen (expires_at)`
   yield* sql`
     CREATE TABLE sso_oidc_logins (
       state_digest TEXT PRIMARY KEY,
@@ -38,6 +39,7 @@ export default migration(function* (sql) {
       code_verifier_sealed TEXT NOT NULL,
       expires_at TIMESTAMPTZ NOT NULL
     )`
+  yield* sql`CREATE INDEX sso_oidc_logins_expires_idx ON sso_oidc_logins (expires_at)`
   yield* sql`
     CREATE TABLE sso_exchange_codes (
       code_digest TEXT PRIMARY KEY,
@@ -46,4 +48,5 @@ export default migration(function* (sql) {
       expires_at TIMESTAMPTZ NOT NULL,
       used_at TIMESTAMPTZ
     )`
+  yield* sql`CREATE INDEX sso_exchange_codes_expires_idx ON sso_exchange_codes (expires_at)`
 })
