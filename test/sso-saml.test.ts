@@ -5,6 +5,9 @@
  * assertions are refused; enforcement closes password login; owner-only, plan rule, isolation.
  */
 import { createRequire } from "node:module"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { makeSpKeyPair } from "../src/sso/saml.js"
 import { call, type Org, registerOrg } from "./support/client.js"
@@ -125,6 +128,22 @@ describe("SSO administration", () => {
     expect(shown.body).toMatchObject({ enabled: false, enforced: false, protocol: null, idp_entity_id: null, sp_entity_id: null, oidc_client_id: null })
   })
 
+  it("answers any metadata text that is not IdP metadata with 400 SSO_CONFIG_ERROR (property)", async () => {
+    expect((await setPlan(setup.org, "business")).status).toBe(200)
+    const xmlish = fc.oneof(
+      fc.string({ minLength: 1 }),
+      fc.string().map((inner) => `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata">${inner}</md:EntityDescriptor>`)
+    )
+    await fc.assert(
+      fc.asyncProperty(xmlish, async (xml) => {
+        const reply = await call(server.url, "POST", "/api/v1/sso/configure", { token: setup.org.token, body: { idp_metadata_xml: xml } })
+        expect(reply.status).toBe(400)
+        expect(reply.body.code).toBe("SSO_CONFIG_ERROR")
+      }),
+      { numRuns: 25 }
+    )
+  })
+
   it("refuses bad metadata with 400 SSO_CONFIG_ERROR", async () => {
     expect((await setPlan(setup.org, "business")).status).toBe(200)
     for (const xml of ["not xml at all <", "<EntityDescriptor xmlns='urn:oasis:names:tc:SAML:2.0:metadata' entityID='x'/>"]) {
@@ -218,6 +237,23 @@ describe("SAML sign-in", () => {
     expect(unknown.body.code).toBe("SSO_EXCHANGE_ERROR")
   })
 
+  it("refuses an expired exchange code with 400 SSO_EXCHANGE_ERROR", async () => {
+    const reply = await acs(await loginResponse(`alice@${domain}`))
+    const code = reply.location.searchParams.get("code")!
+    await server.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE sso_exchange_codes SET expires_at = now() - interval '1 second' WHERE used_at IS NULL`))
+    const late = await call(server.url, "POST", "/api/v1/auth/sso/exchange", { body: { code } })
+    expect(late.status).toBe(400)
+    expect(late.body.code).toBe("SSO_EXCHANGE_ERROR")
+  })
+
+  it("never stores an exchange code in the clear", async () => {
+    const reply = await acs(await loginResponse(`alice@${domain}`))
+    const code = reply.location.searchParams.get("code")!
+    const rows = await server.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT * FROM sso_exchange_codes`))
+    expect(JSON.stringify(rows)).not.toContain(code)
+    expect((await call(server.url, "POST", "/api/v1/auth/sso/exchange", { body: { code } })).status).toBe(200)
+  })
+
   it("finds the same user on the next sign-in", async () => {
     const reply = await acs(await loginResponse(`alice@${domain}`))
     const exchanged = await call(server.url, "POST", "/api/v1/auth/sso/exchange", { body: { code: reply.location.searchParams.get("code") } })
@@ -265,6 +301,17 @@ describe("SAML sign-in", () => {
     const stripped = signed.replace(/<ds:Signature[\s\S]*?<\/ds:Signature>/g, "")
     expect(stripped).not.toContain("Signature")
     expect((await acs(Buffer.from(stripped).toString("base64"))).location.searchParams.get("error")).toBe("sso_validation_failed")
+  })
+
+  it("answers any posted text with a redirect, never a server error (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }).map((text) => Buffer.from(text).toString("base64"))), async (text) => {
+        const reply = await acs(text)
+        expect(reply.status).toBe(302)
+        expect(reply.location.searchParams.get("error")).toBe("sso_validation_failed")
+      }),
+      { numRuns: 25 }
+    )
   })
 
   it("refuses a response posted for another organization, or with garbage", async () => {
