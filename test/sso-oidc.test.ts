@@ -165,6 +165,10 @@ describe("OIDC sign-in", () => {
     const again = await call(server.url, "POST", "/api/v1/auth/sso/exchange", { body: { code } })
     expect(again.status).toBe(400)
     expect(again.body.code).toBe("SSO_EXCHANGE_ERROR")
+    const audit = await server.run(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ event: string }>`SELECT event FROM audit_log WHERE org_uuid = ${org.orgUuid} AND event LIKE 'sso.%'`)
+    )
+    expect(audit.map((row) => row.event)).toEqual(expect.arrayContaining(["sso.configured", "sso.login"]))
     // The provider's answer is single use too.
     expect((await step(callback)).searchParams.get("error")).toBe("sso_failed")
   })

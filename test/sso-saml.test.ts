@@ -283,6 +283,19 @@ describe("SAML sign-in", () => {
     expect((await acs(response)).location.searchParams.get("error")).toBe("sso_validation_failed")
   })
 
+  it("accepts an assertion that expired within the 2-minute clock skew, not one beyond it", async () => {
+    const at = (seconds: number) => new Date(Date.now() + seconds * 1000).toISOString()
+    const expiringAt = (seconds: number) => (values: Record<string, string>) => ({
+      ...values,
+      IssueInstant: at(-240),
+      ConditionsNotBefore: at(-240),
+      ConditionsNotOnOrAfter: at(seconds),
+      SubjectConfirmationDataNotOnOrAfter: at(seconds)
+    })
+    expect((await acs(await loginResponse(`dave@${domain}`, ourSp(), expiringAt(-60)))).location.searchParams.get("code")).toBeTruthy()
+    expect((await acs(await loginResponse(`dave@${domain}`, ourSp(), expiringAt(-180)))).location.searchParams.get("error")).toBe("sso_validation_failed")
+  })
+
   it("refuses an assertion for another audience", async () => {
     const stranger = samlify.ServiceProvider({
       entityID: "https://elsewhere.example.test/sp",

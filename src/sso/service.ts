@@ -144,8 +144,9 @@ export const makeSso = Effect.gen(function* () {
       return userUuid
     })
 
-  const codeFor = (orgUuid: string, userUuid: string) =>
+  const codeFor = (orgUuid: string, userUuid: string, email: string, protocol: "saml" | "oidc") =>
     Effect.gen(function* () {
+      yield* insertAudit(store.sql, { orgUuid, actor: email, event: "sso.login", target: userUuid, details: { protocol } })
       const code = randomBytes(32).toString("base64url")
       yield* store.saveCode({ codeDigest: digest("code", code), orgUuid, userUuid, expiresAt: new Date(Date.now() + CODE_LIFETIME_MS) })
       return frontend({ code })
@@ -311,7 +312,7 @@ export const makeSso = Effect.gen(function* () {
           const name = typeof profile.displayName === "string" ? profile.displayName : null
           const userUuid = yield* userFor(org, row, email, name)
           if (userUuid === undefined) return frontend({ error: "sso_failed" })
-          return yield* codeFor(org.org_uuid, userUuid)
+          return yield* codeFor(org.org_uuid, userUuid, email, "saml")
         })
       )
     }),
@@ -333,9 +334,10 @@ export const makeSso = Effect.gen(function* () {
           if (query.iss !== undefined) callback.searchParams.set("iss", query.iss)
           const claims = yield* Effect.tryPromise(async () => redeem(await discovered(row), callback, { state: query.state!, nonce: login.nonce, verifier }))
           if (claims.email_verified === false) return frontend({ error: "sso_failed" })
-          const userUuid = yield* userFor(org, row, String(claims.email ?? ""), typeof claims.name === "string" ? claims.name : null)
+          const email = String(claims.email ?? "")
+          const userUuid = yield* userFor(org, row, email, typeof claims.name === "string" ? claims.name : null)
           if (userUuid === undefined) return frontend({ error: "sso_failed" })
-          return yield* codeFor(org.org_uuid, userUuid)
+          return yield* codeFor(org.org_uuid, userUuid, email, "oidc")
         })
       )
     }),
