@@ -77,7 +77,7 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       payload: RegisterRequest,
       success: RegisterResponse.pipe(HttpApiSchema.status(201))
     }).middleware(PublicRoute),
-    HttpApiEndpoint.post("login", "/api/v1/auth/login", { error: Unauthorized,
+    HttpApiEndpoint.post("login", "/api/v1/auth/login", { error: [Unauthorized, Forbidden],
       payload: Schema.Struct({ email: Schema.String, password: Schema.String }),
       success: LoginResponse
     }).middleware(PublicRoute),

@@ -29,12 +29,13 @@ import { ReceiptsGroup, ReceiptsPublicGroup } from "./receipts.js"
 import { SanitizeGroup } from "./sanitize.js"
 import { SanitizeFilesGroup, SanitizeFilesPublicGroup } from "./sanitize-files.js"
 import { SettlementsGroup } from "./settlements.js"
+import { SsoGroup, SsoPublicGroup } from "./sso.js"
 import { SystemGroup } from "./system.js"
 import { WebhooksGroup } from "./webhooks.js"
 import { WhitelistGroup } from "./whitelist.js"
 
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, MutualSignPublicGroup, MutualSignGroup, ProviderCredentialsGroup, ModelsGroup, ModelPreferencesGroup, CustomModelsGroup, CasesGroup, CasesPublicGroup, SettlementsGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup, EvidenceGroup, EscrowGroup, EstateGroup, SanitizeGroup, SanitizeFilesGroup, SanitizeFilesPublicGroup, FlagsGroup, FlagsAdminGroup, DriftGroup)
+  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, MutualSignPublicGroup, MutualSignGroup, ProviderCredentialsGroup, ModelsGroup, ModelPreferencesGroup, CustomModelsGroup, CasesGroup, CasesPublicGroup, SettlementsGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup, EvidenceGroup, EscrowGroup, EstateGroup, SanitizeGroup, SanitizeFilesGroup, SanitizeFilesPublicGroup, FlagsGroup, FlagsAdminGroup, DriftGroup, SsoPublicGroup, SsoGroup)
   .middleware(ErrorShape)
   .annotate(HttpApi.ParseOptions, { errors: "all", onExcessProperty: "ignore" })
   .annotate(HttpApi.HeadersParseOptions, {})

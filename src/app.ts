@@ -76,6 +76,8 @@ import { SanitizeHttp } from "./sanitize/http.js"
 import { Sanitize } from "./sanitize/service.js"
 import { SettlementsHttp } from "./settlements/http.js"
 import { Settlements } from "./settlements/service.js"
+import { SsoHttp } from "./sso/http.js"
+import { Sso } from "./sso/service.js"
 import { SystemHttp } from "./system/http.js"
 import { WebhooksHttp } from "./webhooks/http.js"
 import { webhooksLayer } from "./webhooks/service.js"
@@ -98,7 +100,7 @@ export const servicesLayer = (config: AppConfig) => {
     (services) => Layer.provideMerge(Notifications.layer, services),
     (services) => Layer.provideMerge(MutualSigning.layer, services),
     Layer.provideMerge(actorsLayer(config)),
-    Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive)),
+    Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive, Sso.layer)),
     Layer.provideMerge(ModelCalls.layer.pipe(Layer.provideMerge(ProviderCredentials.layer))),
     Layer.provideMerge(Flags.layer),
     Layer.provideMerge(Secrets.layer),
@@ -106,7 +108,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

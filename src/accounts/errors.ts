@@ -18,6 +18,12 @@ export class InvalidCredentials extends Schema.TaggedError<InvalidCredentials>()
   override readonly message = "Invalid e-mail or password"
 }
 
+/** The organization enforces single sign-on for this user's e-mail domain (issue 16; code chosen in docs/decisions.md). */
+export class SsoRequired extends Schema.TaggedError<SsoRequired>()("SsoRequired", {}) {
+  readonly code = "SSO_REQUIRED"
+  override readonly message = "Your organization requires single sign-on: sign in through your identity provider"
+}
+
 export class MemberNotFound extends Schema.TaggedError<MemberNotFound>()("MemberNotFound", {}) {
   readonly code = "NOT_FOUND"
   override readonly message = "Member not found"
@@ -70,6 +76,7 @@ export class AccountsError extends Schema.TaggedError<AccountsError>()("Accounts
     EmailTaken,
     InviteNotFound,
     InvalidCredentials,
+    SsoRequired,
     MemberNotFound,
     OwnerRoleChange,
     OwnerLeaving,

@@ -12,7 +12,7 @@ import { answer } from "../platform/wire-errors.js"
 import { Accounts } from "./service.js"
 
 const registerErrors = answer({ InvalidInput: Unprocessable, InviteNotFound: NotFound, EmailTaken: Conflict })
-const loginErrors = answer({ InvalidCredentials: Unauthorized })
+const loginErrors = answer({ InvalidCredentials: Unauthorized, SsoRequired: Forbidden })
 const leaveErrors = answer({ OwnerLeaving: Conflict })
 const ownerErrors = answer({ OwnerOnly: Forbidden })
 const setRoleErrors = answer({ MemberNotFound: NotFound, OwnerRoleChange: Conflict })

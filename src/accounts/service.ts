@@ -26,6 +26,7 @@ import { InvalidInput } from "../platform/domain-error.js"
 import { newCrockfordCode, newId, newUuid } from "../platform/ids.js"
 import { Secrets } from "../platform/secrets.js"
 import { isUniqueViolation } from "../platform/sql.js"
+import { Sso } from "../sso/service.js"
 import {
   EmailTaken,
   InvalidCredentials,
@@ -39,6 +40,7 @@ import {
   OwnerRoleChange,
   refuse,
   ScopesBeyondKey,
+  SsoRequired,
   TargetNotAdmin
 } from "./errors.js"
 import { makeAccountsStore } from "./store.js"
@@ -76,6 +78,7 @@ export const makeAccounts = Effect.gen(function* () {
   const config = yield* Config
   const secrets = yield* Secrets
   const access = yield* Access
+  const sso = yield* Sso
   const store = yield* makeAccountsStore
   const sql = store.sql
 
@@ -175,6 +178,9 @@ export const makeAccounts = Effect.gen(function* () {
       const user = yield* Effect.orDie(store.activeUserByEmail(input.email))
       const hash = user?.password_hash ?? (yield* Effect.promise(() => decoyPasswordHash))
       const ok = yield* Effect.promise(() => verifyPassword(input.password, hash))
+      // Checked whatever the password, so an enforced user learns to use SSO rather than retry passwords.
+      // The owner keeps password login: a broken identity provider must not lock the organization out.
+      if (user && user.role !== "owner" && (yield* sso.passwordLoginClosed(user.org_uuid, user.email))) return yield* refuse(new SsoRequired())
       if (!user || !ok) return yield* refuse(new InvalidCredentials())
       const jwt = yield* token(user)
       return { token: jwt, expires_in: JWT_LIFETIME_SECONDS, org_uuid: user.org_uuid, user_uuid: user.user_uuid, role: user.role }

@@ -29,6 +29,7 @@ import settlements from "./0021_settlements.js"
 import sanitizedFiles from "./0023_sanitized_files.js"
 import featureFlags from "./0024_feature_flags.js"
 import drift from "./0025_drift.js"
+import sso from "./0026_sso.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -54,5 +55,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0021_settlements": settlements,
   "0023_sanitized_files": sanitizedFiles,
   "0024_feature_flags": featureFlags,
-  "0025_drift": drift
+  "0025_drift": drift,
+  "0026_sso": sso
 }
