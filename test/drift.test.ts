@@ -13,7 +13,9 @@ import { proportions, score, severityOf, symmetricKl } from "../src/drift/score.
 import { Drift } from "../src/drift/service.js"
 import { AgentWindow, HOUR_MS } from "../src/drift/window.js"
 import { call, registerOrg } from "./support/client.js"
+import { freshDatabaseUrl } from "./support/database.js"
 import { useFixture } from "./support/fixture.js"
+import { spawnServer } from "./support/process.js"
 import { useServer } from "./support/server.js"
 import { connected, subscribed } from "./support/socket-client.js"
 
@@ -369,4 +371,52 @@ describe("periodic check", () => {
       watcher.close()
     }
   })
+})
+
+const sharedRedis = Boolean(process.env.REDIS_URL)
+if (!sharedRedis) console.log("drift: the two-process live-count test needs REDIS_URL; it did not run")
+
+describe.runIf(sharedRedis)("two gateway processes sharing Postgres and Redis", () => {
+  it("count each other's new actions in an agent's live window", async () => {
+    const database = await freshDatabaseUrl()
+    const env = {
+      DATABASE_URL: database.url,
+      REDIS_URL: process.env.REDIS_URL!,
+      REDIS_KEY_PREFIX: `drift-${process.pid}-${Date.now()}:`,
+      MASTER_KEY: "2222222222222222222222222222222222222222222222222222222222222222",
+      RATE_LIMIT_PER_MINUTE: "100000",
+      DATA_DIR: `/tmp/gw-drift-${process.pid}`
+    }
+    const first = await spawnServer(env)
+    const second = await spawnServer(env)
+    try {
+      const org = await registerOrg(first.url, "Two nodes")
+      const agent = `two-node-agent-${process.pid}`
+      expect((await call(first.url, "POST", "/api/v1/agents", { token: org.key, body: { agent_slug: agent, name: "Two nodes" } })).status).toBe(201)
+      const baseline = await call(second.url, "POST", `/api/v1/agents/${agent}/drift/baseline/synthetic`, {
+        token: org.key,
+        body: { expected_distribution: { read: 1 }, expected_actions_per_day: 10 }
+      })
+      expect(baseline.status).toBe(201)
+      const total = async () => (await call(second.url, "GET", `/api/v1/agents/${agent}/drift`, { token: org.key })).body.current_window.total_actions as number
+      // The second process builds the agent's window now (nothing yet), then only hears of new actions.
+      expect(await total()).toBe(0)
+      for (let i = 0; i < 10; i++) {
+        const created = await call(first.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "write", details: `w${i}`, agent_id: agent } })
+        expect(created.status).toBe(201)
+      }
+      const deadline = Date.now() + 5_000
+      while ((await total()) !== 10) {
+        if (Date.now() > deadline) throw new Error(`the second process counted ${await total()} of the first's 10 actions`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      const status = await call(second.url, "GET", `/api/v1/agents/${agent}/drift`, { token: org.key })
+      expect(status.body.current_window.action_type_dist).toEqual({ write: 1 })
+      expect(status.body.new_action_types).toEqual(["write"])
+    } finally {
+      await first.stop()
+      await second.stop()
+      await database.drop()
+    }
+  }, 120_000)
 })

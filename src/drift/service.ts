@@ -28,9 +28,11 @@ import { Config } from "../platform/config.js"
 import { InvalidInput, type Issue } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
 import { logLine } from "../platform/log.js"
+import { Fanout } from "../platform/redis/index.js"
 import { AgentNotFound, AlertNotFound, refuse } from "./errors.js"
 import { makeLiveWindows } from "./live.js"
 import { proportions, score } from "./score.js"
+import { shareRecordedActions } from "./shared.js"
 import { makeDriftStore } from "./store.js"
 import { HOUR_MS, hourOf } from "./window.js"
 
@@ -310,9 +312,11 @@ export class Drift extends Context.Service<Drift, Effect.Success<typeof makeDrif
     Effect.gen(function* () {
       const drift = yield* makeDrift
       const config = yield* Config
+      // With Redis, several processes may record an agent's actions: they share them.
+      const recorded = config.redisUrl === undefined ? drift.recorded : yield* shareRecordedActions(yield* Fanout, drift.recorded)
       const sweep = drift.checkAll.pipe(Effect.catchCause((cause) => Effect.sync(() => logLine("error", "periodic drift check failed", { cause: String(cause) }))))
       yield* Effect.forkScoped(Effect.repeat(Effect.delay(sweep, config.driftCheckIntervalMs), Schedule.forever))
-      return Context.make(Drift, drift).pipe(Context.add(ActionObserver, ActionObserver.of({ recorded: drift.recorded })))
+      return Context.make(Drift, drift).pipe(Context.add(ActionObserver, ActionObserver.of({ recorded })))
     })
   )
 }
