@@ -36,6 +36,13 @@ const id = encodeURIComponent
 
 export const login = (email: string, password: string) => request<LoginResponse>("POST", "/api/v1/auth/login", undefined, { email, password })
 
+/** Single sign-on: the one-time code the identity provider's redirect carried, spent for a JWT. */
+export const exchangeSsoCode = (code: string) =>
+  request<{ token: string; expires_in: number; org_uuid: string; user_uuid: string }>("POST", "/api/v1/auth/sso/exchange", undefined, { code })
+
+/** Who a JWT belongs to (its e-mail and role, which the exchange does not answer). */
+export const whoami = (token: string) => request<{ email: string; role: LoginResponse["role"]; org_uuid: string }>("GET", "/api/v1/auth/whoami", token)
+
 export const pendingNotifications = (token: string) => request<PendingNotifications>("GET", "/api/v1/notifications/pending", token)
 
 export const getAction = (token: string, actionUuid: string) => request<ActionDetail>("GET", `/api/v1/actions/${id(actionUuid)}`, token)

@@ -13,6 +13,7 @@ import { KeysPage } from "./pages/keys.tsx"
 import { PoliciesPage } from "./pages/policies.tsx"
 import { PolicyPage } from "./pages/policy.tsx"
 import { SignIn } from "./pages/sign-in.tsx"
+import { SsoCallback } from "./pages/sso-callback.tsx"
 import { TeamPage } from "./pages/team.tsx"
 import { WebhookPage, WebhooksPage } from "./pages/webhooks.tsx"
 import { BASE, currentPath, navigate, onLinkClick, signInPath, useRoute } from "./router.ts"
@@ -103,7 +104,7 @@ export const Root = () => {
   }, [])
 
   // Signed out on a page that needs a session: to sign-in, remembering where the user was going.
-  const mustSignIn = session === undefined && route.page !== "sign-in"
+  const mustSignIn = session === undefined && route.page !== "sign-in" && route.page !== "sso-callback"
   useEffect(() => {
     if (mustSignIn) navigate(signInPath(currentPath()), true)
   }, [mustSignIn])
@@ -112,6 +113,19 @@ export const Root = () => {
     () => (session === undefined ? undefined : { session, live, listen, announce, watch }),
     [session, live, listen, announce, watch]
   )
+
+  if (route.page === "sso-callback") {
+    return (
+      <SsoCallback
+        code={route.code}
+        error={route.error}
+        onSignedIn={(signedIn) => {
+          setNotice(undefined)
+          setSession(signedIn)
+        }}
+      />
+    )
+  }
 
   if (route.page === "sign-in" || context === undefined) {
     return (

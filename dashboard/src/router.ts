@@ -7,6 +7,7 @@ export type Route =
   | { readonly page: "inbox" }
   | { readonly page: "action"; readonly actionUuid: string }
   | { readonly page: "sign-in"; readonly next: string }
+  | { readonly page: "sso-callback"; readonly code: string | null; readonly error: string | null }
   | { readonly page: "not-found" }
   | { readonly page: "actions"; readonly search: string }
   | { readonly page: "cases" }
@@ -27,6 +28,10 @@ export const parseRoute = (location: { readonly pathname: string; readonly searc
   const path = location.pathname.replace(/\/+$/, "")
   if (path === BASE || path === `${BASE}/approvals`) return { page: "inbox" }
   if (path === `${BASE}/sign-in`) return { page: "sign-in", next: safeNext(new URLSearchParams(location.search).get("next")) }
+  if (path === `${BASE}/sso/callback`) {
+    const query = new URLSearchParams(location.search)
+    return { page: "sso-callback", code: query.get("code"), error: query.get("error") }
+  }
   const action = /^\/dashboard\/actions\/([^/]+)$/.exec(path)
   if (action !== null) return { page: "action", actionUuid: decodeURIComponent(action[1]!) }
   if (path === `${BASE}/actions`) return { page: "actions", search: location.search }
