@@ -21,7 +21,7 @@ import { AgentWindow, HOUR_MS } from "../src/drift/window.js"
 import { call, registerOrg } from "../test/support/client.js"
 import { freshDatabaseUrl } from "../test/support/database.js"
 import { startGateway } from "./support/gateway.js"
-import { percentile } from "./support/load.js"
+import { latencyPercentiles } from "./support/load.js"
 
 const sizes = (process.env.BENCH_SIZES ?? "10000,1000000")
   .split(",")
@@ -33,10 +33,6 @@ const TYPES = 100
 const TARGET_P99_MS = 2
 
 const round = (value: number, digits = 3) => Number(value.toFixed(digits))
-const timings = (samples: number[]) => {
-  const sorted = Float64Array.from(samples).sort()
-  return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)) }
-}
 
 /** The read's own work without HTTP or the machine's noise: sum the hour buckets of a 24-hour lookback and score. */
 const inProcess = (size: number) => {
@@ -51,7 +47,7 @@ const inProcess = (size: number) => {
     score({ dist: proportions(byType), perDay: total }, baseline)
     samples.push(performance.now() - started)
   }
-  return timings(samples.slice(500))
+  return latencyPercentiles(samples.slice(500))
 }
 
 const main = async () => {
@@ -106,8 +102,8 @@ const main = async () => {
         await call(server.url, "GET", "/health")
         healthSamples.push(performance.now() - started)
       }
-      const read = timings(samples)
-      const health = timings(healthSamples)
+      const read = latencyPercentiles(samples)
+      const health = latencyPercentiles(healthSamples)
       console.log(
         `${size.toLocaleString("en")} actions, ${TYPES} types: loaded in ${round(loadSeconds, 2)} s; first read (rebuild) ${round(rebuildMs, 1)} ms; ` +
           `GET drift p50 ${read.p50} ms, p99 ${read.p99} ms (GET /health p50 ${health.p50} ms, p99 ${health.p99} ms); kl ${round(first.body.kl_divergence, 4)}`

@@ -31,7 +31,7 @@ import { MerkleTree } from "../src/receipts/merkle.js"
 import { call, registerOrg } from "../test/support/client.js"
 import { freshDatabaseUrl } from "../test/support/database.js"
 import { startGateway } from "./support/gateway.js"
-import { percentile } from "./support/load.js"
+import { latencyPercentiles } from "./support/load.js"
 
 const sizes = (process.env.BENCH_SIZES ?? "100000,1000000")
   .split(",")
@@ -70,10 +70,6 @@ const measured = async <A>(pid: number, work: () => Promise<A>) => {
   }
 }
 
-const timings = (samples: number[]) => {
-  const sorted = Float64Array.from(samples).sort()
-  return { p50: round(percentile(sorted, 50), 3), p99: round(percentile(sorted, 99), 3) }
-}
 
 const main = async () => {
   const database = await freshDatabaseUrl(process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres")
@@ -148,8 +144,8 @@ const main = async () => {
         await call(server.url, "GET", "/health")
         healthSamples.push(performance.now() - started)
       }
-      proofs = timings(proofSamples)
-      health = timings(healthSamples)
+      proofs = latencyPercentiles(proofSamples)
+      health = latencyPercentiles(healthSamples)
       console.log(
         `inclusion proofs at ${target.size.toLocaleString("en")} leaves over HTTP, one at a time: p50 ${proofs.p50} ms, p99 ${proofs.p99} ms ` +
           `(GET /health baseline p50 ${health.p50} ms, p99 ${health.p99} ms)`

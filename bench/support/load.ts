@@ -135,3 +135,9 @@ export const runWrk = (options: { url: string; path: string; headers?: Record<st
 
 /** A ratio or figure to three decimals, for the JSON line. */
 export const round3 = (value: number) => Math.round(value * 1000) / 1000
+
+/** p50 and p99 of latency samples in ms (any order), to the microsecond. */
+export const latencyPercentiles = (samples: ReadonlyArray<number>) => {
+  const sorted = Float64Array.from(samples).sort()
+  return { p50: round3(percentile(sorted, 50)), p99: round3(percentile(sorted, 99)) }
+}
