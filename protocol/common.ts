@@ -52,3 +52,77 @@ export const listPage = <T, const K extends string = never>(
 }
 
 export const boundedInt = intFromString
+
+/**
+ * Offset lists for the release-history routes (CONTRACT "Endpoints named only in release history"):
+ * `limit` 1-100 (default 50) and `offset` >= 0 (default 0); `page`/`per_page` are read only when
+ * both `limit` and `offset` are absent.
+ */
+export const OffsetPageQuery = {
+  limit: Schema.optionalKey(intFromString(1, 100)),
+  offset: Schema.optionalKey(intFromString(0, Number.MAX_SAFE_INTEGER)),
+  ...PageQuery
+}
+
+export interface OffsetWindow {
+  readonly limit: number
+  readonly offset: number
+}
+
+export const offsetWindow = (query: {
+  readonly limit?: number | undefined
+  readonly offset?: number | undefined
+  readonly page?: number | undefined
+  readonly per_page?: number | undefined
+}): OffsetWindow => {
+  if (query.limit === undefined && query.offset === undefined && (query.page !== undefined || query.per_page !== undefined)) {
+    const perPage = query.per_page ?? 50
+    return { limit: perPage, offset: ((query.page ?? 1) - 1) * perPage }
+  }
+  return { limit: query.limit ?? 50, offset: query.offset ?? 0 }
+}
+
+/**
+ * The offset list answer: `{items, data, total, limit, offset, pagination}` (the SDKs read the first
+ * four; `data` and `pagination` meet the contract's list rule). With a key, the same array under it.
+ */
+export const offsetListPage = <T, const K extends string = never>(
+  items: ReadonlyArray<T>,
+  window: OffsetWindow,
+  total: number,
+  key?: K
+): {
+  items: Array<T>
+  data: Array<T>
+  total: number
+  limit: number
+  offset: number
+  pagination: Pagination
+} & { [P in K]: Array<T> } => {
+  const array = [...items]
+  const body = {
+    items: array,
+    data: array,
+    total,
+    limit: window.limit,
+    offset: window.offset,
+    pagination: {
+      page: Math.floor(window.offset / window.limit) + 1,
+      per_page: window.limit,
+      total,
+      has_more: window.offset + array.length < total
+    }
+  }
+  return (key === undefined ? body : { [key]: array, ...body }) as typeof body & { [P in K]: Array<T> }
+}
+
+/** The wire schema of an offset list of `item`. */
+export const OffsetList = <S extends Schema.Top>(item: S) =>
+  Schema.Struct({
+    items: Schema.Array(item),
+    data: Schema.Array(item),
+    total: Schema.Int,
+    limit: Schema.Int,
+    offset: Schema.Int,
+    pagination: Pagination
+  })
