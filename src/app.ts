@@ -36,6 +36,8 @@ import { Credentials } from "./credentials/service.js"
 import { DashboardRoutes } from "./dashboard/http.js"
 import { DidsHttp, DidsPublicHttp } from "./dids/http.js"
 import { Dids } from "./dids/service.js"
+import { DoraEnabledLive, DoraHttp } from "./dora/http.js"
+import { Dora } from "./dora/service.js"
 import { DriftHttp } from "./drift/http.js"
 import { Drift } from "./drift/service.js"
 import { EscrowHttp } from "./escrow/http.js"
@@ -92,7 +94,7 @@ export const servicesLayer = (config: AppConfig) => {
     databaseLayer({ url: config.databaseUrl, dataDir: config.dataDir, ci: config.ci }),
     platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix })
   )
-  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer, Estate.layer, Sanitize.layer, SanitizeFiles.layer, Drift.layer).pipe(
+  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer, Estate.layer, Sanitize.layer, SanitizeFiles.layer, Drift.layer, Dora.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer)),
     (services) => Layer.provideMerge(Layer.mergeAll(Models.layer, CustomModels.layer), services),
     (services) => Layer.provideMerge(Cases.layer, services),
@@ -108,8 +110,8 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp)
-const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, DoraHttp)
+const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive, DoraEnabledLive)
 
 /** Every route labels its request with its template (metrics and log lines). */
 export const apiRoutes = Layer.mergeAll(

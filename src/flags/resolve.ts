@@ -18,6 +18,8 @@ export interface StoredFlag {
 /** Flags the service reads itself, with their value when neither storage nor the environment says. */
 export const BUILT_IN_DEFAULTS: Readonly<Record<string, boolean>> = {
   enable_output_filtering: true,
+  // DORA module: on unless ENABLE_DORA (self-hosted) or a stored flag says otherwise (CONTRACT "DORA module").
+  dora: true,
   slack_integration: true,
   teams_integration: true
 }

@@ -1,0 +1,95 @@
+/**
+ * Handlers of `/api/v1/dora/…` and the `dora` flag gate. Any role reads (dora:read), opens
+ * incidents and logs tests (dora:write); classify, resolve, the report and third-party writes
+ * also need admin or owner (CONTRACT "DORA module").
+ */
+import * as Effect from "effect/Effect"
+import { HttpApiBuilder } from "effect/http-api"
+import * as Layer from "effect/Layer"
+import { GatewayApi } from "../../protocol/api.js"
+import { CurrentPrincipal } from "../../protocol/auth.js"
+import { offsetListPage, offsetWindow } from "../../protocol/common.js"
+import { DoraEnabled } from "../../protocol/dora.js"
+import { Conflict, NotFound, notFound, Unprocessable } from "../../protocol/errors.js"
+import { requireRole, requireScope } from "../access/guards.js"
+import { Flags } from "../flags/service.js"
+import { pdfResponse } from "../gateway/pdf-response.js"
+import { answer } from "../platform/wire-errors.js"
+import { Dora } from "./service.js"
+
+export const DORA_FLAG = "dora"
+
+const createErrors = answer({ RelatedActionsNotFound: NotFound, InvalidInput: Unprocessable })
+const incidentErrors = answer({ IncidentNotFound: NotFound })
+const transitionErrors = answer({ IncidentNotFound: NotFound, ThirdPartyNotFound: NotFound, InvalidIncidentState: Conflict, InvalidInput: Unprocessable })
+const reportErrors = answer({ IncidentNotFound: NotFound, InvalidIncidentState: Conflict })
+const thirdPartyErrors = answer({ ThirdPartyNotFound: NotFound, InvalidInput: Unprocessable })
+const testErrors = answer({ TestNotFound: NotFound, InvalidInput: Unprocessable })
+
+/** Off for the caller's organization → 404, as if the routes did not exist. */
+export const DoraEnabledLive = Layer.effect(DoraEnabled)(
+  Effect.gen(function* () {
+    const flags = yield* Flags
+    return DoraEnabled.of((httpEffect) =>
+      Effect.gen(function* () {
+        const principal = yield* CurrentPrincipal
+        if (!(yield* flags.isEnabled(principal.orgUuid, DORA_FLAG))) return yield* Effect.fail(notFound("Not found"))
+        return yield* httpEffect
+      })
+    )
+  })
+)
+
+const bool = (value: "true" | "false" | undefined) => (value === undefined ? undefined : value === "true")
+
+export const DoraHttp = HttpApiBuilder.group(GatewayApi, "dora", (handlers) =>
+  Effect.gen(function* () {
+    const dora = yield* Dora
+    const read = requireScope("dora:read")
+    const write = requireScope("dora:write")
+    const admin = (what: string) => Effect.flatMap(write, requireRole(["owner", "admin"], what))
+    return handlers
+      .handle("createIncident", ({ payload }) => Effect.flatMap(write, (principal) => createErrors(dora.createIncident(principal, payload))))
+      .handle("listIncidents", ({ query }) =>
+        Effect.flatMap(read, (principal) => {
+          const window = offsetWindow(query)
+          const filter = { status: query.status, severity: query.severity, isMajor: bool(query.is_major) }
+          return Effect.map(dora.listIncidents(principal, filter, window), (found) => offsetListPage(found.items, window, found.total))
+        })
+      )
+      .handle("getIncident", ({ params }) => Effect.flatMap(read, (principal) => incidentErrors(dora.getIncident(principal, params.uuid))))
+      .handle("classifyIncident", ({ params, payload }) =>
+        Effect.flatMap(admin("classifying an incident"), (principal) => transitionErrors(dora.classify(principal, params.uuid, payload)))
+      )
+      .handle("resolveIncident", ({ params, payload }) =>
+        Effect.flatMap(admin("resolving an incident"), (principal) => transitionErrors(dora.resolve(principal, params.uuid, payload)))
+      )
+      .handle("incidentReport", ({ params }) =>
+        Effect.flatMap(admin("an incident report"), (principal) =>
+          Effect.map(reportErrors(dora.report(principal, params.uuid)), ({ bytes }) => pdfResponse(bytes, `dora-incident-${params.uuid}.pdf`))
+        )
+      )
+      .handle("createThirdParty", ({ payload }) =>
+        Effect.flatMap(admin("the third-party register"), (principal) => thirdPartyErrors(dora.createThirdParty(principal, payload)))
+      )
+      .handle("listThirdParties", ({ query }) =>
+        Effect.flatMap(read, (principal) => {
+          const window = offsetWindow(query)
+          const filter = { criticality: query.criticality, isActive: bool(query.is_active) }
+          return Effect.map(dora.listThirdParties(principal, filter, window), (found) => offsetListPage(found.items, window, found.total))
+        })
+      )
+      .handle("getThirdParty", ({ params }) => Effect.flatMap(read, (principal) => thirdPartyErrors(dora.getThirdParty(principal, params.uuid))))
+      .handle("updateThirdParty", ({ params, payload }) =>
+        Effect.flatMap(admin("the third-party register"), (principal) => thirdPartyErrors(dora.updateThirdParty(principal, params.uuid, payload)))
+      )
+      .handle("createTest", ({ payload }) => Effect.flatMap(write, (principal) => testErrors(dora.createTest(principal, payload))))
+      .handle("listTests", ({ query }) =>
+        Effect.flatMap(read, (principal) => {
+          const window = offsetWindow(query)
+          return Effect.map(dora.listTests(principal, query.test_type, window), (found) => offsetListPage(found.items, window, found.total))
+        })
+      )
+      .handle("getTest", ({ params }) => Effect.flatMap(read, (principal) => testErrors(dora.getTest(principal, params.uuid))))
+  })
+)
