@@ -87,7 +87,7 @@ describe("major-incident rule: pairs, the malicious path and the gate", () => {
   })
 
   it("the gate off with every threshold met is not major", () => {
-    const all = Object.values(meeting).reduce((a, b) => ({ ...a, ...b }), {})
+    const all: CriteriaInput = Object.assign({}, ...Object.values(meeting))
     const assessment = assessMajor({ ...all, critical_services_affected: false, relevant_clients_affected: true }, { clients_affected_count: 5_000_000, geographic_scope: [] })
     expect(assessment.thresholds_met).toEqual([...RtsThresholds])
     expect(assessment.major).toBe(false)

@@ -46,6 +46,15 @@ describe("deleting an account", () => {
       await call(base, "POST", `/api/v1/actions/${done.body.action_uuid}/notarize`, { token: owner.key, body: {} })
       await call(base, "POST", "/api/v1/webhooks", { token: owner.key, body: { url: "https://hooks.example.com/x" } })
       await call(base, "POST", "/api/v1/endpoint-whitelist", { token: owner.key, body: { url_pattern: "https://api.example.com/*", name: "api" } })
+      await call(base, "POST", "/api/v1/dora/incidents", { token: owner.key, body: { title: "outage", description: "d", detected_at: new Date().toISOString() } })
+      await call(base, "POST", "/api/v1/dora/third-parties", {
+        token: owner.key,
+        body: { vendor_name: "v", service_description: "d", service_type: "saas", criticality: "supporting" }
+      })
+      await call(base, "POST", "/api/v1/dora/tests", {
+        token: owner.key,
+        body: { test_type: "other", title: "t", scope: "s", conducted_at: "2026-01-01", conducted_by: "me", status: "passed" }
+      })
     }
     const pending = await call(base, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "p", details: "d", require_approval: true } })
     await inbox.grant(pending.body.action_uuid, org.email)
@@ -57,7 +66,7 @@ describe("deleting an account", () => {
     expect((await call(base, "GET", `/api/v1/verify/action/${deniedId}`)).status).toBe(200)
 
     const before = await rowsPerTable(org.orgUuid)
-    for (const table of ["actions", "receipts", "events", "policies", "webhooks", "approval_grants", "users", "api_keys", "audit_log"]) {
+    for (const table of ["actions", "receipts", "events", "policies", "webhooks", "approval_grants", "users", "api_keys", "audit_log", "dora_incidents", "dora_third_parties", "dora_resilience_tests"]) {
       expect([table, before[table]]).toEqual([table, expect.any(Number)])
       expect(before[table]).toBeGreaterThan(0)
     }

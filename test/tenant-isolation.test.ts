@@ -95,6 +95,23 @@ beforeAll(async () => {
   ids.account_uuid = escrow.body.account_uuid
   expect((await call(server.url, "POST", `/api/v1/escrow/accounts/${ids.account_uuid}/deposit`, { token: a.key, body: { amount: "10.00" } })).status).toBe(201)
 
+  const incident = await call(server.url, "POST", "/api/v1/dora/incidents", {
+    token: a.key,
+    body: { title: "victim incident", description: "d", detected_at: new Date().toISOString() }
+  })
+  expect(incident.status).toBe(201)
+  ids.dora_incident = incident.body.uuid
+  const vendor = { vendor_name: "Victim vendor", service_description: "hosting", service_type: "saas", criticality: "supporting" }
+  const thirdParty = await call(server.url, "POST", "/api/v1/dora/third-parties", { token: a.key, body: vendor })
+  expect(thirdParty.status).toBe(201)
+  ids.dora_third_party = thirdParty.body.uuid
+  const doraTest = await call(server.url, "POST", "/api/v1/dora/tests", {
+    token: a.key,
+    body: { test_type: "other", title: "victim test", scope: "s", conducted_at: "2026-01-01", conducted_by: "me", status: "passed" }
+  })
+  expect(doraTest.status).toBe(201)
+  ids.dora_test = doraTest.body.uuid
+
   // A case needs models that answer: two built-in models without credentials fail, so the case
   // row is written directly, as a completed case that waits for review.
   ids.case_id = `case_victim_${process.pid}`
@@ -137,6 +154,13 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
     if (path.endsWith("/dispute/resolve")) return { id: ids.account_uuid!, body: { resolution: "dismissed" } }
     return { id: ids.account_uuid! }
   }
+  if (path.startsWith("/api/v1/dora/incidents/:uuid")) {
+    if (path.endsWith("/classify")) return { id: ids.dora_incident!, body: { severity: "low", category: "other" } }
+    if (path.endsWith("/resolve")) return { id: ids.dora_incident!, body: { resolution_summary: "hostile" } }
+    return { id: ids.dora_incident! }
+  }
+  if (path.startsWith("/api/v1/dora/third-parties/:uuid")) return { id: ids.dora_third_party!, body: route.method === "PUT" ? { vendor_name: "taken over" } : undefined }
+  if (path.startsWith("/api/v1/dora/tests/:uuid")) return { id: ids.dora_test! }
   // Flags are platform-wide: turning off one the caller's organization never had answers 404.
   if (path.startsWith("/api/v1/feature-flags/:key")) return { id: "flag_absent_for_tenant_probe", body: { enabled: false } }
   // Drift names agents by the agent_id actions carry ("agent-a" has actions in A); an alert path's
@@ -204,6 +228,10 @@ describe("tenant isolation", () => {
     expect(account.body).toMatchObject({ balance: "10.00", status: "active", transaction_count: 1, disputes: [] })
     const victimCase = await call(server.url, "GET", `/api/v1/cases/${ids.case_id}`, { token: a.key })
     expect(victimCase.body.review.status).toBe("pending")
+    const incident = await call(server.url, "GET", `/api/v1/dora/incidents/${ids.dora_incident}`, { token: a.key })
+    expect(incident.body).toMatchObject({ status: "detected", severity: null })
+    const vendor = await call(server.url, "GET", `/api/v1/dora/third-parties/${ids.dora_third_party}`, { token: a.key })
+    expect(vendor.body.vendor_name).toBe("Victim vendor")
     const proof = await call(server.url, "GET", `/api/v1/settlements/inclusion-proof/${ids.receipt_uuid}`, { token: a.key })
     expect(proof.body.settlement_uuid).toBe(ids.settlement_uuid)
   })

@@ -98,14 +98,18 @@ export const incidentReportModel = (
     { kind: "paragraph", text: incident.lessons_learned ?? "None recorded." },
     { kind: "heading", text: "Related actions and receipts" }
   )
+  if (receipts.length === 0) blocks.push({ kind: "paragraph", text: "No related actions." })
+  // One block per action: ids and hashes are too long for table columns.
+  for (const r of receipts)
+    blocks.push({
+      kind: "fields",
+      rows: [
+        ["Action", `${r.action_uuid} (${r.action_type}, ${r.created_at})`],
+        ["Receipt", r.receipt_uuid === null ? "none yet" : `${r.receipt_uuid} (${r.receipt_status})`],
+        ["Payload hash", r.payload_hash]
+      ]
+    })
   blocks.push(
-    receipts.length === 0
-      ? { kind: "paragraph", text: "No related actions." }
-      : {
-          kind: "table",
-          columns: ["Action", "Type", "Receipt", "Receipt status", "Payload hash"],
-          rows: receipts.map((r) => [r.action_uuid, r.action_type, r.receipt_uuid ?? "", r.receipt_status ?? "", r.payload_hash ?? ""])
-        },
     {
       kind: "paragraph",
       text: "The sha256 of this file and its Ed25519 signature (receipt key, published at /api/v1/.well-known/jwks.json) are in the incident's report_content_hash and report_signature."

@@ -9,8 +9,8 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../../protocol/auth.js"
 import {
-  CRITERIA_KEYS,
   type ClassifyIncident,
+  CRITERIA_KEYS,
   type CreateIncident,
   type CreateResilienceTest,
   type CreateThirdParty,
