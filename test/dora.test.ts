@@ -411,6 +411,12 @@ describe("roles and scopes", () => {
     expect(readOnly.status).toBe(201)
     expect((await api("GET", "/incidents", readOnly.body.key)).status).toBe(200)
     expect((await api("POST", "/incidents", readOnly.body.key, { title: "t", description: "d", detected_at: ago(0) })).status).toBe(403)
+    const incident = await open(org.key)
+    expect((await classify(incident.uuid, { severity: "low", category: "other" }, readOnly.body.key)).status).toBe(403)
+    await classify(incident.uuid, { severity: "low", category: "other" })
+    await resolve(incident.uuid)
+    // The owner's read-only key may download the report (a read); a member's may not (role).
+    expect((await download(incident.uuid, readOnly.body.key)).status).toBe(200)
     const unrelated = await call(server.url, "POST", "/api/v1/api-keys", { token: org.token, body: { name: "actions only", scopes: ["actions:write"] } })
     expect((await api("GET", "/tests", unrelated.body.key)).status).toBe(403)
     expect((await api("GET", "/incidents", "svc_live_nope")).status).toBe(401)

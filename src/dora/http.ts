@@ -65,7 +65,8 @@ export const DoraHttp = HttpApiBuilder.group(GatewayApi, "dora", (handlers) =>
         Effect.flatMap(admin("resolving an incident"), (principal) => transitionErrors(dora.resolve(principal, params.uuid, payload)))
       )
       .handle("incidentReport", ({ params }) =>
-        Effect.flatMap(admin("an incident report"), (principal) =>
+        // A download: dora:read is enough for the key, the role must still be admin or owner.
+        Effect.flatMap(Effect.flatMap(read, requireRole(["owner", "admin"], "an incident report")), (principal) =>
           Effect.map(reportErrors(dora.report(principal, params.uuid)), ({ bytes }) => pdfResponse(bytes, `dora-incident-${params.uuid}.pdf`))
         )
       )
