@@ -186,7 +186,7 @@ export const makeDoraStore = Effect.gen(function* () {
           ...(filter.severity === undefined ? [] : [sql`severity = ${filter.severity}`]),
           ...(filter.isMajor === undefined ? [] : [sql`is_major = ${filter.isMajor}`])
         ]),
-        "detected_at DESC, created_at DESC, uuid",
+        "detected_at DESC, seq DESC",
         window,
         toIncident
       ),
@@ -275,7 +275,7 @@ export const makeDoraStore = Effect.gen(function* () {
           ...(filter.criticality === undefined ? [] : [sql`criticality = ${filter.criticality}`]),
           ...(filter.isActive === undefined ? [] : [sql`is_active = ${filter.isActive}`])
         ]),
-        "created_at DESC, uuid",
+        "created_at DESC, seq DESC",
         window,
         toThirdParty
       ),
@@ -312,7 +312,7 @@ export const makeDoraStore = Effect.gen(function* () {
         "dora_resilience_tests",
         sql.unsafe("*"),
         sql.and([sql`org_uuid = ${orgUuid}`, ...(testType === undefined ? [] : [sql`test_type = ${testType}`])]),
-        "conducted_at_instant DESC, created_at DESC, uuid",
+        "conducted_at_instant DESC, seq DESC",
         window,
         toTest
       )

@@ -1,8 +1,9 @@
 /**
  * DORA: incidents (with their classification, the stored report PDF and its signature), the ICT
  * third-party register and resilience tests. Every table carries org_uuid, so deleting an
- * organization removes them; related actions are a list of ids (no foreign key: actions may be
- * deleted with their organization first).
+ * organization removes them; `seq` orders rows made in the same millisecond (newest first).
+ * Related actions are a list of ids (no foreign key: actions may be deleted with their
+ * organization first).
  */
 import { migration } from "./migration.js"
 
@@ -10,6 +11,7 @@ export default migration(function* (sql) {
   yield* sql`
     CREATE TABLE dora_incidents (
       uuid TEXT PRIMARY KEY,
+      seq BIGSERIAL NOT NULL,
       org_uuid TEXT NOT NULL,
       title TEXT NOT NULL,
       description TEXT NOT NULL,
@@ -44,10 +46,11 @@ export default migration(function* (sql) {
       created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
       updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`
-  yield* sql`CREATE INDEX dora_incidents_org_idx ON dora_incidents (org_uuid, detected_at DESC, uuid)`
+  yield* sql`CREATE INDEX dora_incidents_org_idx ON dora_incidents (org_uuid, detected_at DESC, seq DESC)`
   yield* sql`
     CREATE TABLE dora_third_parties (
       uuid TEXT PRIMARY KEY,
+      seq BIGSERIAL NOT NULL,
       org_uuid TEXT NOT NULL,
       vendor_name TEXT NOT NULL,
       service_description TEXT NOT NULL,
@@ -63,10 +66,11 @@ export default migration(function* (sql) {
       created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
       updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`
-  yield* sql`CREATE INDEX dora_third_parties_org_idx ON dora_third_parties (org_uuid, created_at DESC, uuid)`
+  yield* sql`CREATE INDEX dora_third_parties_org_idx ON dora_third_parties (org_uuid, created_at DESC, seq DESC)`
   yield* sql`
     CREATE TABLE dora_resilience_tests (
       uuid TEXT PRIMARY KEY,
+      seq BIGSERIAL NOT NULL,
       org_uuid TEXT NOT NULL,
       test_type TEXT NOT NULL,
       title TEXT NOT NULL,
@@ -80,5 +84,5 @@ export default migration(function* (sql) {
       remediation_due_at TEXT,
       created_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`
-  yield* sql`CREATE INDEX dora_resilience_tests_org_idx ON dora_resilience_tests (org_uuid, conducted_at_instant DESC, uuid)`
+  yield* sql`CREATE INDEX dora_resilience_tests_org_idx ON dora_resilience_tests (org_uuid, conducted_at_instant DESC, seq DESC)`
 })
