@@ -8,6 +8,8 @@
  */
 import { createHash, createPublicKey, verify } from "node:crypto"
 import canonicalize from "canonicalize"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { addMember, call, type Org, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
@@ -129,6 +131,12 @@ describe("incidents", () => {
     await expectState(classify(incident.uuid, { severity: "low", category: "other" }), "reported")
     await expectState(resolve(incident.uuid), "reported")
     expect((await download(incident.uuid)).status).toBe(200)
+    // Each change, not a refusal nor a repeated download, left one audit entry.
+    const audit = await server.run(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ event: string; org_uuid: string }>`SELECT event, org_uuid FROM audit_log WHERE target = ${incident.uuid} ORDER BY id`)
+    )
+    expect(audit.map((row) => row.event)).toEqual(["dora.incident_opened", "dora.incident_classified", "dora.incident_classified", "dora.incident_resolved", "dora.incident_reported"])
+    expect(new Set(audit.map((row) => row.org_uuid))).toEqual(new Set([org.orgUuid]))
   })
 
   it("classifies by explicit value, by RTS criteria or by severity; warns on disagreement; never downgrades by itself", async () => {

@@ -4,6 +4,7 @@
  * also need admin or owner (CONTRACT "DORA module").
  */
 import * as Effect from "effect/Effect"
+import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Layer from "effect/Layer"
 import { GatewayApi } from "../../protocol/api.js"
@@ -14,6 +15,7 @@ import { Conflict, NotFound, notFound, Unprocessable } from "../../protocol/erro
 import { requireRole, requireScope } from "../access/guards.js"
 import { Flags } from "../flags/service.js"
 import { pdfResponse } from "../gateway/pdf-response.js"
+import { requestIdOf } from "../gateway/request.js"
 import { answer } from "../platform/wire-errors.js"
 import { Dora } from "./service.js"
 
@@ -40,6 +42,9 @@ export const DoraEnabledLive = Layer.effect(DoraEnabled)(
   })
 )
 
+/** The request's id, for the audit entry a change writes. */
+const requestId = Effect.map(HttpServerRequest, requestIdOf)
+
 const bool = (value: "true" | "false" | undefined) => (value === undefined ? undefined : value === "true")
 
 export const DoraHttp = HttpApiBuilder.group(GatewayApi, "dora", (handlers) =>
@@ -49,7 +54,9 @@ export const DoraHttp = HttpApiBuilder.group(GatewayApi, "dora", (handlers) =>
     const write = requireScope("dora:write")
     const admin = (what: string) => Effect.flatMap(write, requireRole(["owner", "admin"], what))
     return handlers
-      .handle("createIncident", ({ payload }) => Effect.flatMap(write, (principal) => createErrors(dora.createIncident(principal, payload))))
+      .handle("createIncident", ({ payload }) =>
+        Effect.flatMap(write, (principal) => Effect.flatMap(requestId, (id) => createErrors(dora.createIncident(principal, payload, id))))
+      )
       .handle("listIncidents", ({ query }) =>
         Effect.flatMap(read, (principal) => {
           const window = offsetWindow(query)
@@ -59,19 +66,27 @@ export const DoraHttp = HttpApiBuilder.group(GatewayApi, "dora", (handlers) =>
       )
       .handle("getIncident", ({ params }) => Effect.flatMap(read, (principal) => incidentErrors(dora.getIncident(principal, params.uuid))))
       .handle("classifyIncident", ({ params, payload }) =>
-        Effect.flatMap(admin("classifying an incident"), (principal) => transitionErrors(dora.classify(principal, params.uuid, payload)))
+        Effect.flatMap(admin("classifying an incident"), (principal) =>
+          Effect.flatMap(requestId, (id) => transitionErrors(dora.classify(principal, params.uuid, payload, id)))
+        )
       )
       .handle("resolveIncident", ({ params, payload }) =>
-        Effect.flatMap(admin("resolving an incident"), (principal) => transitionErrors(dora.resolve(principal, params.uuid, payload)))
+        Effect.flatMap(admin("resolving an incident"), (principal) =>
+          Effect.flatMap(requestId, (id) => transitionErrors(dora.resolve(principal, params.uuid, payload, id)))
+        )
       )
       .handle("incidentReport", ({ params }) =>
         // A download: dora:read is enough for the key, the role must still be admin or owner.
         Effect.flatMap(Effect.flatMap(read, requireRole(["owner", "admin"], "an incident report")), (principal) =>
-          Effect.map(reportErrors(dora.report(principal, params.uuid)), ({ bytes }) => pdfResponse(bytes, `dora-incident-${params.uuid}.pdf`))
+          Effect.flatMap(requestId, (id) =>
+            Effect.map(reportErrors(dora.report(principal, params.uuid, id)), ({ bytes }) => pdfResponse(bytes, `dora-incident-${params.uuid}.pdf`))
+          )
         )
       )
       .handle("createThirdParty", ({ payload }) =>
-        Effect.flatMap(admin("the third-party register"), (principal) => thirdPartyErrors(dora.createThirdParty(principal, payload)))
+        Effect.flatMap(admin("the third-party register"), (principal) =>
+          Effect.flatMap(requestId, (id) => thirdPartyErrors(dora.createThirdParty(principal, payload, id)))
+        )
       )
       .handle("listThirdParties", ({ query }) =>
         Effect.flatMap(read, (principal) => {
@@ -82,9 +97,13 @@ export const DoraHttp = HttpApiBuilder.group(GatewayApi, "dora", (handlers) =>
       )
       .handle("getThirdParty", ({ params }) => Effect.flatMap(read, (principal) => thirdPartyErrors(dora.getThirdParty(principal, params.uuid))))
       .handle("updateThirdParty", ({ params, payload }) =>
-        Effect.flatMap(admin("the third-party register"), (principal) => thirdPartyErrors(dora.updateThirdParty(principal, params.uuid, payload)))
+        Effect.flatMap(admin("the third-party register"), (principal) =>
+          Effect.flatMap(requestId, (id) => thirdPartyErrors(dora.updateThirdParty(principal, params.uuid, payload, id)))
+        )
       )
-      .handle("createTest", ({ payload }) => Effect.flatMap(write, (principal) => testErrors(dora.createTest(principal, payload))))
+      .handle("createTest", ({ payload }) =>
+        Effect.flatMap(write, (principal) => Effect.flatMap(requestId, (id) => testErrors(dora.createTest(principal, payload, id))))
+      )
       .handle("listTests", ({ query }) =>
         Effect.flatMap(read, (principal) => {
           const window = offsetWindow(query)

@@ -24,6 +24,7 @@ import {
   type UpdateThirdParty
 } from "../../protocol/dora.js"
 import { parseInstant } from "../evidence/service.js"
+import { auditActor, insertAudit } from "../platform/audit.js"
 import { InvalidInput, type Issue } from "../platform/domain-error.js"
 import { newUuid } from "../platform/ids.js"
 import { renderPdf } from "../platform/pdf.js"
@@ -128,6 +129,9 @@ export const makeDora = Effect.gen(function* () {
   const store = yield* makeDoraStore
   const receipts = yield* Receipts
   const sql = store.sql
+  /** One audit entry per change, written in the change's transaction. */
+  const audit = (principal: Principal, requestId: string | null, event: string, target: string, details: Record<string, unknown> = {}) =>
+    Effect.orDie(insertAudit(sql, { orgUuid: principal.orgUuid, actor: auditActor(principal), event, target, details, requestId }))
   const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
 
   const lockedIncident = (orgUuid: string, uuid: string) =>
@@ -144,7 +148,7 @@ export const makeDora = Effect.gen(function* () {
   }
 
   return {
-    createIncident: (principal: Principal, input: CreateIncident) =>
+    createIncident: (principal: Principal, input: CreateIncident, requestId: string | null) =>
       Effect.gen(function* () {
         const now = Date.now()
         const detected = dateTime(input.detected_at)
@@ -193,8 +197,9 @@ export const makeDora = Effect.gen(function* () {
             warnings: []
           })
         )
+        yield* audit(principal, requestId, "dora.incident_opened", record.uuid, { detected_at: record.detected_at })
         return view(record)
-      }),
+      }).pipe(inTransaction),
 
     listIncidents: (principal: Principal, filter: { status?: string; severity?: string; isMajor?: boolean }, window: Window) =>
       Effect.map(Effect.orDie(store.listIncidents(principal.orgUuid, filter, window)), (found) => ({ items: found.items.map(view), total: found.total })),
@@ -208,7 +213,7 @@ export const makeDora = Effect.gen(function* () {
      * Restates the classification: an explicit is_major wins, else the criteria's RTS assessment,
      * else critical/high severity. A computed value never turns a major incident back.
      */
-    classify: (principal: Principal, uuid: string, input: ClassifyIncident) =>
+    classify: (principal: Principal, uuid: string, input: ClassifyIncident, requestId: string | null) =>
       inTransaction(
         Effect.gen(function* () {
           const incident = yield* lockedIncident(principal.orgUuid, uuid)
@@ -261,12 +266,13 @@ export const makeDora = Effect.gen(function* () {
               warnings
             })
           )
+          yield* audit(principal, requestId, "dora.incident_classified", uuid, { severity: saved.severity, category: saved.category, is_major: saved.is_major, classification_basis: basis })
           return view(saved)
         })
       ),
 
     /** Resolves a classified incident; with RTS criteria lacking a duration, the measured one is assessed (it may make it major, never the reverse). */
-    resolve: (principal: Principal, uuid: string, input: ResolveIncident) =>
+    resolve: (principal: Principal, uuid: string, input: ResolveIncident, requestId: string | null) =>
       inTransaction(
         Effect.gen(function* () {
           const incident = yield* lockedIncident(principal.orgUuid, uuid)
@@ -306,6 +312,7 @@ export const makeDora = Effect.gen(function* () {
               warnings
             })
           )
+          yield* audit(principal, requestId, "dora.incident_resolved", uuid, { resolved_at: saved.resolved_at, is_major: saved.is_major })
           return view(saved)
         })
       ),
@@ -314,7 +321,7 @@ export const makeDora = Effect.gen(function* () {
      * The report PDF: made, signed and stored by the first call under the incident's row lock (so
      * concurrent first calls make one), then answered from storage byte for byte.
      */
-    report: (principal: Principal, uuid: string) =>
+    report: (principal: Principal, uuid: string, requestId: string | null) =>
       inTransaction(
         Effect.gen(function* () {
           const incident = yield* lockedIncident(principal.orgUuid, uuid)
@@ -350,12 +357,13 @@ export const makeDora = Effect.gen(function* () {
               status
             })
           )
+          yield* audit(principal, requestId, "dora.incident_reported", uuid, { report_content_hash: contentHash, status })
           const saved = yield* Effect.orDie(store.incident(principal.orgUuid, uuid))
           return { bytes, incident: view(saved ?? printed) }
         })
       ).pipe(Effect.provideService(SqlClient.SqlClient, sql)),
 
-    createThirdParty: (principal: Principal, input: CreateThirdParty) =>
+    createThirdParty: (principal: Principal, input: CreateThirdParty, requestId: string | null) =>
       Effect.gen(function* () {
         const at = new Date().toISOString()
         const { issues, record } = withContractDates({
@@ -376,8 +384,10 @@ export const makeDora = Effect.gen(function* () {
           updated_at: at
         })
         if (issues.length > 0) return yield* invalid(issues)
-        return thirdPartyView(yield* Effect.orDie(store.insertThirdParty(record)))
-      }),
+        const saved = yield* Effect.orDie(store.insertThirdParty(record))
+        yield* audit(principal, requestId, "dora.third_party_created", saved.uuid, { vendor_name: saved.vendor_name, criticality: saved.criticality })
+        return thirdPartyView(saved)
+      }).pipe(inTransaction),
 
     listThirdParties: (principal: Principal, filter: { criticality?: string; isActive?: boolean }, window: Window) =>
       Effect.map(Effect.orDie(store.listThirdParties(principal.orgUuid, filter, window)), (found) => ({
@@ -391,7 +401,7 @@ export const makeDora = Effect.gen(function* () {
       ),
 
     /** Partial update: a key sent changes its field, null clears an optional one; `{}` changes nothing. */
-    updateThirdParty: (principal: Principal, uuid: string, patch: UpdateThirdParty) =>
+    updateThirdParty: (principal: Principal, uuid: string, patch: UpdateThirdParty, requestId: string | null) =>
       inTransaction(
         Effect.gen(function* () {
           const current = yield* Effect.orDie(store.thirdParty(principal.orgUuid, uuid, true))
@@ -415,12 +425,15 @@ export const makeDora = Effect.gen(function* () {
           }
           const { issues, record } = withContractDates(next)
           if (nulls.length + issues.length > 0) return yield* invalid([...nulls, ...issues])
-          const changed = Object.keys(patch).length > 0
-          return thirdPartyView(changed ? yield* Effect.orDie(store.saveThirdParty(record)) : current)
+          const fields = Object.keys(patch)
+          if (fields.length === 0) return thirdPartyView(current)
+          const saved = yield* Effect.orDie(store.saveThirdParty(record))
+          yield* audit(principal, requestId, "dora.third_party_updated", uuid, { fields })
+          return thirdPartyView(saved)
         })
       ),
 
-    createTest: (principal: Principal, input: CreateResilienceTest) =>
+    createTest: (principal: Principal, input: CreateResilienceTest, requestId: string | null) =>
       Effect.gen(function* () {
         const conducted = keepPrecision(input.conducted_at)
         const due = input.remediation_due_at === null || input.remediation_due_at === undefined ? null : keepPrecision(input.remediation_due_at)
@@ -445,8 +458,9 @@ export const makeDora = Effect.gen(function* () {
             created_at: new Date().toISOString()
           })
         )
+        yield* audit(principal, requestId, "dora.test_logged", record.uuid, { test_type: record.test_type, status: record.status })
         return testView(record)
-      }),
+      }).pipe(inTransaction),
 
     listTests: (principal: Principal, testType: string | undefined, window: Window) =>
       Effect.map(Effect.orDie(store.listTests(principal.orgUuid, testType, window)), (found) => ({ items: found.items.map(testView), total: found.total })),
