@@ -84,7 +84,9 @@ export const incidentReportModel = (
       kind: "fields",
       rows: CRITERIA_KEYS.map((key) => {
         const value = criteria[key]
-        return [key, Array.isArray(value) ? list(value) : (value as string | number | boolean | null)] as const
+        // Measured durations carry many decimals: two are enough to read (the data keeps them all).
+        const shown = typeof value === "number" && !Number.isInteger(value) ? value.toFixed(2) : value
+        return [key, Array.isArray(shown) ? list(shown) : (shown as string | number | boolean | null)] as const
       })
     })
   }
