@@ -6,7 +6,12 @@
  * were recorded; the approval chain; the PDF; the public verify route's answers; other
  * organizations' ids 404.
  */
+import { execFile } from "node:child_process"
 import { createHash, createPublicKey, verify } from "node:crypto"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import fc from "fast-check"
@@ -328,4 +333,30 @@ describe("POST /api/v1/verify/explanation", () => {
       expect(reply.body.code).toBe("VALIDATION_ERROR")
     }
   })
+})
+
+describe("npm run verify on an explanation", () => {
+  it("exits 0 on a real explanation (JWKS from its receipt's verify_url) and 1 after one byte changed", async () => {
+    const actionUuid = await authorized(org, { action_type: uniqueType("cli.check") })
+    await notarize(org, actionUuid)
+    const text = (await explain(org.key, actionUuid)).text
+    const dir = mkdtempSync(join(tmpdir(), "explanation-cli-"))
+    const cli = (name: string, content: string) => {
+      const file = join(dir, name)
+      writeFileSync(file, content)
+      // Asynchronous: the server runs in this process and must keep answering the CLI's JWKS fetch.
+      return promisify(execFile)("npx", ["tsx", "scripts/verify.ts", file], { cwd: join(__dirname, "..") }).then(
+        (result) => ({ code: 0, output: result.stdout + result.stderr }),
+        (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code ?? 1, output: `${error.stdout}${error.stderr}` })
+      )
+    }
+    const good = await cli("explanation.json", text)
+    expect(good.code, good.output).toBe(0)
+    expect(good.output).toMatch(/ok {3}signature_valid/)
+    // One byte of the action's type changed.
+    const at = text.indexOf("cli.check") + 1
+    const bad = await cli("tampered.json", text.slice(0, at) + (text[at] === "x" ? "y" : "x") + text.slice(at + 1))
+    expect(bad.code, bad.output).toBe(1)
+    expect(bad.output).toMatch(/FAIL content_hash_matches/)
+  }, 60_000)
 })
