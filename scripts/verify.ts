@@ -6,8 +6,11 @@
  *   npm run verify -- inclusion-proof.json [--receipt receipt.json] [--settlement settlement.json --jwks …]
  *   npm run verify -- consistency.json [--settlement from.json --settlement to.json --jwks …]
  *   npm run verify -- checkpoint.json --jwks <url|file>
+ *   npm run verify -- explanation.json [--jwks <url|file>]
  *
- * The kind of file is read from its fields (settlement_hash, siblings, from/to/proof, checkpoint).
+ * The kind of file is read from its fields (settlement_hash, siblings, from/to/proof, checkpoint;
+ * `_envelope`, `envelope` or `policy_chain` for a signed explanation, whose JWKS defaults to the
+ * origin of its receipt's verify_url).
  *
  * receipt.json is the body of GET /api/v1/verify/action/{id} (or any object with
  * signed_payload, payload_hash, signature, public_key_id, timestamp_token). The
@@ -23,6 +26,7 @@ import {
   type Ed25519Jwk,
   parseCheckpoint,
   verifyCheckpoint,
+  verifyExplanation,
   verifyReceipt,
   verifySettlement,
   verifySettlementConsistency,
@@ -94,6 +98,8 @@ const main = async (): Promise<number> => {
   if (positionals.length !== 1) throw new UsageError(usage)
 
   const document = readJsonFile(positionals[0])
+  if (isRecord(document) && isRecord(document.explanation)) return explanationKind(document.explanation, values.jwks)
+  if (isRecord(document) && isExplanation(document)) return explanationKind(document, values.jwks)
   if (isRecord(document) && !isRecord(document.signed_payload)) {
     return settlementKinds(document, { jwks: values.jwks, receipt: values.receipt, settlements: values.settlement ?? [] })
   }
@@ -132,6 +138,21 @@ const main = async (): Promise<number> => {
   }
   if (result.checks.timestamp_imprint === undefined) console.log("note no timestamp_token: imprint not checked")
   console.log(result.valid ? `valid (key ${kid})` : "INVALID")
+  return result.valid ? 0 : 1
+}
+
+const isExplanation = (document: Record<string, unknown>) => "_envelope" in document || "envelope" in document || "policy_chain" in document
+
+/** A signed explanation (GET /api/v1/actions/{id}/explanation, `{explanation}` accepted too) against every key of the JWKS. */
+const explanationKind = async (document: Record<string, unknown>, jwks: string | undefined): Promise<number> => {
+  const receipt = isRecord(document.receipt) ? document.receipt : {}
+  const source = jwks ?? defaultJwksUrl(receipt)
+  if (jwks === undefined) console.log(`note JWKS from ${source}`)
+  const published = await loadJwks(source)
+  const keys = isRecord(published) && Array.isArray(published.keys) ? published.keys.filter(isRecord) : []
+  const result = verifyExplanation(document, keys as unknown as ReadonlyArray<Ed25519Jwk>)
+  for (const [check, outcome] of Object.entries(result.checks)) console.log(outcome === true ? `ok   ${check}` : `FAIL ${check}: ${outcome}`)
+  console.log(result.valid ? `valid (key ${result.signing_key_id})` : "INVALID")
   return result.valid ? 0 : 1
 }
 

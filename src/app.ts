@@ -47,6 +47,8 @@ import { Estate } from "./estate/service.js"
 import { Events } from "./events/service.js"
 import { EvidenceHttp } from "./evidence/http.js"
 import { Evidence } from "./evidence/service.js"
+import { ExplanationsHttp, ExplanationsPublicHttp } from "./explanations/http.js"
+import { Explanations } from "./explanations/service.js"
 import { FlagsAdminHttp, FlagsHttp } from "./flags/http.js"
 import { Flags } from "./flags/service.js"
 import { RouteLabel } from "./gateway/observe.js"
@@ -94,7 +96,7 @@ export const servicesLayer = (config: AppConfig) => {
     databaseLayer({ url: config.databaseUrl, dataDir: config.dataDir, ci: config.ci }),
     platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix })
   )
-  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer, Estate.layer, Sanitize.layer, SanitizeFiles.layer, Drift.layer, Dora.layer).pipe(
+  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Explanations.layer, Escrow.layer, Estate.layer, Sanitize.layer, SanitizeFiles.layer, Drift.layer, Dora.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer)),
     (services) => Layer.provideMerge(Layer.mergeAll(Models.layer, CustomModels.layer), services),
     (services) => Layer.provideMerge(Cases.layer, services),
@@ -110,7 +112,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, DoraHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, ExplanationsHttp, ExplanationsPublicHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, DoraHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive, DoraEnabledLive)
 
 /** Every route labels its request with its template (metrics and log lines). */
@@ -122,13 +124,18 @@ export const apiRoutes = Layer.mergeAll(
 ).pipe(Layer.provide(RouteLabel))
 
 const SANITIZE_BODY_BYTES = 3_500_000
+const EXPLANATION_VERIFY_BYTES = 1024 * 1024
 
 const serverOptions = (config: AppConfig) => ({
   host: config.host,
   port: config.port,
   maxJsonBodyBytes: config.maxJsonBodyBytes,
   // 500,000 characters of sanitize content: as JSON a character takes up to 6 bytes (a \u escape).
-  largeJsonBodies: [{ pathPrefix: "/api/v1/sanitize", maxBytes: Math.max(config.maxJsonBodyBytes, SANITIZE_BODY_BYTES) }],
+  largeJsonBodies: [
+    { pathPrefix: "/api/v1/sanitize", maxBytes: Math.max(config.maxJsonBodyBytes, SANITIZE_BODY_BYTES) },
+    // CONTRACT: a verify body over 1 MiB is a 413 whatever MAX_BODY_BYTES says.
+    { pathPrefix: "/api/v1/verify/explanation", maxBytes: EXPLANATION_VERIFY_BYTES }
+  ],
   maxMultipartBodyBytes: config.maxMultipartBodyBytes,
   bodyTimeoutMs: config.bodyTimeoutMs,
   bodyIdleTimeoutMs: config.bodyIdleTimeoutMs,

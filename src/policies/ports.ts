@@ -39,6 +39,8 @@ export interface PolicyVerdict {
   readonly reasoning: string
   /** Fail-closed notices (e.g. an AI policy that could not be evaluated). */
   readonly warnings: ReadonlyArray<string>
+  /** Every policy evaluated, in order, as the JSON text the action stores (src/policies/recorded.ts). */
+  readonly evaluations: string
 }
 
 export class PolicyDecisions extends Context.Service<

@@ -32,6 +32,7 @@ import {
 } from "./errors.js"
 import { combineDecisions, defaultEvaluators, dryRun, inScope, type PolicyEvaluator, type PolicyEvaluators } from "./evaluate.js"
 import { type ActionSubject, PolicyDecisions } from "./ports.js"
+import { encodeEvaluations } from "./recorded.js"
 import { PolicySnapshots, toEvaluable } from "./snapshot.js"
 import { makePoliciesStore, type PolicyFields, type PolicyRow, type StoredScope } from "./store.js"
 import { type EvaluablePolicy, POLICY_MODES, type PolicyMode } from "./types.js"
@@ -291,10 +292,16 @@ export const PolicyDecisionsLive = Layer.effect(
   Effect.gen(function* () {
     const snapshots = yield* PolicySnapshots
     const judge = yield* makeAiJudge
-    const decide = (policies: ReadonlyArray<EvaluablePolicy>, subject: ActionSubject, evaluators: PolicyEvaluators) => {
+    const decide = (policies: ReadonlyArray<EvaluablePolicy>, subject: ActionSubject, evaluators: PolicyEvaluators, judgements?: ReadonlyMap<string, Judgement>) => {
       const combined = combineDecisions(policies, subject, evaluators)
       snapshots.recordEvaluations(combined.evaluated)
-      return { decision: combined.decision, policy_uuid: combined.policy_uuid, reasoning: combined.reasoning, warnings: combined.warnings }
+      return {
+        decision: combined.decision,
+        policy_uuid: combined.policy_uuid,
+        reasoning: combined.reasoning,
+        warnings: combined.warnings,
+        evaluations: encodeEvaluations(combined.trace, judgements, new Date().toISOString())
+      }
     }
     return {
       evaluate: (orgUuid, subject) =>
@@ -302,7 +309,7 @@ export const PolicyDecisionsLive = Layer.effect(
           // Rules and scans only (the common case): no model call, no extra work.
           if (!snapshot.policies.some(isJudged)) return Effect.succeed(decide(snapshot.policies, subject, defaultEvaluators))
           const judged = snapshot.policies.filter((policy) => isJudged(policy) && (policy.status === undefined || policy.status === "active") && inScope(policy, subject))
-          return Effect.map(judge.judgeAll(orgUuid, judged, subject), (judgements) => decide(snapshot.policies, subject, judgedEvaluators(judgements)))
+          return Effect.map(judge.judgeAll(orgUuid, judged, subject), (judgements) => decide(snapshot.policies, subject, judgedEvaluators(judgements), judgements))
         })
     }
   })
