@@ -30,6 +30,10 @@ export class NotFound extends Schema.Error<NotFound, Status<404>>("NotFound")(fi
 export class Conflict extends Schema.Error<Conflict, Status<409>>("Conflict")(fields, { httpApiStatus: 409, description: "Conflict with the current state" }) {}
 export class Gone extends Schema.Error<Gone, Status<410>>("Gone")(fields, { httpApiStatus: 410, description: "Expired or already used" }) {}
 export class Unprocessable extends Schema.Error<Unprocessable, Status<422>>("Unprocessable")(fields, { httpApiStatus: 422, description: "Validation failed" }) {}
+export class PayloadTooLarge extends Schema.Error<PayloadTooLarge, Status<413>>("PayloadTooLarge")(fields, {
+  httpApiStatus: 413,
+  description: "Body over the route's cap (PAYLOAD_TOO_LARGE); the cap is in the route's description"
+}) {}
 export class TooManyRequests extends Schema.Error<TooManyRequests, Status<429>>("TooManyRequests")(fields, { httpApiStatus: 429, description: "Rate or plan limit exceeded" }) {}
 export class ServiceUnavailable extends Schema.Error<ServiceUnavailable, Status<503>>("ServiceUnavailable")(fields, { httpApiStatus: 503, description: "A dependency is unavailable" }) {}
 

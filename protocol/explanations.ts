@@ -7,8 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { Ed25519Signature, Sha256Hash, Timestamp } from "./common.js"
-import { BadRequest, Forbidden, NotFound, Unprocessable } from "./errors.js"
-import { PayloadTooLarge } from "./sanitize-files.js"
+import { BadRequest, Forbidden, NotFound, PayloadTooLarge, Unprocessable } from "./errors.js"
 
 const Text = Schema.String
 const OptionalText = Schema.NullOr(Schema.String)
@@ -144,7 +143,7 @@ export class ExplanationsPublicGroup extends HttpApiGroup.make("explanationsPubl
   .annotateMerge(
     OpenApi.annotations({
       title: "Explanation verification",
-      description: "Checks a signed explanation against the published receipt keys; nothing is stored. Public, rate-limited per client IP."
+      description: "Checks a signed explanation against the published receipt keys; nothing is stored. Public, rate-limited per client IP; bodies over 1 MiB answer 413."
     })
   )
 {}

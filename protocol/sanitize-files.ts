@@ -7,7 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { Sha256Hash } from "./common.js"
-import { BadRequest, Forbidden, NotFound, ServiceUnavailable, Unprocessable } from "./errors.js"
+import { BadRequest, Forbidden, NotFound, PayloadTooLarge, ServiceUnavailable, Unprocessable } from "./errors.js"
 
 const errorFields = {
   code: Schema.String,
@@ -15,7 +15,6 @@ const errorFields = {
   details: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
 }
 
-export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")(errorFields, { httpApiStatus: 413, description: "File over 50 MB (refused while it streams)" }) {}
 export class UnsupportedMediaType extends Schema.Error<UnsupportedMediaType>("UnsupportedMediaType")(errorFields, {
   httpApiStatus: 415,
   description: "Not JPEG, PNG, GIF, BMP, TIFF, PDF or DICOM by its leading bytes"
@@ -68,7 +67,7 @@ export class SanitizeFilesGroup extends HttpApiGroup.make("sanitizeFiles")
     })
   )
   .middleware(Authenticated)
-  .annotateMerge(OpenApi.annotations({ title: "Sanitize files", description: "Images, PDFs and DICOM cleaned of sensitive content; the cleaned file is fetched once." }))
+  .annotateMerge(OpenApi.annotations({ title: "Sanitize files", description: "Images, PDFs and DICOM cleaned of sensitive content; the cleaned file is fetched once. Files over 50 MB answer 413 while they stream." }))
 {}
 
 export class SanitizeFilesPublicGroup extends HttpApiGroup.make("sanitizeFilesPublic")
