@@ -31,6 +31,8 @@ import { ApprovalPageRoutes } from "./approve/http.js"
 import { NotificationChannelsHttp } from "./approvers/http.js"
 import { CasesHttp, CasesPublicHttp } from "./cases/http.js"
 import { Cases } from "./cases/service.js"
+import { ComplianceHttp } from "./compliance/http.js"
+import { Compliance } from "./compliance/service.js"
 import { CredentialsHttp, CredentialsPublicHttp } from "./credentials/http.js"
 import { Credentials } from "./credentials/service.js"
 import { DashboardRoutes } from "./dashboard/http.js"
@@ -92,7 +94,7 @@ export const servicesLayer = (config: AppConfig) => {
     databaseLayer({ url: config.databaseUrl, dataDir: config.dataDir, ci: config.ci }),
     platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix })
   )
-  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer, Estate.layer, Sanitize.layer, SanitizeFiles.layer, Drift.layer).pipe(
+  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer, Estate.layer, Sanitize.layer, SanitizeFiles.layer, Drift.layer, Compliance.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer)),
     (services) => Layer.provideMerge(Layer.mergeAll(Models.layer, CustomModels.layer), services),
     (services) => Layer.provideMerge(Cases.layer, services),
@@ -108,7 +110,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, ComplianceHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 /** Every route labels its request with its template (metrics and log lines). */
