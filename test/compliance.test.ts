@@ -188,4 +188,167 @@ describe("compliance reports", () => {
     expect(swapped.body.checks.signature_valid).toBe("the signature does not match the descriptor")
     expect(swapped.body.checks.timestamp_token_matches).toBe(true)
   }, 120_000)
+
+  it("Article 9 sorts the period's actions into Annex III categories and refreshes one observation per agent and category", async () => {
+    const owner = await registerOrg(server.url, "Art9 Org")
+    const face = await act(owner, { action_type: "face_match", agent_id: "gate" })
+    await act(owner, { action_type: "Face.Verify", agent_id: "gate" })
+    const loan = await act(owner, { action_type: "loan-approval", agent_id: "lender" })
+    // The context names the category: it wins over the keyword.
+    const flagged = await act(owner, { action_type: "loan_check", agent_id: "lender", context: { art9_category: "law_enforcement" } })
+    // A context value that names no category is ignored.
+    await act(owner, { action_type: "exam grading", agent_id: "tutor", context: { art9_category: "not_a_category" } })
+    const plain = await act(owner, { action_type: "weather_lookup" })
+
+    const created = await createReport(owner, { framework: "eu_ai_act_art9", ...hourAround() })
+    expect(created.status, created.text).toBe(201)
+    const report = created.body
+    expect(report).toMatchObject({ status: "ready", receipt_count: 6, error_message: null })
+    const categories = report.report_metadata.categories
+    expect(report.report_metadata.retention_requirement_years).toBe(6)
+    expect(Object.keys(categories)).toEqual([
+      "biometric_identification",
+      "critical_infrastructure",
+      "education_vocational",
+      "employment_hr",
+      "essential_services",
+      "law_enforcement",
+      "migration_asylum",
+      "justice_democracy",
+      "other"
+    ])
+    expect(categories.biometric_identification).toEqual({ count: 2, risk_level: "high", annex_iii_point: 1, sample_action_uuids: [face, expect.any(String)] })
+    expect(categories.essential_services).toEqual({ count: 1, risk_level: "high", annex_iii_point: 5, sample_action_uuids: [loan] })
+    expect(categories.law_enforcement).toEqual({ count: 1, risk_level: "high", annex_iii_point: 6, sample_action_uuids: [flagged] })
+    expect(categories.education_vocational.count).toBe(1)
+    expect(categories.other).toEqual({ count: 1, risk_level: "low", annex_iii_point: null, sample_action_uuids: [plain] })
+    expect(categories.critical_infrastructure.count).toBe(0)
+
+    const route = await call(server.url, "GET", "/api/v1/compliance/reports/article9/categories", { token: owner.key })
+    expect(route.status).toBe(200)
+    expect(route.body.categories).toHaveLength(9)
+    expect(route.body.categories[0]).toEqual({ key: "biometric_identification", annex_iii_point: 1, title: "Biometrics", risk_level: "high" })
+    expect(route.body.categories[8]).toEqual({ key: "other", annex_iii_point: null, title: "Not in Annex III", risk_level: "low" })
+    const observed = route.body.observations.map((o: any) => `${o.agent_id}/${o.category}/${o.action_count}/${o.last_report_id === report.id}`)
+    expect(observed).toEqual([
+      "_default/other/1/true",
+      "gate/biometric_identification/2/true",
+      "lender/essential_services/1/true",
+      "lender/law_enforcement/1/true",
+      "tutor/education_vocational/1/true"
+    ])
+    const first = route.body.observations.find((o: any) => o.agent_id === "gate")
+    expect(first).toMatchObject({ risk_level: "high", first_seen_at: expect.stringMatching(/Z$/), last_seen_at: expect.stringMatching(/Z$/) })
+
+    // A second report over a new action: the observation is updated in place, not duplicated.
+    await act(owner, { action_type: "fingerprint_scan", agent_id: "gate" })
+    const again = (await createReport(owner, { framework: "eu_ai_act_art9", ...hourAround(), agent_filter: ["gate"] })).body
+    expect(again.report_metadata.categories.biometric_identification.count).toBe(3)
+    const gate = await call(server.url, "GET", "/api/v1/compliance/reports/article9/categories?agent_id=gate", { token: owner.key })
+    expect(gate.body.observations).toHaveLength(1)
+    expect(gate.body.observations[0]).toMatchObject({ agent_id: "gate", category: "biometric_identification", action_count: 3, last_report_id: again.id, first_seen_at: first.first_seen_at })
+    expect(Date.parse(gate.body.observations[0].last_seen_at)).toBeGreaterThan(Date.parse(first.last_seen_at))
+    const lender = await call(server.url, "GET", "/api/v1/compliance/reports/article9/categories?category=law_enforcement", { token: owner.key })
+    expect(lender.body.observations.map((o: any) => o.agent_id)).toEqual(["lender"])
+    expect((await call(server.url, "GET", "/api/v1/compliance/reports/article9/categories?category=nope", { token: owner.key })).status).toBe(422)
+    // Another organization sees none of them.
+    expect((await call(server.url, "GET", "/api/v1/compliance/reports/article9/categories", { token: org.key })).body.observations).toEqual([])
+
+    if (pdftotextPath !== undefined) {
+      const text = pdfText((await download(owner, report.id)).bytes).replace(/\s+/g, " ")
+      expect(text).toContain("Article 9")
+      expect(text).toContain("Annex III point 1, high risk")
+      expect(text).toContain("gate biometric_identification (high)")
+      expect(text).toContain("lender law_enforcement (high)")
+      expect(text).toContain(face)
+    }
+  }, 120_000)
+
+  it("Annex IV prints the provider's sections, marks the rest not provided and lists them", async () => {
+    const owner = await registerOrg(server.url, "Annex Org")
+    await act(owner, { action_type: "payment", agent_id: "payer", agent_version: "3.1", model_id: "claude-x", model_version: "7" })
+    const created = await createReport(owner, {
+      framework: "eu_ai_act_annex_iv",
+      period_start: new Date(Date.now() - 86_400_000).toISOString().slice(0, 10),
+      period_end: new Date(Date.now() + 86_400_000).toISOString().slice(0, 10),
+      documentation: { section_1: "Pays supplier invoices under 10,000 EUR.", section_7: "ISO/IEC 42001:2023", section_8: "   " }
+    })
+    expect(created.status, created.text).toBe(201)
+    const report = created.body
+    expect(report.retain_until.slice(0, 4)).toBe(String(new Date(report.generated_at).getUTCFullYear() + 10))
+    expect(report.period_start).toMatch(/T00:00:00\.000Z$/)
+    expect(report.period_end).toMatch(/T23:59:59\.999Z$/)
+    const metadata = report.report_metadata
+    expect(metadata).toMatchObject({ retention_requirement_years: 10, annex: "IV", article_reference: "11", total_actions: 1 })
+    expect(metadata.missing_sections).toEqual(["section_2", "section_3", "section_4", "section_5", "section_6", "section_8", "section_9"])
+    expect(metadata.sections).toHaveLength(9)
+    expect(metadata.sections[0]).toEqual({ key: "section_1", point: 1, title: "General description of the AI system", provided: true })
+    if (pdftotextPath !== undefined) {
+      const text = pdfText((await download(owner, report.id)).bytes).replace(/\s+/g, " ")
+      expect(text).toContain("Pays supplier invoices under 10,000 EUR.")
+      expect(text).toContain("ISO/IEC 42001:2023")
+      expect(text.match(/not provided/g)).toHaveLength(7)
+      expect(text).toContain("9. Post-market monitoring system")
+      expect(text).toContain("claude-x")
+    }
+  }, 60_000)
+
+  it("refuses bad requests with the contract's codes", async () => {
+    const period = hourAround()
+    const refused = async (body: Record<string, unknown>, status: number, path?: string) => {
+      const reply = await createReport(org, body)
+      expect(reply.status, JSON.stringify(body)).toBe(status)
+      expect(reply.body.code).toBe(status === 422 ? "VALIDATION_ERROR" : "NOT_FOUND")
+      if (path !== undefined) expect(reply.body.details.issues.map((issue: { path: string }) => issue.path)).toContain(path)
+      return reply
+    }
+    await refused({ framework: "sox_404", ...period }, 422, "framework")
+    await refused({ ...period }, 422, "framework")
+    await refused({ framework: "eu_ai_act_art12" }, 422, "period_start")
+    const both = await refused({ framework: "eu_ai_act_art9", period_start: period.period_start }, 422, "period_end")
+    expect(both.body.details.issues).toHaveLength(1)
+    await refused({ framework: "eu_ai_act_annex_iv", period_start: "2026-04-02T00:00:00", period_end: "2026-04-01T00:00:00" }, 422, "period_end")
+    await refused({ framework: "eu_ai_act_art12", period_start: "2025-01-01T00:00:00Z", period_end: "2026-01-03T00:00:00Z" }, 422, "period_end")
+    await refused({ framework: "eu_ai_act_art12", period_start: "yesterday", period_end: "2026-01-03T00:00:00Z" }, 422, "period_start")
+    await refused({ framework: "eu_ai_act_art6" }, 422, "action_uuid")
+    await refused({ framework: "eu_ai_act_art12", ...period, agent_filter: [] }, 422, "agent_filter")
+    await refused({ framework: "eu_ai_act_art12", ...period, agent_filter: Array.from({ length: 101 }, (_, i) => `a${i}`) }, 422, "agent_filter")
+    await refused({ framework: "eu_ai_act_art6", action_uuid: "act_does_not_exist" }, 404)
+    // 366 days is the longest period.
+    expect((await createReport(org, { framework: "eu_ai_act_art12", period_start: "2025-01-01T00:00:00Z", period_end: "2026-01-02T00:00:00Z" })).status).toBe(201)
+    expect((await call(server.url, "GET", "/api/v1/compliance/reports/not-a-report", { token: org.key })).status).toBe(404)
+    expect((await call(server.url, "GET", "/api/v1/compliance/reports/00000000-0000-0000-0000-000000000000/download", { token: org.key })).body.code).toBe("NOT_FOUND")
+  }, 60_000)
+
+  it("lets owners and admins create, any role read, and lists newest first with filters", async () => {
+    const owner = await registerOrg(server.url, "Roles Org")
+    const member = await addMember(server.url, owner, "member")
+    const admin = await addMember(server.url, owner, "admin")
+    const period = hourAround()
+    const denied = await createReport(owner, { framework: "eu_ai_act_art12", ...period }, member.key)
+    expect(denied.status).toBe(403)
+    expect(denied.body.code).toBe("FORBIDDEN")
+    const a = (await createReport(owner, { framework: "eu_ai_act_art12", ...period }, admin.key)).body
+    const b = (await createReport(owner, { framework: "eu_ai_act_art9", ...period }, owner.token)).body
+    const c = (await createReport(owner, { framework: "eu_ai_act_art12", ...period })).body
+    const list = await call(server.url, "GET", "/api/v1/compliance/reports", { token: member.key })
+    expect(list.status).toBe(200)
+    expect(list.body.items.map((r: { id: string }) => r.id)).toEqual([c.id, b.id, a.id])
+    expect(list.body.data).toEqual(list.body.items)
+    expect(list.body).toMatchObject({ total: 3, limit: 50, offset: 0, pagination: { page: 1, per_page: 50, total: 3, has_more: false } })
+    expect(Object.keys(list.body.items[0]).sort()).toEqual(REPORT_KEYS.filter((key) => key !== "request_id"))
+    const art12 = await call(server.url, "GET", "/api/v1/compliance/reports?framework=eu_ai_act_art12&limit=1&offset=1", { token: member.key })
+    expect(art12.body.items.map((r: { id: string }) => r.id)).toEqual([a.id])
+    expect(art12.body).toMatchObject({ total: 2, limit: 1, offset: 1, pagination: { page: 2, per_page: 1, total: 2, has_more: false } })
+    expect((await call(server.url, "GET", "/api/v1/compliance/reports?status=failed", { token: member.key })).body.total).toBe(0)
+    expect((await call(server.url, "GET", "/api/v1/compliance/reports?framework=gdpr", { token: member.key })).status).toBe(422)
+    expect((await call(server.url, "GET", "/api/v1/compliance/reports?limit=101", { token: member.key })).status).toBe(422)
+    // Scopes: a key without compliance scopes reads nothing; compliance:read cannot create.
+    const reader = await call(server.url, "POST", "/api/v1/api-keys", { token: owner.token, body: { name: "reader", scopes: ["compliance:read"] } })
+    expect(reader.status, reader.text).toBe(201)
+    expect((await call(server.url, "GET", "/api/v1/compliance/reports", { token: reader.body.key })).status).toBe(200)
+    expect((await createReport(owner, { framework: "eu_ai_act_art12", ...period }, reader.body.key)).status).toBe(403)
+    const other = await call(server.url, "POST", "/api/v1/api-keys", { token: owner.token, body: { name: "other", scopes: ["actions:read"] } })
+    expect((await call(server.url, "GET", "/api/v1/compliance/reports", { token: other.body.key })).status).toBe(403)
+  }, 60_000)
 })

@@ -125,17 +125,18 @@ export const art9Content = (header: ReportHeader, categories: Record<string, Art
     { kind: "heading", text: "Annex III categories" },
     {
       kind: "table",
-      columns: ["Category", "Annex III point", "Risk", "Actions", "Sample actions"],
+      columns: ["Category", "Actions", "Sample actions"],
       rows: ART9_CATEGORIES.map((category) => {
         const counted = categories[category.key]!
-        return [`${category.title} (${category.key})`, category.annex_iii_point === null ? "—" : String(category.annex_iii_point), category.risk_level, String(counted.count), counted.sample_action_uuids.join("\n")]
+        const point = category.annex_iii_point === null ? "not in Annex III" : `Annex III point ${category.annex_iii_point}`
+        return [`${category.title}\n${category.key}\n${point}, ${category.risk_level} risk`, String(counted.count), counted.sample_action_uuids.join("\n")]
       })
     },
     { kind: "heading", text: "Observations by agent" },
     {
       kind: "table",
-      columns: ["Agent", "Category", "Risk", "Actions", "First seen", "Last seen"],
-      rows: agents.map((row) => [row.agent_id, row.category, row.risk_level, String(row.action_count), row.first_seen_at, row.last_seen_at])
+      columns: ["Agent", "Category and actions", "First and last seen"],
+      rows: agents.map((row) => [row.agent_id, `${row.category} (${row.risk_level})\n${row.action_count} action${row.action_count === 1 ? "" : "s"}`, `${row.first_seen_at}\n${row.last_seen_at}`])
     },
     { kind: "heading", text: "How actions are classified" },
     {

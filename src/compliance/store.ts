@@ -227,7 +227,7 @@ export const makeComplianceStore = Effect.gen(function* () {
     /** Actions of the period after the cursor, in (created_at, action_uuid) order. */
     actionPage: (scope: Scope, after: { created_at: string; action_uuid: string } | null, limit: number) =>
       Effect.map(
-        sql`SELECT action_uuid, agent_id, action_type, context -> 'art9_category' AS art9_category, created_at FROM actions
+        sql`SELECT action_uuid, agent_id, action_type, context ->> 'art9_category' AS art9_category, created_at FROM actions
             WHERE org_uuid = ${scope.orgUuid} AND created_at >= ${scope.from} AND created_at <= ${scope.to}
               AND ${agentClause("agent_id", scope.agents)}
               AND ${after === null ? sql`TRUE` : sql`(created_at, action_uuid) > (${after.created_at}::timestamptz, ${after.action_uuid})`}
@@ -237,7 +237,7 @@ export const makeComplianceStore = Effect.gen(function* () {
             action_uuid: row.action_uuid,
             agent_id: text(row.agent_id),
             action_type: row.action_type,
-            art9_category: jsonValue<unknown>(row.art9_category, null),
+            art9_category: text(row.art9_category),
             created_at: isoRequired(row.created_at)
           }))
       ),
