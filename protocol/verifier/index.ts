@@ -37,6 +37,16 @@ export {
   utf8Bytes
 } from "./encoding.js"
 export {
+  EXPLANATION_SIGNED_KEYS,
+  type ExplanationCheck,
+  type ExplanationChecks,
+  type ExplanationVerification,
+  explanationEnvelope,
+  explanationSignedContent,
+  NOT_CHECKED,
+  verifyExplanation
+} from "./explanation.js"
+export {
   type HashInput,
   hashBytes,
   leafHash,

@@ -39,6 +39,8 @@ export const NewAction = Schema.Struct({
   sdk: Schema.NullOr(Json),
   warnings: Schema.Array(Text),
   approval_expires_at: OptionalText,
+  /** The policy evaluations of the authorization, in order (src/policies PolicyEvaluation); null before they were recorded. */
+  policy_evaluations: Schema.NullOr(Schema.Array(Schema.Unknown)),
   created_at: Text
 })
 export type NewAction = typeof NewAction.Type

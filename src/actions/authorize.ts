@@ -166,6 +166,7 @@ export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus
           sdk: sdkEntries.length > 0 ? Object.fromEntries(sdkEntries) : null,
           warnings,
           approval_expires_at: expiresAt?.toISOString() ?? null,
+          policy_evaluations: verdict.evaluations,
           created_at: createdAt
         }
 

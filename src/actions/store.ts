@@ -148,13 +148,14 @@ export const makeActionsStore = Effect.gen(function* () {
     sql`INSERT INTO actions (action_uuid, org_uuid, agent_id, agent_version, action_type, action_details_hash,
           instruction_hash, details_sealed, details_storage_key, model_id, model_version, parent_action_uuid,
           endpoint_url, status, policy_uuid, require_approval, approvers, context, sdk, warnings,
-          approval_expires_at, created_at, updated_at)
+          approval_expires_at, policy_evaluations, created_at, updated_at)
         VALUES (${a.action_uuid}, ${a.org_uuid}, ${a.agent_id}, ${a.agent_version}, ${a.action_type},
           ${a.action_details_hash}, ${a.instruction_hash}, ${a.details_sealed}, ${a.details_storage_key},
           ${a.model_id}, ${a.model_version}, ${a.parent_action_uuid}, ${a.endpoint_url}, ${a.status},
           ${a.policy_uuid}, ${a.require_approval}, ${a.approvers === null ? null : jsonb(a.approvers)},
           ${a.context === null ? null : jsonb(a.context)}, ${a.sdk === null ? null : jsonb(a.sdk)},
-          ${jsonb(a.warnings)}, ${a.approval_expires_at}, ${a.created_at}, ${a.created_at})`
+          ${jsonb(a.warnings)}, ${a.approval_expires_at},
+          ${a.policy_evaluations === null ? null : jsonb(a.policy_evaluations)}, ${a.created_at}, ${a.created_at})`
 
   return {
     sql,

@@ -189,6 +189,15 @@ export interface CombinedDecision {
   readonly warnings: ReadonlyArray<string>
   /** Ids of the policies evaluated, in order (the caller bumps their evaluation_count). */
   readonly evaluated: ReadonlyArray<string>
+  /** What each evaluated policy gave, in evaluation order (recorded on the action for its explanation). */
+  readonly trace: ReadonlyArray<PolicyStep>
+}
+
+/** One policy's part in a combined decision: `produced` is allow when it did not match. */
+export interface PolicyStep {
+  readonly policy: EvaluablePolicy
+  readonly match: PolicyMatch
+  readonly produced: PolicyDecision
 }
 
 /**
@@ -210,10 +219,14 @@ export const combineDecisions = (
   let reason = ""
   const warnings: Array<string> = []
   const evaluated: Array<string> = []
+  const trace: Array<PolicyStep> = []
   for (const policy of candidates) {
     evaluated.push(policy.id)
     const match = runEvaluator(evaluators, policy, subject)
-    if (match.kind === "no_match") continue
+    if (match.kind === "no_match") {
+      trace.push({ policy, match, produced: "allow" })
+      continue
+    }
     let produced: PolicyDecision
     if (match.kind === "unavailable") {
       warnings.push(match.warning)
@@ -221,6 +234,7 @@ export const combineDecisions = (
     } else {
       produced = policy.decision
     }
+    trace.push({ policy, match, produced })
     // Strictly greater: on equal restrictiveness the earlier (higher-priority) policy keeps the credit.
     if (winner === null || decisionRank(produced) > decisionRank(decision)) {
       decision = produced
@@ -235,7 +249,7 @@ export const combineDecisions = (
         ? "no active policy applies to this action; allowed"
         : `none of the ${candidates.length} applicable polic${candidates.length === 1 ? "y" : "ies"} matched; allowed`
       : `${decision} by policy ${winner.name}: ${reason}`
-  return { decision, policy_uuid: winner?.id ?? null, reasoning, warnings, evaluated }
+  return { decision, policy_uuid: winner?.id ?? null, reasoning, warnings, evaluated, trace }
 }
 
 export interface DryRunResult {

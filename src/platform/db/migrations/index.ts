@@ -30,6 +30,7 @@ import sanitizedFiles from "./0023_sanitized_files.js"
 import featureFlags from "./0024_feature_flags.js"
 import drift from "./0025_drift.js"
 import sso from "./0026_sso.js"
+import explanations from "./0027_explanations.js"
 import compliance from "./0028_compliance.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -58,5 +59,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0024_feature_flags": featureFlags,
   "0025_drift": drift,
   "0026_sso": sso,
+  "0027_explanations": explanations,
   "0028_compliance": compliance
 }
