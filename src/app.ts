@@ -47,6 +47,7 @@ import { Estate } from "./estate/service.js"
 import { Events } from "./events/service.js"
 import { EvidenceHttp } from "./evidence/http.js"
 import { Evidence } from "./evidence/service.js"
+import { Explanations } from "./explanations/service.js"
 import { FlagsAdminHttp, FlagsHttp } from "./flags/http.js"
 import { Flags } from "./flags/service.js"
 import { RouteLabel } from "./gateway/observe.js"
@@ -95,7 +96,7 @@ export const servicesLayer = (config: AppConfig) => {
     platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix })
   )
   return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer, Estate.layer, Sanitize.layer, SanitizeFiles.layer, Drift.layer, Compliance.layer).pipe(
-    Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer)),
+    Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer, Explanations.layer)),
     (services) => Layer.provideMerge(Layer.mergeAll(Models.layer, CustomModels.layer), services),
     (services) => Layer.provideMerge(Cases.layer, services),
     (services) => Layer.provideMerge(Actions.live, services),

@@ -14,12 +14,15 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { reportDescriptor, verifyReportDescriptor } from "../protocol/verifier/index.js"
+import { Explanations } from "../src/explanations/service.js"
 import { addMember, call, type Org, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
 import { pdfText, pdftotextPath } from "./support/pdf-text.js"
 import { useServer } from "./support/server.js"
 
 const server = useServer()
+/** A server whose Article 12 reports list at most one receipt, so a larger period gives a `failed` report. */
+const capped = useServer({ COMPLIANCE_MAX_REPORT_RECEIPTS: "1" })
 const org = useFixture(() => registerOrg(server.url, "Reporting Org"))
 
 const REPORT_KEYS = [
@@ -351,4 +354,103 @@ describe("compliance reports", () => {
     const other = await call(server.url, "POST", "/api/v1/api-keys", { token: owner.token, body: { name: "other", scopes: ["actions:read"] } })
     expect((await call(server.url, "GET", "/api/v1/compliance/reports", { token: other.body.key })).status).toBe(403)
   }, 60_000)
+
+  it("Article 6 prints one action's signed explanation and ties the report to its content hash", async () => {
+    const owner = await registerOrg(server.url, "Art6 Org")
+    const action = await act(owner, { action_type: "credit_decision", agent_id: "scorer", model_id: "m1" })
+    const created = await createReport(owner, { framework: "eu_ai_act_art6", action_uuid: action })
+    expect(created.status, created.text).toBe(201)
+    const report = created.body
+    const explanation = await server.run(
+      Effect.gen(function* () {
+        const service = yield* Explanations
+        return yield* service.explain(owner.orgUuid, action)
+      })
+    )
+    expect(report).toMatchObject({ status: "ready", action_uuid: action, period_start: null, period_end: null, receipt_count: 1 })
+    expect(report.report_metadata).toEqual({ retention_requirement_years: 6, action_uuid: action, explanation_content_hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) })
+    expect(report.report_metadata.explanation_content_hash).toBe(explanation._envelope.content_hash)
+    // The explanation's content is stable, so a second report names the same hash.
+    const again = (await createReport(owner, { framework: "eu_ai_act_art6", action_uuid: action })).body
+    expect(again.report_metadata.explanation_content_hash).toBe(report.report_metadata.explanation_content_hash)
+    expect((await call(server.url, "GET", `/api/v1/compliance/reports/${report.id}/verify`, { token: owner.key })).body.valid).toBe(true)
+    if (pdftotextPath !== undefined) {
+      const text = pdfText((await download(owner, report.id)).bytes).replace(/\s+/g, " ")
+      expect(text).toContain("Explanation of an individual decision")
+      expect(text).toContain(action)
+      expect(text).toContain(report.report_metadata.explanation_content_hash)
+    }
+    // Another organization's action is 404, like an unknown one.
+    const reply = await createReport(org, { framework: "eu_ai_act_art6", action_uuid: action })
+    expect(reply.status).toBe(404)
+  }, 60_000)
+
+  it("keeps a report that could not be generated as failed, and answers 409 REPORT_NOT_READY for it", async () => {
+    const owner = await registerOrg(capped.url, "Capped Org")
+    for (const n of [1, 2]) {
+      const created = await call(capped.url, "POST", "/api/v1/actions", { token: owner.key, body: { action_type: "payment", details: `pay ${n}`, agent_id: "payer" } })
+      await call(capped.url, "POST", `/api/v1/actions/${created.body.action_uuid}/notarize`, { token: owner.key, body: { outcome: "completed" } })
+    }
+    const created = await call(capped.url, "POST", "/api/v1/compliance/reports", { token: owner.key, body: { framework: "eu_ai_act_art12", ...hourAround() } })
+    expect(created.status).toBe(201)
+    const report = created.body
+    expect(Object.keys(report).sort()).toEqual(REPORT_KEYS)
+    expect(report).toMatchObject({
+      status: "failed",
+      error_message: expect.stringContaining("the period holds 2 receipts"),
+      content_hash: null,
+      signature: null,
+      signing_key_id: null,
+      timestamp_token: null,
+      timestamp_token_present: false,
+      pdf_size_bytes: null,
+      generated_at: null,
+      retain_until: null,
+      report_metadata: { retention_requirement_years: 6 }
+    })
+    for (const route of ["download", "verify"]) {
+      const reply = await call(capped.url, "GET", `/api/v1/compliance/reports/${report.id}/${route}`, { token: owner.key })
+      expect(reply.status, route).toBe(409)
+      expect(reply.body).toMatchObject({ code: "REPORT_NOT_READY", request_id: expect.stringMatching(/^req_/) })
+    }
+    // Kept for audit: it is listed and readable.
+    const failed = await call(capped.url, "GET", "/api/v1/compliance/reports?status=failed", { token: owner.key })
+    expect(failed.body.items.map((r: { id: string }) => r.id)).toEqual([report.id])
+    expect((await call(capped.url, "GET", `/api/v1/compliance/reports/${report.id}`, { token: owner.key })).body.status).toBe("failed")
+    // A narrower period still works there.
+    const narrow = await call(capped.url, "POST", "/api/v1/compliance/reports", { token: owner.key, body: { framework: "eu_ai_act_art9", ...hourAround() } })
+    expect(narrow.body.status).toBe("ready")
+  }, 60_000)
+
+  it("are verified offline by the CLI from the report object or the verify answer's descriptor", async () => {
+    const owner = await registerOrg(server.url, "CLI Org")
+    await act(owner, { action_type: "payment", agent_id: "payer" })
+    const report = (await createReport(owner, { framework: "eu_ai_act_art12", ...hourAround() })).body
+    const pdf = (await download(owner, report.id)).bytes
+    const verified = (await call(server.url, "GET", `/api/v1/compliance/reports/${report.id}/verify`, { token: owner.key })).body
+    const dir = tmpdir()
+    const file = (name: string, value: unknown) => {
+      const path = join(dir, `report-${process.pid}-${name}`)
+      writeFileSync(path, value instanceof Uint8Array ? value : JSON.stringify(value))
+      return path
+    }
+    const jwksUrl = `${server.url}/api/v1/.well-known/jwks.json`
+    const cli = (...args: string[]) =>
+      promisify(execFile)("npx", ["tsx", "scripts/verify.ts", ...args], { cwd: join(__dirname, "..") }).then(
+        ({ stdout }) => ({ code: 0, stdout }),
+        (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout })
+      )
+    const pdfFile = file("report.pdf", pdf)
+    const results = await Promise.all([
+      cli(file("report.json", report), "--jwks", jwksUrl, "--pdf", pdfFile),
+      cli(file("descriptor.json", { descriptor: verified.descriptor, signature: report.signature, signing_key_id: report.signing_key_id, timestamp_token: report.timestamp_token }), "--jwks", jwksUrl),
+      cli(file("changed.json", { ...report, receipt_count: report.receipt_count + 1 }), "--jwks", jwksUrl),
+      cli(file("report-again.json", report), "--jwks", jwksUrl, "--pdf", file("other.pdf", new Uint8Array([...pdf, 10])))
+    ])
+    expect(results.map((result) => result.code)).toEqual([0, 0, 1, 1])
+    expect(results[0].stdout).toContain("ok   content_hash_matches")
+    expect(results[0].stdout).toContain("ok   timestamp_token_matches")
+    expect(results[2].stdout).toContain("FAIL signature_valid")
+    expect(results[3].stdout).toContain("FAIL content_hash_matches")
+  }, 120_000)
 })

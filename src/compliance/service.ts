@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import { SqlClient } from "effect/sql"
 import type { Principal } from "../../protocol/auth.js"
 import { type OffsetWindow, offsetListPage } from "../../protocol/common.js"
 import {
@@ -24,6 +25,8 @@ import {
 import { reportDescriptor, reportDescriptorBytes, verifyReportDescriptor } from "../../protocol/verifier/compliance.js"
 import { DEFAULT_AGENT_ID } from "../actions/chain.js"
 import { parseInstant } from "../evidence/service.js"
+import { explanationPdfModel } from "../explanations/pdf.js"
+import { Explanations } from "../explanations/service.js"
 import { Config } from "../platform/config.js"
 import { InvalidInput, type Issue } from "../platform/domain-error.js"
 import { newUuid } from "../platform/ids.js"
@@ -32,7 +35,7 @@ import { Receipts } from "../receipts/service.js"
 import { sha256Digest, sha256Tagged } from "../receipts/signing.js"
 import { ART9_CATEGORIES, Art9Tally, art9Category } from "./art9.js"
 import { ReportActionNotFound, ReportNotFound, ReportNotReady, refuse } from "./errors.js"
-import { ANNEX_IV_TITLES, annexIvContent, art9Content, art12Content, type ReportContent, type ReportHeader } from "./pdf.js"
+import { ANNEX_IV_TITLES, annexIvContent, art9Content, art12Content, headerBlock, type ReportContent, type ReportHeader } from "./pdf.js"
 import { type ActionLine, makeComplianceStore, type ObservationRow, type ReceiptLine, type ReportRow, type Scope } from "./store.js"
 
 const DAY_MS = 86_400_000
@@ -131,6 +134,7 @@ class GenerationFailed extends Error {}
 export const makeCompliance = Effect.gen(function* () {
   const store = yield* makeComplianceStore
   const receipts = yield* Receipts
+  const explanations = yield* Explanations
   const config = yield* Config
 
   const found = (orgUuid: string, reportUuid: string) =>
@@ -237,6 +241,20 @@ export const makeCompliance = Effect.gen(function* () {
       } satisfies Generated
     })
 
+  /** Article 6: the signed explanation of one action, printed; its content_hash ties the report to the JSON. */
+  const art6 = (header: ReportHeader, actionUuid: string) =>
+    Effect.gen(function* () {
+      // The explanations store reads through the ambient SqlClient.
+      const explanation = yield* explanations.explain(header.org_uuid, actionUuid).pipe(Effect.provideService(SqlClient.SqlClient, store.sql))
+      const printed = explanationPdfModel(explanation)
+      return {
+        content: { title: "EU AI Act - Explanation of an individual decision", subtitle: printed.subtitle ?? actionUuid, blocks: [headerBlock(header), ...printed.blocks] },
+        metadata: { action_uuid: actionUuid, explanation_content_hash: explanation._envelope.content_hash },
+        receiptCount: yield* store.receiptsOfAction(header.org_uuid, actionUuid),
+        observations: []
+      } satisfies Generated
+    })
+
   const generate = (request: CreateReportRequest, header: ReportHeader, scope: Scope | null): Effect.Effect<Generated, unknown> => {
     switch (request.framework) {
       case "eu_ai_act_art12":
@@ -246,7 +264,7 @@ export const makeCompliance = Effect.gen(function* () {
       case "eu_ai_act_annex_iv":
         return annexIv(header, scope!, request.documentation ?? null)
       case "eu_ai_act_art6":
-        return Effect.fail(new GenerationFailed("Article 6 explanations are not available yet"))
+        return art6(header, request.action_uuid!)
     }
   }
 
