@@ -46,6 +46,9 @@ describe("deleting an account", () => {
       await call(base, "POST", `/api/v1/actions/${done.body.action_uuid}/notarize`, { token: owner.key, body: {} })
       await call(base, "POST", "/api/v1/webhooks", { token: owner.key, body: { url: "https://hooks.example.com/x" } })
       await call(base, "POST", "/api/v1/endpoint-whitelist", { token: owner.key, body: { url_pattern: "https://api.example.com/*", name: "api" } })
+      const period = { period_start: new Date(Date.now() - 3_600_000).toISOString(), period_end: new Date(Date.now() + 3_600_000).toISOString() }
+      const report = await call(base, "POST", "/api/v1/compliance/reports", { token: owner.key, body: { framework: "eu_ai_act_art9", ...period } })
+      expect(report.body.status).toBe("ready")
     }
     const pending = await call(base, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "p", details: "d", require_approval: true } })
     await inbox.grant(pending.body.action_uuid, org.email)
@@ -57,7 +60,7 @@ describe("deleting an account", () => {
     expect((await call(base, "GET", `/api/v1/verify/action/${deniedId}`)).status).toBe(200)
 
     const before = await rowsPerTable(org.orgUuid)
-    for (const table of ["actions", "receipts", "events", "policies", "webhooks", "approval_grants", "users", "api_keys", "audit_log"]) {
+    for (const table of ["actions", "receipts", "events", "policies", "webhooks", "approval_grants", "users", "api_keys", "audit_log", "compliance_reports", "compliance_report_pdfs", "compliance_art9_observations"]) {
       expect([table, before[table]]).toEqual([table, expect.any(Number)])
       expect(before[table]).toBeGreaterThan(0)
     }
