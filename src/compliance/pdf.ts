@@ -3,6 +3,7 @@
  * gives the same model (and so the same bytes); the report's `generated_at` is its date.
  */
 import type { PdfBlock } from "../platform/pdf.js"
+import type { CollectedTables } from "../platform/pdf-thread.js"
 import { ART9_CATEGORIES, type Art9AgentCount, type Art9CategoryCount, art9Keywords } from "./art9.js"
 import type { PeriodStats, ReceiptLine } from "./store.js"
 
@@ -22,7 +23,8 @@ export interface ReportHeader {
 export interface ReportContent {
   readonly title: string
   readonly subtitle: string
-  readonly blocks: ReadonlyArray<PdfBlock>
+  /** `collected` stands for the rows streamed to the PDF thread while the period was read (Article 12). */
+  readonly blocks: ReadonlyArray<PdfBlock | CollectedTables>
 }
 
 export const headerBlock = (header: ReportHeader): PdfBlock => ({
@@ -59,7 +61,8 @@ export const policyDecision = (line: ReceiptLine): string => {
   return "allow"
 }
 
-const receiptRow = (line: ReceiptLine): Array<string> => [
+/** One receipt as its table row (built while the period streams, so the lines themselves are not kept). */
+export const receiptRow = (line: ReceiptLine): Array<string> => [
   [
     `receipt ${line.receipt_uuid} (${line.receipt_status})`,
     line.created_at,
@@ -81,7 +84,6 @@ const receiptRow = (line: ReceiptLine): Array<string> => [
 export const art12Content = (
   header: ReportHeader,
   stats: PeriodStats,
-  byAgent: ReadonlyMap<string, ReadonlyArray<ReceiptLine>>,
   keys: ReadonlyMap<string, number>,
   timestamped: number,
   receiptCount: number
@@ -100,10 +102,11 @@ export const art12Content = (
       ]
     },
     breakdownTable(stats.status_breakdown),
-    ...[...byAgent].flatMap(([agent, lines]): Array<PdfBlock> => [
-      { kind: "heading", text: `Agent ${agent} - ${lines.length} receipt${lines.length === 1 ? "" : "s"}` },
-      { kind: "table", columns: ["Receipt and action", "Decision, approvers and signature evidence"], rows: lines.map(receiptRow) }
-    ]),
+    {
+      kind: "collected",
+      columns: ["Receipt and action", "Decision, approvers and signature evidence"],
+      heading: { one: "Agent {key} - {n} receipt", many: "Agent {key} - {n} receipts" }
+    },
     { kind: "heading", text: "Signature evidence" },
     {
       kind: "table",

@@ -30,12 +30,12 @@ import { Explanations } from "../explanations/service.js"
 import { Config } from "../platform/config.js"
 import { InvalidInput, type Issue } from "../platform/domain-error.js"
 import { newUuid } from "../platform/ids.js"
-import { renderPdf } from "../platform/pdf.js"
+import { type PdfJob, startPdfJob } from "../platform/pdf-thread.js"
 import { Receipts } from "../receipts/service.js"
 import { sha256Digest, sha256Tagged } from "../receipts/signing.js"
 import { ART9_CATEGORIES, Art9Tally, art9Category } from "./art9.js"
 import { ReportActionNotFound, ReportNotFound, ReportNotReady, refuse } from "./errors.js"
-import { ANNEX_IV_TITLES, annexIvContent, art9Content, art12Content, headerBlock, type ReportContent, type ReportHeader } from "./pdf.js"
+import { ANNEX_IV_TITLES, annexIvContent, art9Content, art12Content, headerBlock, type ReportContent, type ReportHeader, receiptRow } from "./pdf.js"
 import { type ActionLine, makeComplianceStore, type ObservationRow, type ReceiptLine, type ReportRow, type Scope } from "./store.js"
 
 const DAY_MS = 86_400_000
@@ -161,7 +161,7 @@ export const makeCompliance = Effect.gen(function* () {
       }
     })
 
-  const art12 = (header: ReportHeader, scope: Scope) =>
+  const art12 = (header: ReportHeader, scope: Scope, job: PdfJob) =>
     Effect.gen(function* () {
       const stats = yield* store.periodStats(scope)
       if (stats.receipt_count > config.complianceMaxReportReceipts) {
@@ -171,29 +171,30 @@ export const makeCompliance = Effect.gen(function* () {
           )
         )
       }
-      const byAgent = new Map<string, Array<ReceiptLine>>()
       const keys = new Map<string, number>()
       let timestamped = 0
       let receiptCount = 0
       let after: { created_at: string; receipt_uuid: string } | null = null
       for (;;) {
         const page: ReadonlyArray<ReceiptLine> = yield* store.receiptPage(scope, after, PAGE)
+        // Each page's rows go to the PDF thread at once, grouped by agent: the gateway's heap holds one page.
+        const groups = new Map<string, Array<Array<string>>>()
         for (const line of page) {
           const agent = line.agent_id ?? DEFAULT_AGENT_ID
-          const lines = byAgent.get(agent)
-          if (lines === undefined) byAgent.set(agent, [line])
-          else lines.push(line)
+          const rows = groups.get(agent)
+          if (rows === undefined) groups.set(agent, [receiptRow(line)])
+          else rows.push(receiptRow(line))
           keys.set(line.public_key_id, (keys.get(line.public_key_id) ?? 0) + 1)
           if (line.timestamp_token_present) timestamped++
           receiptCount++
         }
+        if (groups.size > 0) job.addRows([...groups])
         if (page.length < PAGE) break
         const last: ReceiptLine = page[page.length - 1]!
         after = { created_at: last.created_at, receipt_uuid: last.receipt_uuid }
       }
-      const sorted = new Map([...byAgent].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       return {
-        content: art12Content(header, stats, sorted, keys, timestamped, receiptCount),
+        content: art12Content(header, stats, keys, timestamped, receiptCount),
         metadata: {
           article: "12",
           total_actions: stats.total_actions,
@@ -255,10 +256,10 @@ export const makeCompliance = Effect.gen(function* () {
       } satisfies Generated
     })
 
-  const generate = (request: CreateReportRequest, header: ReportHeader, scope: Scope | null): Effect.Effect<Generated, unknown> => {
+  const generate = (request: CreateReportRequest, header: ReportHeader, scope: Scope | null, job: PdfJob): Effect.Effect<Generated, unknown> => {
     switch (request.framework) {
       case "eu_ai_act_art12":
-        return art12(header, scope!)
+        return art12(header, scope!, job)
       case "eu_ai_act_art9":
         return art9(header, scope!)
       case "eu_ai_act_annex_iv":
@@ -326,14 +327,15 @@ export const makeCompliance = Effect.gen(function* () {
         created_at: createdAt
       }
 
+      const job = startPdfJob()
       const outcome = yield* Effect.exit(
         Effect.gen(function* () {
-          const generated = yield* generate(request, header, scope)
-          const bytes = yield* Effect.promise(() =>
-            renderPdf({ title: generated.content.title, subtitle: generated.content.subtitle, createdAt: new Date(generatedAt), documentId: reportUuid, blocks: generated.content.blocks })
+          const generated = yield* generate(request, header, scope, job)
+          const bytes = yield* Effect.tryPromise(() =>
+            job.render({ title: generated.content.title, subtitle: generated.content.subtitle, createdAt: new Date(generatedAt), documentId: reportUuid, blocks: generated.content.blocks })
           )
           return { generated, bytes }
-        })
+        }).pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? Effect.sync(job.cancel) : Effect.void)))
       )
       if (Exit.isFailure(outcome)) {
         if (!(Cause.squash(outcome.cause) instanceof GenerationFailed)) yield* Effect.logError("compliance report generation failed", outcome.cause)

@@ -116,6 +116,9 @@ export interface ObservationRow {
   readonly last_report_id: string
 }
 
+/** The PDF is stored in rows of this size: the driver refuses a protocol message over 16 MiB. */
+const PDF_CHUNK_BYTES = 4 * 1024 * 1024
+
 /** Distinct models and agent versions listed in one report; more are counted, not listed. */
 const MAX_LISTED_VERSIONS = 200
 
@@ -138,7 +141,12 @@ export const makeComplianceStore = Effect.gen(function* () {
                 ${row.agent_filter === null ? null : jsonb(row.agent_filter)}, ${row.receipt_count}, ${row.pdf_size_bytes}, ${row.content_hash},
                 ${row.signature}, ${row.signing_key_id}, ${row.timestamp_token}, ${row.report_metadata === null ? null : jsonb(row.report_metadata)},
                 ${row.error_message}, ${row.generated_at}, ${row.retain_until}, ${row.created_at})`
-          if (pdf !== null) yield* sql`INSERT INTO compliance_report_pdfs (report_uuid, org_uuid, pdf) VALUES (${row.report_uuid}, ${row.org_uuid}, ${pdf})`
+          if (pdf !== null) {
+            for (let chunk = 0; chunk * PDF_CHUNK_BYTES < pdf.length; chunk++) {
+              const bytes = pdf.subarray(chunk * PDF_CHUNK_BYTES, (chunk + 1) * PDF_CHUNK_BYTES)
+              yield* sql`INSERT INTO compliance_report_pdfs (report_uuid, chunk, org_uuid, pdf) VALUES (${row.report_uuid}, ${chunk}, ${row.org_uuid}, ${bytes})`
+            }
+          }
           if (observations.length > 0) {
             // One statement: the observations arrive as one jsonb array.
             yield* sql`
@@ -164,8 +172,8 @@ export const makeComplianceStore = Effect.gen(function* () {
 
     reportPdf: (orgUuid: string, reportUuid: string) =>
       Effect.map(
-        sql<{ pdf: Uint8Array }>`SELECT pdf FROM compliance_report_pdfs WHERE org_uuid = ${orgUuid} AND report_uuid = ${reportUuid}`,
-        (rows) => (rows.length === 0 ? undefined : new Uint8Array(rows[0]!.pdf))
+        sql<{ pdf: Uint8Array }>`SELECT pdf FROM compliance_report_pdfs WHERE org_uuid = ${orgUuid} AND report_uuid = ${reportUuid} ORDER BY chunk`,
+        (rows) => (rows.length === 0 ? undefined : new Uint8Array(Buffer.concat(rows.map((row) => row.pdf))))
       ),
 
     listReports: (orgUuid: string, filter: { framework: string | null; status: string | null }, limit: number, offset: number) =>

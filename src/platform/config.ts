@@ -184,7 +184,7 @@ export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
   sanitizeOcrTimeoutMs: int("SANITIZE_OCR_TIMEOUT_MS", 60_000, 100, 600_000),
   sanitizeFileTtlMs: int("SANITIZE_FILE_TTL_MS", 3_600_000, 1, 3_600_000),
   sanitizeSweepMs: int("SANITIZE_SWEEP_MS", 60_000, 10),
-  complianceMaxReportReceipts: int("COMPLIANCE_MAX_REPORT_RECEIPTS", 250_000, 1),
+  complianceMaxReportReceipts: int("COMPLIANCE_MAX_REPORT_RECEIPTS", 100_000, 1),
   driftCheckIntervalMs: int("DRIFT_CHECK_INTERVAL_MS", 15 * 60_000, 100),
   tsaUrl: optional("TSA_URL"),
   smtpUrl: optional("SMTP_URL"),

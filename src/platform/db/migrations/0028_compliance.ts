@@ -1,6 +1,7 @@
 /**
  * Compliance reports (CONTRACT "Compliance reports"): the signed report rows, their PDF bytes in a
- * table of their own (lists and metadata reads never touch the bytes), and the Article 9 risk
+ * table of their own (lists and metadata reads never touch the bytes) in chunks of 4 MiB (a row
+ * travels as one protocol message, which the driver caps at 16 MiB), and the Article 9 risk
  * observations each art9 report refreshes per (agent, category). Every table carries `org_uuid`,
  * so account deletion removes them.
  */
@@ -32,9 +33,11 @@ export default migration(function* (sql) {
   yield* sql`CREATE INDEX compliance_reports_org_created_idx ON compliance_reports (org_uuid, created_at DESC, report_uuid DESC)`
   yield* sql`
     CREATE TABLE compliance_report_pdfs (
-      report_uuid TEXT PRIMARY KEY REFERENCES compliance_reports (report_uuid) ON DELETE CASCADE,
+      report_uuid TEXT NOT NULL REFERENCES compliance_reports (report_uuid) ON DELETE CASCADE,
+      chunk INTEGER NOT NULL,
       org_uuid TEXT NOT NULL,
-      pdf BYTEA NOT NULL
+      pdf BYTEA NOT NULL,
+      PRIMARY KEY (report_uuid, chunk)
     )`
   yield* sql`
     CREATE TABLE compliance_art9_observations (
