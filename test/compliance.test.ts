@@ -226,6 +226,7 @@ describe("compliance reports", () => {
     expect(categories.education_vocational.count).toBe(1)
     expect(categories.other).toEqual({ count: 1, risk_level: "low", annex_iii_point: null, sample_action_uuids: [plain] })
     expect(categories.critical_infrastructure.count).toBe(0)
+    expect((await call(server.url, "GET", `/api/v1/compliance/reports/${report.id}/verify`, { token: owner.key })).body.valid).toBe(true)
 
     const route = await call(server.url, "GET", "/api/v1/compliance/reports/article9/categories", { token: owner.key })
     expect(route.status).toBe(200)
@@ -286,6 +287,7 @@ describe("compliance reports", () => {
     expect(metadata.missing_sections).toEqual(["section_2", "section_3", "section_4", "section_5", "section_6", "section_8", "section_9"])
     expect(metadata.sections).toHaveLength(9)
     expect(metadata.sections[0]).toEqual({ key: "section_1", point: 1, title: "General description of the AI system", provided: true })
+    expect((await call(server.url, "GET", `/api/v1/compliance/reports/${report.id}/verify`, { token: owner.key })).body.valid).toBe(true)
     if (pdftotextPath !== undefined) {
       const text = pdfText((await download(owner, report.id)).bytes).replace(/\s+/g, " ")
       expect(text).toContain("Pays supplier invoices under 10,000 EUR.")
