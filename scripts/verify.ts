@@ -7,9 +7,11 @@
  *   npm run verify -- consistency.json [--settlement from.json --settlement to.json --jwks …]
  *   npm run verify -- checkpoint.json --jwks <url|file>
  *   npm run verify -- report.json --jwks <url|file> [--pdf report.pdf]
+ *   npm run verify -- explanation.json [--jwks <url|file>]
  *
- * The kind of file is read from its fields (settlement_hash, siblings, from/to/proof, checkpoint,
- * report_metadata or descriptor).
+ * The kind of file is read from its fields (settlement_hash, siblings, from/to/proof, checkpoint;
+ * `_envelope`, `envelope` or `policy_chain` for a signed explanation, whose JWKS defaults to the
+ * origin of its receipt's verify_url; report_metadata or descriptor for a compliance report).
  *
  * report.json is a compliance report object (GET /api/v1/compliance/reports/{id}), or
  * `{descriptor, signature, signing_key_id, timestamp_token}` with the descriptor of the verify
@@ -29,6 +31,7 @@ import {
   type Ed25519Jwk,
   parseCheckpoint,
   verifyCheckpoint,
+  verifyExplanation,
   verifyReceipt,
   verifyReportDescriptor,
   verifySettlement,
@@ -39,7 +42,7 @@ import {
 const JWKS_PATH = "/api/v1/.well-known/jwks.json"
 
 const usage =
-  "usage: npm run verify -- <receipt|settlement|inclusion-proof|consistency|checkpoint|report>.json [--jwks <url|file>] [--previous previous-receipt.json] [--receipt receipt.json] [--settlement settlement.json]… [--pdf report.pdf]"
+  "usage: npm run verify -- <receipt|settlement|inclusion-proof|consistency|checkpoint|explanation|report>.json [--jwks <url|file>] [--previous previous-receipt.json] [--receipt receipt.json] [--settlement settlement.json]… [--pdf report.pdf]"
 
 class UsageError extends Error {}
 
@@ -102,6 +105,8 @@ const main = async (): Promise<number> => {
   if (positionals.length !== 1) throw new UsageError(usage)
 
   const document = readJsonFile(positionals[0])
+  if (isRecord(document) && isRecord(document.explanation)) return explanationKind(document.explanation, values.jwks)
+  if (isRecord(document) && isExplanation(document)) return explanationKind(document, values.jwks)
   if (isRecord(document) && (isRecord(document.descriptor) || (isRecord(document.report_metadata) && "content_hash" in document))) {
     return reportChecks(document, values.jwks, values.pdf)
   }
@@ -143,6 +148,21 @@ const main = async (): Promise<number> => {
   }
   if (result.checks.timestamp_imprint === undefined) console.log("note no timestamp_token: imprint not checked")
   console.log(result.valid ? `valid (key ${kid})` : "INVALID")
+  return result.valid ? 0 : 1
+}
+
+const isExplanation = (document: Record<string, unknown>) => "_envelope" in document || "envelope" in document || "policy_chain" in document
+
+/** A signed explanation (GET /api/v1/actions/{id}/explanation, `{explanation}` accepted too) against every key of the JWKS. */
+const explanationKind = async (document: Record<string, unknown>, jwks: string | undefined): Promise<number> => {
+  const receipt = isRecord(document.receipt) ? document.receipt : {}
+  const source = jwks ?? defaultJwksUrl(receipt)
+  if (jwks === undefined) console.log(`note JWKS from ${source}`)
+  const published = await loadJwks(source)
+  const keys = isRecord(published) && Array.isArray(published.keys) ? published.keys.filter(isRecord) : []
+  const result = verifyExplanation(document, keys as unknown as ReadonlyArray<Ed25519Jwk>)
+  for (const [check, outcome] of Object.entries(result.checks)) console.log(outcome === true ? `ok   ${check}` : `FAIL ${check}: ${outcome}`)
+  console.log(result.valid ? `valid (key ${result.signing_key_id})` : "INVALID")
   return result.valid ? 0 : 1
 }
 

@@ -47,6 +47,7 @@ import { Estate } from "./estate/service.js"
 import { Events } from "./events/service.js"
 import { EvidenceHttp } from "./evidence/http.js"
 import { Evidence } from "./evidence/service.js"
+import { ExplanationsHttp, ExplanationsPublicHttp } from "./explanations/http.js"
 import { Explanations } from "./explanations/service.js"
 import { FlagsAdminHttp, FlagsHttp } from "./flags/http.js"
 import { Flags } from "./flags/service.js"
@@ -111,7 +112,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, ComplianceHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, ExplanationsHttp, ExplanationsPublicHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, ComplianceHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive)
 
 /** Every route labels its request with its template (metrics and log lines). */
@@ -123,13 +124,18 @@ export const apiRoutes = Layer.mergeAll(
 ).pipe(Layer.provide(RouteLabel))
 
 const SANITIZE_BODY_BYTES = 3_500_000
+const EXPLANATION_VERIFY_BYTES = 1024 * 1024
 
 const serverOptions = (config: AppConfig) => ({
   host: config.host,
   port: config.port,
   maxJsonBodyBytes: config.maxJsonBodyBytes,
   // 500,000 characters of sanitize content: as JSON a character takes up to 6 bytes (a \u escape).
-  largeJsonBodies: [{ pathPrefix: "/api/v1/sanitize", maxBytes: Math.max(config.maxJsonBodyBytes, SANITIZE_BODY_BYTES) }],
+  largeJsonBodies: [
+    { pathPrefix: "/api/v1/sanitize", maxBytes: Math.max(config.maxJsonBodyBytes, SANITIZE_BODY_BYTES) },
+    // CONTRACT: a verify body over 1 MiB is a 413 whatever MAX_BODY_BYTES says.
+    { pathPrefix: "/api/v1/verify/explanation", maxBytes: EXPLANATION_VERIFY_BYTES }
+  ],
   maxMultipartBodyBytes: config.maxMultipartBodyBytes,
   bodyTimeoutMs: config.bodyTimeoutMs,
   bodyIdleTimeoutMs: config.bodyIdleTimeoutMs,

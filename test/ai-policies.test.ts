@@ -117,6 +117,25 @@ describe("consensus policies", () => {
     expect(closed.body.warnings.join(" ")).toMatch(/could not be evaluated/)
   })
 
+  it("the action's signed explanation records the consensus: each model's vote and the combined confidence", async () => {
+    const org = await orgWithModels()
+    const created = await policy(org.key, { mode: "consensus", ai_models: [model("deny"), model("lower")] })
+    // deny (0.85) and approve (0.7) split: review, so the action waits for a human.
+    const split = await authorize(org.key)
+    expect(split.body.status).toBe("pending_approval")
+    const explanation = await call(server.url, "GET", `/api/v1/actions/${split.body.action_uuid}/explanation`, { token: org.key })
+    expect(explanation.status).toBe(200)
+    expect(explanation.body.policy_chain).toHaveLength(1)
+    const entry = explanation.body.policy_chain[0]
+    expect(entry).toMatchObject({ order: 1, policy_uuid: created.id, policy_name: "AI guard", mode: "consensus", decision: "require_approval", evidence_quality: "recorded" })
+    expect(entry.reasoning).toMatch(/disagree/)
+    expect(entry.confidence).toEqual(expect.any(Number))
+    expect(entry.model_votes.map((vote: any) => [vote.model, vote.decision, vote.confidence]).sort()).toEqual([
+      [model("deny"), "deny", 0.85],
+      [model("lower"), "allow", 0.7]
+    ])
+  })
+
   it("dry-run asks the models and shows their votes, changing nothing", async () => {
     const org = await orgWithModels()
     const created = await policy(org.key, { mode: "consensus", ai_models: [model("approve"), model("deny"), model("review")], decision: "require_approval" })

@@ -39,8 +39,8 @@ export const NewAction = Schema.Struct({
   sdk: Schema.NullOr(Json),
   warnings: Schema.Array(Text),
   approval_expires_at: OptionalText,
-  /** The policy evaluations of the authorization, in order (src/policies PolicyEvaluation); null before they were recorded. */
-  policy_evaluations: Schema.NullOr(Schema.Array(Schema.Unknown)),
+  /** The policy evaluations of the authorization as JSON text (src/policies/recorded.ts); null before they were recorded. */
+  policy_evaluations: OptionalText,
   created_at: Text
 })
 export type NewAction = typeof NewAction.Type

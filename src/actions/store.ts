@@ -155,7 +155,7 @@ export const makeActionsStore = Effect.gen(function* () {
           ${a.policy_uuid}, ${a.require_approval}, ${a.approvers === null ? null : jsonb(a.approvers)},
           ${a.context === null ? null : jsonb(a.context)}, ${a.sdk === null ? null : jsonb(a.sdk)},
           ${jsonb(a.warnings)}, ${a.approval_expires_at},
-          ${a.policy_evaluations === null ? null : jsonb(a.policy_evaluations)}, ${a.created_at}, ${a.created_at})`
+          ${a.policy_evaluations}::jsonb, ${a.created_at}, ${a.created_at})`
 
   return {
     sql,

@@ -4,6 +4,7 @@
  * Signed content holds only strings, booleans, null, safe integers and finite numbers.
  */
 import type { ApprovalChainEntry, ExplanationContent, PolicyChainEntry } from "../../protocol/explanations.js"
+import { decodeEvaluations } from "../policies/recorded.js"
 import type { CosignatureRow, ExplainedRow, ReceiptRow, StatusChange } from "./store.js"
 
 export const REGULATION = {
@@ -13,47 +14,10 @@ export const REGULATION = {
   explanation_version: "1.0"
 } as const
 
-const MODES = new Set(["rules", "ai", "consensus", "content_scan", "output_scan"])
-const DECISIONS = new Set(["allow", "require_approval", "deny"])
 const CHANNELS = new Set(["code", "token", "dashboard", "expiry"])
-
-const textOrNull = (value: unknown): string | null => (typeof value === "string" ? value : null)
-
-/** A confidence the JSON round trip keeps: a finite number in 0..1, else null. */
-const confidenceOf = (value: unknown): number | null =>
-  typeof value === "number" && Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : null
+const MODES = new Set(["rules", "ai", "consensus", "content_scan"])
 
 const modeOf = (value: unknown): PolicyChainEntry["mode"] => (typeof value === "string" && MODES.has(value) ? (value as PolicyChainEntry["mode"]) : null)
-
-const decisionOf = (value: unknown): PolicyChainEntry["decision"] =>
-  typeof value === "string" && DECISIONS.has(value) ? (value as PolicyChainEntry["decision"]) : "require_approval"
-
-const instantOf = (value: unknown): string | null => {
-  if (typeof value !== "string") return null
-  const ms = Date.parse(value)
-  return Number.isNaN(ms) ? null : new Date(ms).toISOString()
-}
-
-const votesOf = (value: unknown): PolicyChainEntry["model_votes"] =>
-  Array.isArray(value)
-    ? value
-        .filter((vote): vote is Record<string, unknown> => typeof vote === "object" && vote !== null)
-        .map((vote) => ({ model: String(vote.model ?? ""), decision: String(vote.decision ?? ""), confidence: confidenceOf(vote.confidence) }))
-    : null
-
-/** A recorded evaluation (src/policies PolicyEvaluation) as a chain entry. */
-const recordedEntry = (entry: Record<string, unknown>, order: number): PolicyChainEntry => ({
-  order,
-  policy_uuid: textOrNull(entry.policy_uuid),
-  policy_name: textOrNull(entry.policy_name),
-  mode: modeOf(entry.mode),
-  decision: decisionOf(entry.decision),
-  confidence: confidenceOf(entry.confidence),
-  reasoning: textOrNull(entry.reasoning),
-  model_votes: votesOf(entry.model_votes),
-  evaluated_at: instantOf(entry.evaluated_at),
-  evidence_quality: "recorded"
-})
 
 /** Whether a human was asked: the action waited for approval at some point. */
 const wentToApproval = (row: ExplainedRow, history: ReadonlyArray<StatusChange>): boolean =>
@@ -99,10 +63,11 @@ const outputScanEntry = (row: ExplainedRow, history: ReadonlyArray<StatusChange>
 }
 
 export const policyChain = (row: ExplainedRow, history: ReadonlyArray<StatusChange>): Array<PolicyChainEntry> => {
-  const chain =
-    row.policy_evaluations === null
+  const recorded = decodeEvaluations(row.policy_evaluations)
+  const chain: Array<PolicyChainEntry> =
+    recorded === undefined
       ? [inferredEntry(row, history)]
-      : row.policy_evaluations.map((entry, index) => recordedEntry(entry, index + 1))
+      : recorded.map((entry, index) => ({ order: index + 1, ...entry, evidence_quality: "recorded" }))
   const scan = outputScanEntry(row, history, chain.length + 1)
   return scan === undefined ? chain : [...chain, scan]
 }

@@ -29,8 +29,8 @@ export interface ExplainedRow {
   readonly approval_via: string | null
   readonly denial_reason: string | null
   readonly output_scan_flags: ReadonlyArray<Record<string, unknown>> | null
-  /** Null for actions authorized before evaluations were recorded. */
-  readonly policy_evaluations: ReadonlyArray<Record<string, unknown>> | null
+  /** As stored (src/policies/recorded.ts); null for actions authorized before evaluations were recorded. */
+  readonly policy_evaluations: unknown
   readonly created_at: string
 }
 
@@ -90,7 +90,7 @@ export const makeExplanationsStore = Effect.gen(function* () {
             approval_via: text(row.approval_via),
             denial_reason: text(row.denial_reason),
             output_scan_flags: jsonValue(row.output_scan_flags, null),
-            policy_evaluations: jsonValue(row.policy_evaluations, null),
+            policy_evaluations: jsonValue<unknown>(row.policy_evaluations, null),
             created_at: isoRequired(row.created_at)
           }
         })

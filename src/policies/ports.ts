@@ -32,21 +32,6 @@ export interface ActionSubject {
   readonly context: Record<string, unknown> | null
 }
 
-/** One policy's evaluation as the action records it (the explanation's `policy_chain` entry, less `evidence_quality`). */
-export interface PolicyEvaluation {
-  readonly order: number
-  readonly policy_uuid: string
-  readonly policy_name: string
-  readonly mode: "rules" | "ai" | "consensus" | "content_scan"
-  readonly decision: "allow" | "require_approval" | "deny"
-  /** 0..1; 1 for rules and scans, the model's (or the consensus) confidence for ai and consensus, 0 when it failed closed. */
-  readonly confidence: number
-  readonly reasoning: string
-  /** Consensus policies only: each model's answer. */
-  readonly model_votes: ReadonlyArray<{ readonly model: string; readonly decision: string; readonly confidence: number }> | null
-  readonly evaluated_at: string
-}
-
 export interface PolicyVerdict {
   readonly decision: "allow" | "require_approval" | "deny"
   /** The highest-priority policy that produced the winning decision; null when nothing matched. */
@@ -54,8 +39,8 @@ export interface PolicyVerdict {
   readonly reasoning: string
   /** Fail-closed notices (e.g. an AI policy that could not be evaluated). */
   readonly warnings: ReadonlyArray<string>
-  /** Every policy evaluated, in order. */
-  readonly evaluations: ReadonlyArray<PolicyEvaluation>
+  /** Every policy evaluated, in order, as the JSON text the action stores (src/policies/recorded.ts). */
+  readonly evaluations: string
 }
 
 export class PolicyDecisions extends Context.Service<

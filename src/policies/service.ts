@@ -30,8 +30,9 @@ import {
   UnknownMode,
   UnknownModel
 } from "./errors.js"
-import { combineDecisions, defaultEvaluators, dryRun, inScope, type PolicyEvaluator, type PolicyEvaluators, type PolicyStep } from "./evaluate.js"
-import { type ActionSubject, PolicyDecisions, type PolicyEvaluation } from "./ports.js"
+import { combineDecisions, defaultEvaluators, dryRun, inScope, type PolicyEvaluator, type PolicyEvaluators } from "./evaluate.js"
+import { type ActionSubject, PolicyDecisions } from "./ports.js"
+import { encodeEvaluations } from "./recorded.js"
 import { PolicySnapshots, toEvaluable } from "./snapshot.js"
 import { makePoliciesStore, type PolicyFields, type PolicyRow, type StoredScope } from "./store.js"
 import { type EvaluablePolicy, POLICY_MODES, type PolicyMode } from "./types.js"
@@ -299,7 +300,7 @@ export const PolicyDecisionsLive = Layer.effect(
         policy_uuid: combined.policy_uuid,
         reasoning: combined.reasoning,
         warnings: combined.warnings,
-        evaluations: combined.trace.length === 0 ? [] : evaluationsOf(combined.trace, judgements, new Date().toISOString())
+        evaluations: encodeEvaluations(combined.trace, judgements, new Date().toISOString())
       }
     }
     return {
@@ -313,29 +314,6 @@ export const PolicyDecisionsLive = Layer.effect(
     }
   })
 )
-
-/** A model's answer in the policy vocabulary: APPROVE lets the action pass, DENY applies the policy, anything else asks a human. */
-const voteDecision = (answer: string, policy: EvaluablePolicy): PolicyEvaluation["decision"] =>
-  answer === "APPROVE" ? "allow" : answer === "DENY" ? policy.decision : "require_approval"
-
-/** The steps of a combined decision as the action records them; ai and consensus carry the judge's confidence and votes. */
-const evaluationsOf = (trace: ReadonlyArray<PolicyStep>, judgements: ReadonlyMap<string, Judgement> | undefined, at: string): Array<PolicyEvaluation> =>
-  trace.map((step, index) => {
-    const policy = step.policy
-    const judgement = judgements?.get(policy.id)
-    const match = step.match
-    return {
-      order: index + 1,
-      policy_uuid: policy.id,
-      policy_name: policy.name,
-      mode: policy.mode,
-      decision: step.produced,
-      confidence: judgement !== undefined ? judgement.confidence : match.kind === "unavailable" ? 0 : 1,
-      reasoning: match.kind === "match" ? match.reason : match.kind === "unavailable" ? match.warning : `policy ${policy.name} does not match this action`,
-      model_votes: policy.mode === "consensus" && judgement !== undefined ? judgement.votes.map((vote) => ({ model: vote.model, decision: voteDecision(vote.decision, policy), confidence: vote.confidence })) : null,
-      evaluated_at: at
-    }
-  })
 
 /** The ai and consensus evaluators answer what the judge found (a policy it did not judge fails closed). */
 const judgedEvaluators = (judgements: ReadonlyMap<string, Judgement>): PolicyEvaluators => {
