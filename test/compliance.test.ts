@@ -88,6 +88,14 @@ describe("compliance reports", () => {
     expect(pending.body.status).toBe("pending_approval")
     expect((await call(server.url, "POST", `/api/v1/actions/${pending.body.action_uuid}/dashboard-approve`, { token: owner.token, body: {} })).status).toBe(200)
     expect((await call(server.url, "POST", `/api/v1/actions/${pending.body.action_uuid}/notarize`, { token: owner.key, body: { outcome: "completed" } })).status).toBe(200)
+    // A policy denial: its receipt names the policy's decision.
+    const policy = await call(server.url, "POST", "/api/v1/policies", {
+      token: owner.key,
+      body: { name: "no wires", mode: "rules", decision: "deny", conditions: [{ field: "action_type", op: "eq", value: "wire" }], activate: true }
+    })
+    expect(policy.status).toBe(201)
+    const wire = await call(server.url, "POST", "/api/v1/actions", { token: owner.key, body: { action_type: "wire", details: "all of it", agent_id: "payer" } })
+    expect(wire.body.code).toBe("POLICY_DENIED")
     // Outside the agent filter, and in another organization: not counted.
     await act(owner, { action_type: "lookup", agent_id: "elsewhere" })
     await act(org, { action_type: "payment", agent_id: "payer" })
@@ -104,7 +112,7 @@ describe("compliance reports", () => {
       org_uuid: owner.orgUuid,
       action_uuid: null,
       agent_filter: ["payer", "refunder"],
-      receipt_count: 3,
+      receipt_count: 4,
       error_message: null,
       timestamp_token_present: true,
       signing_key_id: expect.stringMatching(/^rk_/),
@@ -117,10 +125,10 @@ describe("compliance reports", () => {
     expect(report.report_metadata).toEqual({
       retention_requirement_years: 6,
       article: "12",
-      total_actions: 3,
+      total_actions: 4,
       distinct_agents: 2,
       distinct_models: 1,
-      status_breakdown: { notarized: 2, failed: 1 }
+      status_breakdown: { notarized: 2, failed: 1, denied_by_policy: 1 }
     })
     const retain = new Date(report.generated_at)
     retain.setUTCFullYear(retain.getUTCFullYear() + 6)
@@ -139,7 +147,10 @@ describe("compliance reports", () => {
     if (pdftotextPath !== undefined) {
       const text = pdfText(one.bytes).replace(/\s+/g, " ")
       expect(text).toContain("Article 12")
-      expect(text).toContain("Agent payer - 2 receipts")
+      expect(text).toContain("Agent payer - 3 receipts")
+      expect(text).toContain("no wires: deny (rules)")
+      expect(text).toContain("policy decisions: 1 evaluated, 0 allow")
+      expect(text).toContain("policy decisions: no policy evaluated")
       expect(text).toContain("Agent refunder - 1 receipt")
       expect(text).not.toContain("elsewhere")
       expect(text).toContain(first)
@@ -180,7 +191,7 @@ describe("compliance reports", () => {
     expect(inflated.body.valid).toBe(false)
     expect(inflated.body.checks.signature_valid).toBe("the signature does not match the descriptor")
     expect(inflated.body.checks.timestamp_token_matches).toEqual(expect.stringContaining("imprint differs"))
-    expect(inflated.body.descriptor.receipt_count).toBe(4)
+    expect(inflated.body.descriptor.receipt_count).toBe(report.receipt_count + 1)
 
     // The signature swapped for another report's.
     await sql((db) => db`UPDATE compliance_reports SET receipt_count = receipt_count - 1 WHERE report_uuid = ${report.id}`)

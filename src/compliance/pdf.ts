@@ -4,6 +4,7 @@
  */
 import type { PdfBlock } from "../platform/pdf.js"
 import type { CollectedTables } from "../platform/pdf-thread.js"
+import { decodeEvaluations } from "../policies/recorded.js"
 import { ART9_CATEGORIES, type Art9AgentCount, type Art9CategoryCount, art9Keywords } from "./art9.js"
 import type { PeriodStats, ReceiptLine } from "./store.js"
 
@@ -61,6 +62,23 @@ export const policyDecision = (line: ReceiptLine): string => {
   return "allow"
 }
 
+/**
+ * The policy decisions of a receipt's action: each recorded evaluation that did not allow, and how
+ * many allowed; for an action from before evaluations were recorded, the decision its status implies.
+ */
+export const policyLines = (line: ReceiptLine): Array<string> => {
+  const recorded = decodeEvaluations(line.policy_evaluations)
+  if (recorded === undefined) return [`policy decision: ${policyDecision(line)}${line.policy_uuid === null ? "" : ` (${line.policy_uuid})`}, inferred`]
+  if (recorded.length === 0) return ["policy decisions: no policy evaluated"]
+  const allowed = recorded.filter((evaluation) => evaluation.decision === "allow").length
+  return [
+    `policy decisions: ${recorded.length} evaluated, ${allowed} allow`,
+    ...recorded
+      .filter((evaluation) => evaluation.decision !== "allow")
+      .map((evaluation) => `${evaluation.policy_name ?? evaluation.policy_uuid ?? "policy"}: ${evaluation.decision}${evaluation.mode === null ? "" : ` (${evaluation.mode})`}`)
+  ]
+}
+
 /** One receipt as its table row (built while the period streams, so the lines themselves are not kept). */
 export const receiptRow = (line: ReceiptLine): Array<string> => [
   [
@@ -72,7 +90,7 @@ export const receiptRow = (line: ReceiptLine): Array<string> => [
     `agent version ${line.agent_version ?? "—"}`
   ].join("\n"),
   [
-    `policy decision: ${policyDecision(line)}${line.policy_uuid === null ? "" : ` (${line.policy_uuid})`}`,
+    ...policyLines(line),
     `approver: ${line.approved_by ?? "—"}${line.approval_via === null ? "" : ` via ${line.approval_via}`}`,
     ...(line.cosigners === null ? [] : [`cosigned by ${line.cosigners}`]),
     `payload_hash ${line.payload_hash}`,

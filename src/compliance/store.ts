@@ -80,6 +80,8 @@ export interface ReceiptLine {
   readonly model_version: string | null
   readonly action_details_hash: string | null
   readonly policy_uuid: string | null
+  /** As authorize recorded them (src/policies/recorded.ts); null for older actions. */
+  readonly policy_evaluations: unknown
   readonly approved_by: string | null
   readonly approval_via: string | null
   readonly cosigners: string | null
@@ -201,7 +203,7 @@ export const makeComplianceStore = Effect.gen(function* () {
         sql`SELECT r.receipt_uuid, r.action_uuid, r.agent_id, r.receipt_status, r.payload_hash, r.signature, r.public_key_id,
               r.timestamp_token IS NOT NULL AS timestamp_token_present, r.created_at,
               a.action_type, a.status AS action_status, a.agent_version, a.model_id, a.model_version, a.action_details_hash, a.policy_uuid,
-              a.approved_by, a.approval_via,
+              a.policy_evaluations, a.approved_by, a.approval_via,
               (SELECT string_agg(c.cosigner_email, ', ' ORDER BY c.cosigned_at) FROM action_cosignatures c WHERE c.action_uuid = a.action_uuid) AS cosigners
             FROM receipts r LEFT JOIN actions a ON a.action_uuid = r.action_uuid AND a.org_uuid = r.org_uuid
             WHERE r.org_uuid = ${scope.orgUuid} AND r.created_at >= ${scope.from} AND r.created_at <= ${scope.to}
@@ -225,6 +227,7 @@ export const makeComplianceStore = Effect.gen(function* () {
             model_version: text(row.model_version),
             action_details_hash: text(row.action_details_hash),
             policy_uuid: text(row.policy_uuid),
+            policy_evaluations: jsonValue<unknown>(row.policy_evaluations, null),
             approved_by: text(row.approved_by),
             approval_via: text(row.approval_via),
             cosigners: text(row.cosigners),
