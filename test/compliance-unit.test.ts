@@ -9,6 +9,8 @@ import { describe, expect, it } from "vitest"
 import { canonicalBytes, REPORT_DESCRIPTOR_FIELDS, reportDescriptor, sha256Tagged, verifyReportDescriptor } from "../protocol/verifier/index.js"
 import { ART9_CATEGORIES, ART9_KEYS, Art9Tally, actionTypeTokens, art9Keywords, classifyAction } from "../src/compliance/art9.js"
 import { addYears, readPeriod } from "../src/compliance/service.js"
+import { renderPdf } from "../src/platform/pdf.js"
+import { renderPdfOffThread, startPdfJob } from "../src/platform/pdf-thread.js"
 
 const HIGH = ART9_KEYS.filter((key) => key !== "other")
 const allKeywords = new Set(HIGH.flatMap((key) => art9Keywords(key)))
@@ -178,5 +180,44 @@ describe("portable report verifier", () => {
     const token = verifyReportDescriptor({ descriptor: report, signature, signing_key_id: "rk_test", timestamp_token: "AAAA" }, [jwk])
     expect(token.valid).toBe(false)
     expect(token.checks.timestamp_token_matches).toEqual(expect.stringContaining("cannot be read"))
+  })
+})
+
+describe("PDF thread", () => {
+  const model = {
+    title: "Thread",
+    subtitle: "same bytes",
+    createdAt: new Date("2026-04-01T00:00:00.000Z"),
+    documentId: "doc-1",
+    blocks: [{ kind: "paragraph" as const, text: "before" }]
+  }
+
+  it("renders the same bytes as renderPdf, rows streamed ahead included", async () => {
+    expect(Buffer.from(await renderPdfOffThread(model)).equals(Buffer.from(await renderPdf(model)))).toBe(true)
+    const job = startPdfJob()
+    job.addRows([
+      ["b", [["b1", "x"]]],
+      ["a", [["a1", "y"]]]
+    ])
+    job.addRows([["b", [["b2", "z"]]]])
+    const streamed = await job.render({ ...model, blocks: [...model.blocks, { kind: "collected", columns: ["id", "v"], heading: { one: "Group {key} - {n} row", many: "Group {key} - {n} rows" } }] })
+    const direct = await renderPdf({
+      ...model,
+      blocks: [
+        ...model.blocks,
+        { kind: "heading", text: "Group a - 1 row" },
+        { kind: "table", columns: ["id", "v"], rows: [["a1", "y"]] },
+        { kind: "heading", text: "Group b - 2 rows" },
+        {
+          kind: "table",
+          columns: ["id", "v"],
+          rows: [
+            ["b1", "x"],
+            ["b2", "z"]
+          ]
+        }
+      ]
+    })
+    expect(Buffer.from(streamed).equals(Buffer.from(direct))).toBe(true)
   })
 })
