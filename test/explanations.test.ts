@@ -292,7 +292,11 @@ describe("POST /api/v1/verify/explanation", () => {
     expect((await verifyRoute(explanation)).body.valid).toBe(true)
     const { _envelope, ...rest } = explanation
     expect((await verifyRoute({ explanation: { ...rest, envelope: _envelope } })).body.valid).toBe(true)
-    expect((await verifyRoute({ explanation }, { token: "aira_live_not_a_real_key" })).body.valid).toBe(true)
+    const withKey = await verifyRoute({ explanation }, { token: "aira_live_not_a_real_key" })
+    expect(withKey.body.valid).toBe(true)
+    // Limited per client IP, whatever credentials are sent.
+    expect(withKey.headers.get("ratelimit-policy")).toMatch(/per-ip/)
+    expect((await verifyRoute({ explanation }, { token: org.key })).headers.get("ratelimit-policy")).toMatch(/per-ip/)
     expect((await verifyRoute({ explanation: { ...explanation, request_id: "someone else's" } })).body.valid).toBe(true)
   })
 
@@ -321,13 +325,14 @@ describe("POST /api/v1/verify/explanation", () => {
   })
 
   it("refuses bodies it cannot read: 400 INVALID_JSON, 413 over 1 MiB, 422 without an explanation object", async () => {
+    const explanationLike = { _envelope: {} }
     const broken = await call(server.url, "POST", "/api/v1/verify/explanation", { raw: "{not json" })
     expect(broken.status).toBe(400)
     expect(broken.body.code).toBe("INVALID_JSON")
     const huge = await call(server.url, "POST", "/api/v1/verify/explanation", { raw: JSON.stringify({ explanation: { pad: "x".repeat(1024 * 1024) } }) })
     expect(huge.status).toBe(413)
     expect(huge.body.code).toBe("PAYLOAD_TOO_LARGE")
-    for (const body of [{}, { explanation: "text" }, { explanation: [1, 2] }, { explanation: null }, { something: 1 }]) {
+    for (const body of [{}, { explanation: "text" }, { explanation: [1, 2] }, { explanation: null }, { something: 1 }, [explanationLike], "text", null, 42]) {
       const reply = await verifyRoute(body)
       expect(reply.status, JSON.stringify(body)).toBe(422)
       expect(reply.body.code).toBe("VALIDATION_ERROR")
