@@ -6,11 +6,16 @@
  *   npm run verify -- inclusion-proof.json [--receipt receipt.json] [--settlement settlement.json --jwks …]
  *   npm run verify -- consistency.json [--settlement from.json --settlement to.json --jwks …]
  *   npm run verify -- checkpoint.json --jwks <url|file>
+ *   npm run verify -- report.json --jwks <url|file> [--pdf report.pdf]
  *   npm run verify -- explanation.json [--jwks <url|file>]
  *
  * The kind of file is read from its fields (settlement_hash, siblings, from/to/proof, checkpoint;
  * `_envelope`, `envelope` or `policy_chain` for a signed explanation, whose JWKS defaults to the
- * origin of its receipt's verify_url).
+ * origin of its receipt's verify_url; report_metadata or descriptor for a compliance report).
+ *
+ * report.json is a compliance report object (GET /api/v1/compliance/reports/{id}), or
+ * `{descriptor, signature, signing_key_id, timestamp_token}` with the descriptor of the verify
+ * answer. With --pdf the downloaded file is hashed against the descriptor's content_hash.
  *
  * receipt.json is the body of GET /api/v1/verify/action/{id} (or any object with
  * signed_payload, payload_hash, signature, public_key_id, timestamp_token). The
@@ -28,6 +33,7 @@ import {
   verifyCheckpoint,
   verifyExplanation,
   verifyReceipt,
+  verifyReportDescriptor,
   verifySettlement,
   verifySettlementConsistency,
   verifySettlementInclusion
@@ -36,7 +42,7 @@ import {
 const JWKS_PATH = "/api/v1/.well-known/jwks.json"
 
 const usage =
-  "usage: npm run verify -- <receipt|settlement|inclusion-proof|consistency|checkpoint>.json [--jwks <url|file>] [--previous previous-receipt.json] [--receipt receipt.json] [--settlement settlement.json]…"
+  "usage: npm run verify -- <receipt|settlement|inclusion-proof|consistency|checkpoint|explanation|report>.json [--jwks <url|file>] [--previous previous-receipt.json] [--receipt receipt.json] [--settlement settlement.json]… [--pdf report.pdf]"
 
 class UsageError extends Error {}
 
@@ -88,6 +94,7 @@ const main = async (): Promise<number> => {
       previous: { type: "string" },
       receipt: { type: "string" },
       settlement: { type: "string", multiple: true },
+      pdf: { type: "string" },
       help: { type: "boolean", short: "h" }
     }
   })
@@ -100,6 +107,9 @@ const main = async (): Promise<number> => {
   const document = readJsonFile(positionals[0])
   if (isRecord(document) && isRecord(document.explanation)) return explanationKind(document.explanation, values.jwks)
   if (isRecord(document) && isExplanation(document)) return explanationKind(document, values.jwks)
+  if (isRecord(document) && (isRecord(document.descriptor) || (isRecord(document.report_metadata) && "content_hash" in document))) {
+    return reportChecks(document, values.jwks, values.pdf)
+  }
   if (isRecord(document) && !isRecord(document.signed_payload)) {
     return settlementKinds(document, { jwks: values.jwks, receipt: values.receipt, settlements: values.settlement ?? [] })
   }
@@ -177,6 +187,36 @@ const settlementChecks = async (settlement: Record<string, unknown>, jwks: strin
     [`${label} settlement_hash`, checks.settlement_hash],
     [`${label} signature`, checks.signature]
   ] as const
+}
+
+/** A compliance report: the signed descriptor against the JWKS, and the PDF when given. */
+const reportChecks = async (document: Record<string, unknown>, jwks: string | undefined, pdfFile: string | undefined): Promise<number> => {
+  if (typeof document.signature !== "string") throw new UsageError("the report has no signature (save the report object, or add signature and signing_key_id beside the descriptor)")
+  if (jwks === undefined) throw new UsageError(`--jwks is required to check a report\n${usage}`)
+  const source = await loadJwks(jwks)
+  const keys = isRecord(source) && Array.isArray(source.keys) ? source.keys.filter((key): key is Ed25519Jwk => isRecord(key) && key.kty === "OKP" && key.crv === "Ed25519") : []
+  let pdf: Uint8Array | undefined
+  if (pdfFile !== undefined) {
+    try {
+      pdf = new Uint8Array(readFileSync(pdfFile))
+    } catch (cause) {
+      throw new UsageError(`cannot read ${pdfFile}: ${cause instanceof Error ? cause.message : String(cause)}`)
+    }
+  }
+  const result = verifyReportDescriptor(
+    {
+      descriptor: isRecord(document.descriptor) ? document.descriptor : document,
+      signature: document.signature,
+      signing_key_id: document.signing_key_id,
+      timestamp_token: document.timestamp_token
+    },
+    keys,
+    pdf
+  )
+  for (const [check, outcome] of Object.entries(result.checks)) console.log(outcome === true ? `ok   ${check}` : `FAIL ${check}: ${outcome}`)
+  if (pdf === undefined) console.log("note no --pdf: content_hash not checked against the file")
+  console.log(result.valid ? `valid (key ${String(document.signing_key_id)})` : "INVALID")
+  return result.valid ? 0 : 1
 }
 
 const settlementKinds = async (

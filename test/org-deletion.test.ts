@@ -55,6 +55,9 @@ describe("deleting an account", () => {
         token: owner.key,
         body: { test_type: "other", title: "t", scope: "s", conducted_at: "2026-01-01", conducted_by: "me", status: "passed" }
       })
+      const period = { period_start: new Date(Date.now() - 3_600_000).toISOString(), period_end: new Date(Date.now() + 3_600_000).toISOString() }
+      const report = await call(base, "POST", "/api/v1/compliance/reports", { token: owner.key, body: { framework: "eu_ai_act_art9", ...period } })
+      expect(report.body.status).toBe("ready")
     }
     const pending = await call(base, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "p", details: "d", require_approval: true } })
     await inbox.grant(pending.body.action_uuid, org.email)
@@ -66,7 +69,7 @@ describe("deleting an account", () => {
     expect((await call(base, "GET", `/api/v1/verify/action/${deniedId}`)).status).toBe(200)
 
     const before = await rowsPerTable(org.orgUuid)
-    for (const table of ["actions", "receipts", "events", "policies", "webhooks", "approval_grants", "users", "api_keys", "audit_log", "dora_incidents", "dora_third_parties", "dora_resilience_tests"]) {
+    for (const table of ["actions", "receipts", "events", "policies", "webhooks", "approval_grants", "users", "api_keys", "audit_log", "dora_incidents", "dora_third_parties", "dora_resilience_tests", "compliance_reports", "compliance_report_pdfs", "compliance_art9_observations"]) {
       expect([table, before[table]]).toEqual([table, expect.any(Number)])
       expect(before[table]).toBeGreaterThan(0)
     }

@@ -90,6 +90,12 @@ beforeAll(async () => {
   const evidence = await call(server.url, "POST", "/api/v1/evidence/packages", { token: a.key, body: { action_uuids: [ids.action_uuid], title: "victim package" } })
   expect(evidence.status).toBe(201)
   ids.package_uuid = evidence.body.package_uuid
+  const report = await call(server.url, "POST", "/api/v1/compliance/reports", {
+    token: a.key,
+    body: { framework: "eu_ai_act_art12", period_start: new Date(Date.now() - 3_600_000).toISOString(), period_end: new Date(Date.now() + 3_600_000).toISOString() }
+  })
+  expect(report.body.status).toBe("ready")
+  ids.report_uuid = report.body.id
   const escrow = await call(server.url, "POST", "/api/v1/escrow/accounts", { token: a.key, body: { purpose: "victim" } })
   expect(escrow.status).toBe(201)
   ids.account_uuid = escrow.body.account_uuid
@@ -146,6 +152,7 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
   if (path.startsWith("/api/v1/endpoint-approvals/:id")) return { id: ids.approval_id!, body: { add_pattern: true } }
   if (path.includes(":webhook_id")) return { id: ids.webhook_id! }
   if (path.includes(":package_uuid")) return { id: ids.package_uuid! }
+  if (path.includes(":report_uuid")) return { id: ids.report_uuid! }
   if (path.includes(":case_id")) return { id: ids.case_id!, body: route.method === "POST" ? { reason: "hostile" } : undefined }
   if (path.startsWith("/api/v1/models/custom/:id")) return { id: ids.custom_model_id!, body: route.method === "PUT" ? { name: "taken over" } : undefined }
   if (path.includes(":account_uuid")) {
@@ -232,6 +239,8 @@ describe("tenant isolation", () => {
     expect(incident.body).toMatchObject({ status: "detected", severity: null })
     const vendor = await call(server.url, "GET", `/api/v1/dora/third-parties/${ids.dora_third_party}`, { token: a.key })
     expect(vendor.body.vendor_name).toBe("Victim vendor")
+    const report = await call(server.url, "GET", `/api/v1/compliance/reports/${ids.report_uuid}/verify`, { token: a.key })
+    expect(report.body.valid).toBe(true)
     const proof = await call(server.url, "GET", `/api/v1/settlements/inclusion-proof/${ids.receipt_uuid}`, { token: a.key })
     expect(proof.body.settlement_uuid).toBe(ids.settlement_uuid)
   })

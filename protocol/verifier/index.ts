@@ -14,6 +14,16 @@ export {
   verifierKey,
   verifyCheckpoint
 } from "./checkpoint.js"
+export {
+  REPORT_DESCRIPTOR_FIELDS,
+  type ReportCheck,
+  type ReportChecks,
+  type ReportInput,
+  type ReportVerification,
+  reportDescriptor,
+  reportDescriptorBytes,
+  verifyReportDescriptor
+} from "./compliance.js"
 export { DerError } from "./der.js"
 export {
   base64Decode,

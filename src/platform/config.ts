@@ -62,6 +62,8 @@ export interface AppConfig {
   /** How long a cleaned file waits for its one download (1 h; tests shorten it), and how often expired ones are swept. */
   readonly sanitizeFileTtlMs: number
   readonly sanitizeSweepMs: number
+  /** Receipts one Article 12 report may list; a larger period gives a `failed` report that says so. */
+  readonly complianceMaxReportReceipts: number
   /** How often every active drift baseline is checked (alerts pushed to `notifications` and webhooks). */
   readonly driftCheckIntervalMs: number
   readonly tsaUrl: string | undefined
@@ -182,6 +184,7 @@ export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
   sanitizeOcrTimeoutMs: int("SANITIZE_OCR_TIMEOUT_MS", 60_000, 100, 600_000),
   sanitizeFileTtlMs: int("SANITIZE_FILE_TTL_MS", 3_600_000, 1, 3_600_000),
   sanitizeSweepMs: int("SANITIZE_SWEEP_MS", 60_000, 10),
+  complianceMaxReportReceipts: int("COMPLIANCE_MAX_REPORT_RECEIPTS", 100_000, 1),
   driftCheckIntervalMs: int("DRIFT_CHECK_INTERVAL_MS", 15 * 60_000, 100),
   tsaUrl: optional("TSA_URL"),
   smtpUrl: optional("SMTP_URL"),

@@ -31,6 +31,7 @@ import featureFlags from "./0024_feature_flags.js"
 import drift from "./0025_drift.js"
 import sso from "./0026_sso.js"
 import explanations from "./0027_explanations.js"
+import compliance from "./0028_compliance.js"
 import dora from "./0029_dora.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -60,5 +61,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0025_drift": drift,
   "0026_sso": sso,
   "0027_explanations": explanations,
+  "0028_compliance": compliance,
   "0029_dora": dora
 }
