@@ -170,8 +170,18 @@ describe("action state table", () => {
           }
         }
 
-        // Terminal ⇔ one receipt; the receipts of the agent form an unbroken chain.
-        const receipts: Array<{ sequence: number; previous: string | null; hash: string }> = []
+        // Terminal ⇔ one receipt; the receipts of the agent form an unbroken chain. A sentinel receipt
+        // closes the chain first, and the actions are read after it: a pending approval may expire at
+        // any moment on a loaded machine, but one that expired before the sentinel is terminal by the
+        // time it is read, so every receipt up to the sentinel's sequence is seen (an extra, unseen
+        // receipt would break the links or the count).
+        const sentinel = await call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "task", details: "sentinel", agent_id: agent, instruction_hash: "sha256:00" } })
+        await call(server.url, "POST", `/api/v1/actions/${sentinel.body.action_uuid}/notarize`, { token: org.key, body: {} })
+        const last = await call(server.url, "GET", `/api/v1/verify/action/${sentinel.body.action_uuid}`)
+        const lastSigned = typeof last.body.signed_payload === "string" ? JSON.parse(last.body.signed_payload) : last.body.signed_payload
+        const seen: Array<{ sequence: number; previous: string | null; hash: string }> = [
+          { sequence: lastSigned.agent_sequence, previous: lastSigned.previous_payload_hash, hash: last.body.payload_hash }
+        ]
         for (const action of actions) {
           const detail = await call(server.url, "GET", `/api/v1/actions/${action.id}`, { token: org.key })
           const status = detail.body.status as string
@@ -186,15 +196,10 @@ describe("action state table", () => {
           expect(check.errors).toEqual([])
           expect(signed.receipt_status).toBe(RECEIPT_STATUS[status])
           expect(verify.body.receipt_uuid).toBe(detail.body.receipt.receipt_uuid)
-          receipts.push({ sequence: signed.agent_sequence, previous: signed.previous_payload_hash, hash: verify.body.payload_hash })
+          seen.push({ sequence: signed.agent_sequence, previous: signed.previous_payload_hash, hash: verify.body.payload_hash })
         }
-        // A sentinel receipt closes the chain: an extra, unseen receipt anywhere would break the links or the count.
-        const sentinel = await call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "task", details: "sentinel", agent_id: agent, instruction_hash: "sha256:00" } })
-        await call(server.url, "POST", `/api/v1/actions/${sentinel.body.action_uuid}/notarize`, { token: org.key, body: {} })
-        const last = await call(server.url, "GET", `/api/v1/verify/action/${sentinel.body.action_uuid}`)
-        const lastSigned = typeof last.body.signed_payload === "string" ? JSON.parse(last.body.signed_payload) : last.body.signed_payload
-        receipts.push({ sequence: lastSigned.agent_sequence, previous: lastSigned.previous_payload_hash, hash: last.body.payload_hash })
-        receipts.sort((a, b) => a.sequence - b.sequence)
+        // Receipts made after the sentinel (expiries while the actions were read) are past its sequence.
+        const receipts = seen.filter((r) => r.sequence <= lastSigned.agent_sequence).sort((a, b) => a.sequence - b.sequence)
         expect(receipts.map((r) => r.sequence)).toEqual(receipts.map((_, i) => i + 1))
         for (let i = 0; i < receipts.length; i++) expect(receipts[i]!.previous).toBe(i === 0 ? null : receipts[i - 1]!.hash)
       }),
