@@ -7,7 +7,8 @@
  * versions through the kills, another runs consensus cases with idempotency keys
  * (retrying each key across kills), and one keeps an escrow account and settles
  * the receipts; each acknowledged one must be there, and the log must extend every
- * settlement and prove every acknowledged receipt. Postgres
+ * settlement and prove every acknowledged receipt; one files DORA incidents and compliance
+ * reports, each of which must be there and verify, with none left half made. Postgres
  * when DATABASE_URL is set, the embedded default (its own PostgreSQL in a
  * temporary DATA_DIR) otherwise.
  */
@@ -27,6 +28,8 @@ const expectIntactAfter = async (options: Required<Pick<CrashOptions, "kills" | 
   expect(report.registeredAgents).toBeGreaterThan(0)
   expect(report.deposits).toBeGreaterThan(0)
   expect(report.settlements).toBeGreaterThan(0)
+  expect(report.reports).toBeGreaterThan(0)
+  expect(report.incidents).toBeGreaterThan(0)
 }
 
 describe("crash safety", () => {

@@ -14,6 +14,7 @@
  * CRASH_AGENTS, CRASH_LIFE_MS tune it); `test/crash.test.ts` runs it small.
  */
 
+import { createHash } from "node:crypto"
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -67,6 +68,10 @@ export interface CrashReport {
   readonly settlements: number
   /** Escrow deposits answered 201 during the load; the balance must hold each. */
   readonly deposits: number
+  /** Compliance reports answered 201 during the load; each must be there, verify and download the same bytes. */
+  readonly reports: number
+  /** DORA incidents answered 201 during the load; each must be there. */
+  readonly incidents: number
   /** Empty when every check passed. */
   readonly problems: ReadonlyArray<string>
   readonly seconds: number
@@ -142,6 +147,7 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
   const maxLife = options.maxLifeMs ?? 2500
   const log = options.log ?? (() => {})
   const started = performance.now()
+  const startedAt = Date.now()
 
   const database: FreshDatabase | undefined = process.env.DATABASE_URL ? await freshDatabaseUrl() : undefined
   const dataDir = mkdtempSync(join(tmpdir(), "crash-test-"))
@@ -322,7 +328,31 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
         await sleep(10)
       }
     }
-    const running = Promise.all([...Array.from({ length: clients }, client), registrar(), caseRunner(), ledger()])
+    // One client files DORA incidents and generates compliance reports (each in one transaction with
+    // its PDF bytes) through the kills.
+    const reports: Array<{ id: string; contentHash: string }> = []
+    const incidents: Array<string> = []
+    const reporter = async () => {
+      for (let n = 1; !stopping && reports.length < 6; n++) {
+        const at = await live
+        try {
+          const incident = await request(at, "POST", "/api/v1/dora/incidents", key, { title: `crash ${n}`, description: "cut by a kill", detected_at: new Date().toISOString() })
+          if (incident.status === 201) incidents.push(incident.body.uuid)
+          else problems.push(`incident ${n} answered ${incident.status}: ${incident.text}`)
+          const period = { period_start: new Date(startedAt - 60_000).toISOString(), period_end: new Date(Date.now() + 60_000).toISOString() }
+          const report = await request(at, "POST", "/api/v1/compliance/reports", key, { framework: n % 2 === 0 ? "eu_ai_act_art12" : "eu_ai_act_art9", ...period })
+          if (report.status === 201 && report.body.status === "ready") reports.push({ id: report.body.id, contentHash: report.body.content_hash })
+          else problems.push(`report ${n} answered ${report.status}: ${report.text.slice(0, 300)}`)
+        } catch (error) {
+          if (!(error instanceof NoAnswer)) throw error
+          interrupted++
+          await sleep(20)
+          continue
+        }
+        await sleep(100)
+      }
+    }
+    const running = Promise.all([...Array.from({ length: clients }, client), registrar(), caseRunner(), ledger(), reporter()])
 
     const minAcks = options.minAcksPerLife ?? 3
     for (let kill = 1; kill <= kills; kill++) {
@@ -467,8 +497,33 @@ export const runCrashTest = async (options: CrashOptions = {}): Promise<CrashRep
       problems.push(`final settlement answered ${final.status}: ${final.text}`)
     }
 
+    // 7. Every acknowledged report is there and verifies, its download hashes to its content_hash; no
+    // report a kill cut off is left half made (every listed one is ready and verifies); every
+    // acknowledged incident is there.
+    for (const report of reports) {
+      const download = await fetch(`${base}/api/v1/compliance/reports/${report.id}/download`, { headers: { authorization: `Bearer ${key}` } })
+      const bytes = Buffer.from(await download.arrayBuffer())
+      const hash = `sha256:${createHash("sha256").update(bytes).digest("hex")}`
+      if (download.status !== 200 || hash !== report.contentHash) problems.push(`report ${report.id} download ${download.status} hashes to ${hash}, acknowledged ${report.contentHash}`)
+    }
+    const listed = await request(base, "GET", "/api/v1/compliance/reports?limit=100", key)
+    for (const item of listed.body.items as Array<{ id: string; status: string }>) {
+      if (item.status !== "ready") problems.push(`report ${item.id} is ${item.status} after the kills`)
+      const verified = await request(base, "GET", `/api/v1/compliance/reports/${item.id}/verify`, key)
+      if (verified.body?.valid !== true) problems.push(`report ${item.id} does not verify: ${verified.text.slice(0, 300)}`)
+    }
+    const acknowledgedReports = new Set(reports.map((report) => report.id))
+    const listedIds = new Set((listed.body.items as Array<{ id: string }>).map((item) => item.id))
+    for (const id of acknowledgedReports) if (!listedIds.has(id)) problems.push(`acknowledged report ${id} is not listed`)
+    for (const uuid of incidents) {
+      const reply = await request(base, "GET", `/api/v1/dora/incidents/${uuid}`, key)
+      if (reply.status !== 200 || reply.body.status !== "detected") problems.push(`incident ${uuid} answers ${reply.status} ${reply.body?.status}`)
+    }
+
     return {
       backend: database ? "postgres" : "embedded",
+      reports: reports.length,
+      incidents: incidents.length,
       casesRun: casesRun.length,
       registeredAgents: registeredAgents.length,
       settlements: heads.length,
