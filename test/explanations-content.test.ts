@@ -1,7 +1,7 @@
 /**
  * The explanation's content built from stored rows (src/explanations/content.ts), for the cases the
  * end-to-end tests cannot reach quickly: an approval that expired, an output scan that flagged the
- * outcome, a recorded chain that is empty, and time order across approvals and cosignatures.
+ * outcome, a recorded chain that is empty (one inferred entry), and time order across approvals and cosignatures.
  */
 import { describe, expect, it } from "vitest"
 import { approvalChain, explanationContent, policyChain } from "../src/explanations/content.js"
@@ -60,13 +60,30 @@ describe("explanation content", () => {
     ])
   })
 
-  it("an empty recorded chain stays empty; a flagged output adds a recorded output_scan entry", () => {
+  it("an empty recorded chain gets the one inferred entry; a flagged output adds a recorded output_scan entry", () => {
     const flagged = row({ status: "notarized", policy_evaluations: { v: 1, at: "2026-11-01T10:00:00.000Z", steps: [] }, output_scan_flags: [{ entity_type: "EMAIL" }, { entity_type: "EMAIL" }] })
     const history = [{ status: "notarized", changed_at: "2026-11-01T12:00:00.000Z" }]
-    expect(policyChain(row({ policy_evaluations: { v: 1, at: "2026-11-01T10:00:00.000Z", steps: [] } }), [])).toEqual([])
+    const noPolicy = row({ policy_evaluations: { v: 1, at: "2026-11-01T10:00:00.000Z", steps: [] } })
+    const inferred = {
+      order: 1,
+      policy_uuid: null,
+      policy_name: null,
+      mode: null,
+      decision: "allow",
+      confidence: null,
+      reasoning: "no active policy applied to this action",
+      model_votes: null,
+      evaluated_at: noPolicy.created_at,
+      evidence_quality: "inferred"
+    }
+    expect(policyChain(noPolicy, [])).toEqual([inferred])
+    expect(policyChain(row({ policy_evaluations: { v: 1, at: "2026-11-01T10:00:00.000Z", steps: [] }, require_approval: true }), [])).toEqual([
+      { ...inferred, decision: "require_approval" }
+    ])
     expect(policyChain(flagged, history)).toEqual([
+      { ...inferred, evaluated_at: flagged.created_at },
       {
-        order: 1,
+        order: 2,
         policy_uuid: null,
         policy_name: "output policy",
         mode: "output_scan",

@@ -64,10 +64,14 @@ const outputScanEntry = (row: ExplainedRow, history: ReadonlyArray<StatusChange>
 
 export const policyChain = (row: ExplainedRow, history: ReadonlyArray<StatusChange>): Array<PolicyChainEntry> => {
   const recorded = decodeEvaluations(row.policy_evaluations)
+  // No policy applied (recorded, but empty): CONTRACT's one inferred entry still says how the
+  // gateway decided, so a chain is never empty.
   const chain: Array<PolicyChainEntry> =
     recorded === undefined
       ? [inferredEntry(row, history)]
-      : recorded.map((entry, index) => ({ order: index + 1, ...entry, evidence_quality: "recorded" }))
+      : recorded.length === 0
+        ? [{ ...inferredEntry(row, history), reasoning: "no active policy applied to this action" }]
+        : recorded.map((entry, index) => ({ order: index + 1, ...entry, evidence_quality: "recorded" }))
   const scan = outputScanEntry(row, history, chain.length + 1)
   return scan === undefined ? chain : [...chain, scan]
 }
