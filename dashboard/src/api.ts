@@ -1,5 +1,5 @@
 /** Calls to the public API with the session's JWT; a 401 ends the session (the app sends the user to sign-in). */
-import type { ActionDetail, ActionList, ApprovalResult, ApprovalReview, ErrorBody, Jwks, LoginResponse, PendingNotifications, StoredReceipt } from "./types.ts"
+import type { ActionDetail, ActionList, ApprovalResult, ApprovalReview, ErrorBody, Explanation, Jwks, LoginResponse, PendingNotifications, StoredReceipt } from "./types.ts"
 
 export class ApiError extends Error {
   constructor(
@@ -20,16 +20,24 @@ export const request = async <T>(method: string, path: string, token: string | u
   const headers: Record<string, string> = { accept: "application/json" }
   if (token !== undefined) headers.authorization = `Bearer ${token}`
   if (body !== undefined) headers["content-type"] = "application/json"
-  let response: Response
+  const response = await send(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "omit" })
+  const parsed = (await response.json().catch(() => ({}))) as T & ErrorBody
+  if (response.ok) return parsed
+  throw failure(response, parsed, token)
+}
+
+const send = async (path: string, init: RequestInit): Promise<Response> => {
   try {
-    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "omit" })
+    return await fetch(path, init)
   } catch {
     throw new ApiError(0, "NETWORK", "The gateway could not be reached. Check your connection and try again.")
   }
-  const parsed = (await response.json().catch(() => ({}))) as T & ErrorBody
-  if (response.ok) return parsed
+}
+
+/** The error of a refused call (its JSON body's code and message); a 401 with a session ends it. */
+const failure = (response: Response, parsed: ErrorBody, token: string | undefined): ApiError => {
   if (response.status === 401 && token !== undefined) onUnauthorized()
-  throw new ApiError(response.status, parsed.code ?? "ERROR", parsed.message ?? `Request failed (${response.status})`)
+  return new ApiError(response.status, parsed.code ?? "ERROR", parsed.message ?? `Request failed (${response.status})`)
 }
 
 const id = encodeURIComponent
@@ -68,6 +76,17 @@ export const listActions = (token: string, filters: ActionFilters, page: number,
 }
 
 export const getReceipt = (token: string, receiptUuid: string) => request<StoredReceipt>("GET", `/api/v1/receipts/${id(receiptUuid)}`, token)
+
+export const getExplanation = (token: string, actionUuid: string) => request<Explanation>("GET", `/api/v1/actions/${id(actionUuid)}/explanation`, token)
+
+/** A file the gateway answers (a PDF), fetched with the session's token: the browser cannot send it on a plain link. */
+export const downloadBytes = async (token: string, path: string): Promise<Blob> => {
+  const response = await send(path, { headers: { authorization: `Bearer ${token}` }, credentials: "omit" })
+  if (response.ok) return response.blob()
+  throw failure(response, (await response.json().catch(() => ({}))) as ErrorBody, token)
+}
+
+export const explanationPdfPath = (actionUuid: string) => `/api/v1/actions/${id(actionUuid)}/explanation/pdf`
 
 export const getJwks = () => request<Jwks>("GET", "/api/v1/.well-known/jwks.json", undefined)
 /** For calls made outside `request` (the case stream): a 401 ends the session the same way. */

@@ -2,6 +2,7 @@
 import type { LoginResponse as LoginResponseSchema } from "../../protocol/accounts.ts"
 import type { ActionDetail as ActionDetailSchema, ActionListItem as ActionListItemSchema, ActionStatus as ActionStatusType, ApprovalResult as ApprovalResultSchema, ApprovalReview as ApprovalReviewSchema } from "../../protocol/actions.ts"
 import type { Pagination } from "../../protocol/common.ts"
+import type { Explanation as ExplanationSchema } from "../../protocol/explanations.ts"
 import type { ServerFrame } from "../../protocol/frames.ts"
 import type { NotificationEvent, NotificationItem, PendingNotifications as PendingSchema } from "../../protocol/notifications.ts"
 import type { Jwks as JwksSchema, PublicJwk as PublicJwkSchema, StoredReceipt as StoredReceiptSchema } from "../../protocol/receipts.ts"
@@ -28,3 +29,4 @@ export interface ActionList {
 export type StoredReceipt = typeof StoredReceiptSchema.Type
 export type Jwks = typeof JwksSchema.Type
 export type PublicJwk = typeof PublicJwkSchema.Type
+export type Explanation = typeof ExplanationSchema.Type

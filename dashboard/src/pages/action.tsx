@@ -1,4 +1,4 @@
-/** One action (the `review_url` of approval notifications): its facts, receipt, and the decision while it is pending. */
+/** One action (the `review_url` of approval notifications): its facts, receipt, signed explanation, and the decision while it is pending. */
 import { useCallback, useEffect, useState } from "preact/hooks"
 import { ApiError, getAction } from "../api.ts"
 import { ActionFacts, Decision, PageHeading } from "../components.tsx"
@@ -6,6 +6,7 @@ import { useApp, useLive, useNow } from "../context.ts"
 import { localTime } from "../format.ts"
 import { BASE, onLinkClick } from "../router.ts"
 import type { ActionDetail } from "../types.ts"
+import { ExplanationPanel } from "./explanation-panel.tsx"
 import { ReceiptPanel } from "./receipt-panel.tsx"
 
 type Load =
@@ -83,6 +84,7 @@ export const ActionPage = ({ actionUuid }: { actionUuid: string }) => {
       )}
       {action.denial_reason !== null && <p>Reason: {action.denial_reason}</p>}
       {action.receipt !== null && <ReceiptPanel key={action.receipt.receipt_uuid} receiptUuid={action.receipt.receipt_uuid} verifyUrl={action.receipt.verify_url} />}
+      <ExplanationPanel key={`${action.action_uuid}-${action.status}`} actionUuid={action.action_uuid} />
     </main>
   )
 }

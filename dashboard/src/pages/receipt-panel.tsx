@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks"
 import { ApiError } from "../api.ts"
 import { useApp } from "../context.ts"
 import { type Check, checkReceipt, findKey, keyIdOf, loadReceiptFile, type Outcome, parseReceiptFile, type ReceiptFile, type Verdict } from "../receipt.ts"
+import { saveJson } from "../save.ts"
 
 const OUTCOME_TEXT: Record<Outcome, string> = { passed: "passed", failed: "failed", "not-applicable": "not applicable", "not-checked": "not checked" }
 
@@ -28,17 +29,7 @@ export const Checks = ({ verdict, label }: { verdict: Verdict; label: string }) 
   </div>
 )
 
-/** Saves the receipt file through a temporary object URL (a download, so the CSP does not apply). */
-const download = (file: ReceiptFile) => {
-  const url = URL.createObjectURL(new Blob([`${JSON.stringify(file, null, 2)}\n`], { type: "application/json" }))
-  const anchor = document.createElement("a")
-  anchor.href = url
-  anchor.download = `receipt-${file.receipt_uuid}.json`
-  document.body.append(anchor)
-  anchor.click()
-  anchor.remove()
-  setTimeout(() => URL.revokeObjectURL(url), 10_000)
-}
+const download = (file: ReceiptFile) => saveJson(file, `receipt-${file.receipt_uuid}.json`)
 
 type Load =
   | { readonly state: "loading" }
