@@ -1,26 +1,10 @@
-/**
- * `npm run bench:drift`: drift read latency (GET /api/v1/agents/{agent_id}/drift) with 100
- * action types, for 10k and 1M actions in the 24-hour window.
- *
- * The gateway runs in its own process on a fresh database of DATABASE_URL (default
- * postgres://postgres@127.0.0.1:5432/postgres), dropped after. For each size in BENCH_SIZES
- * (default "10000,1000000") a new organization gets that many actions of one agent straight
- * in Postgres (one INSERT … SELECT over generate_series, spread over the last 23 hours,
- * action type g % 100), and a synthetic baseline. The first GET rebuilds the agent's
- * hour-bucket counts from Postgres (timed on its own); then BENCH_READS (default 2000) GETs,
- * one at a time: p50/p99. Baseline in the same run: GET /health, p50/p99. Also, in this process,
- * the read's own work (sum the buckets, score) on a window of the same shape, p50/p99.
- * Target: p99 ≤ 2 ms, flat from 10k to 1M. The last output line is one JSON object.
- */
 
-import { PgClient } from "@effect/sql-pg"
-import { Effect, ManagedRuntime, Redacted } from "effect"
+import { Effect, } from "effect"
 import { SqlClient } from "effect/sql"
 import { proportions, score } from "../src/drift/score.js"
 import { AgentWindow, HOUR_MS } from "../src/drift/window.js"
 import { call, registerOrg } from "../test/support/client.js"
-import { freshDatabaseUrl } from "../test/support/database.js"
-import { startGateway } from "./support/gateway.js"
+import { runGatewayBench } from "./support/harness.js"
 import { latencyPercentiles } from "./support/load.js"
 
 const sizes = (process.env.BENCH_SIZES ?? "10000,1000000")
@@ -50,12 +34,7 @@ const inProcess = (size: number) => {
   return latencyPercentiles(samples.slice(500))
 }
 
-const main = async () => {
-  const database = await freshDatabaseUrl(process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres")
-  const server = await startGateway({ env: { DATABASE_URL: database.url } })
-  const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(database.url), maxConnections: 2 }))
-  const run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) => runtime.runPromise(effect as Effect.Effect<A, never, SqlClient.SqlClient>)
-  try {
+runGatewayBench(async ({ server, run }) => {
     const results: Array<Record<string, number>> = []
     for (const size of sizes) {
       const org = await registerOrg(server.url, `Drifting ${size}`)
@@ -115,17 +94,4 @@ const main = async () => {
     const worst = Math.max(...results.map((r) => r.p99_ms!))
     console.log(`target: p99 ≤ ${TARGET_P99_MS} ms at every size (${worst <= TARGET_P99_MS ? "met" : "MISSED"})`)
     console.log(JSON.stringify({ bench: "drift", types: TYPES, reads, sizes: results, worst_p99_ms: worst, target_p99_ms: TARGET_P99_MS }))
-  } finally {
-    await runtime.dispose()
-    await server.stop()
-    await database.drop()
-  }
-}
-
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+})

@@ -13,8 +13,9 @@
  * The gateway runs in its own process on a fresh database of DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/postgres), dropped after. The last output line is one JSON object.
  */
-import { freshDatabaseUrl } from "../test/support/database.js"
-import { benchOrganization, post, startGateway } from "./support/gateway.js"
+
+import { benchOrganization, post, } from "./support/gateway.js"
+import { runGatewayBench } from "./support/harness.js"
 import { latencyPercentiles, runLoad } from "./support/load.js"
 
 const actionCount = Number(process.env.BENCH_ACTIONS ?? 200)
@@ -29,10 +30,7 @@ const timed = async (samples: number[], send: () => Promise<Response>) => {
   if (reply.status !== 200) throw new Error(`${reply.url} answered ${reply.status}`)
 }
 
-const main = async () => {
-  const database = await freshDatabaseUrl(process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres")
-  const server = await startGateway({ env: { DATABASE_URL: database.url } })
-  try {
+runGatewayBench(async ({ server }) => {
     const key = await benchOrganization(server.url)
     const auth = { authorization: `Bearer ${key}` }
     const ids: string[] = []
@@ -84,16 +82,4 @@ const main = async () => {
         explanation_errors: explanationLoad.errors
       })
     )
-  } finally {
-    await server.stop()
-    await database.drop()
-  }
-}
-
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+})

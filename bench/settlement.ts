@@ -23,14 +23,12 @@
  */
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, ManagedRuntime, Redacted } from "effect"
+import { Effect, } from "effect"
 import { SqlClient } from "effect/sql"
 import { verifySettlementInclusion } from "../protocol/verifier/index.js"
 import { MerkleTree } from "../src/receipts/merkle.js"
 import { call, registerOrg } from "../test/support/client.js"
-import { freshDatabaseUrl } from "../test/support/database.js"
-import { startGateway } from "./support/gateway.js"
+import { runGatewayBench, START_BUDGET_ARGS } from "./support/harness.js"
 import { latencyPercentiles } from "./support/load.js"
 
 const sizes = (process.env.BENCH_SIZES ?? "100000,1000000")
@@ -71,12 +69,7 @@ const measured = async <A>(pid: number, work: () => Promise<A>) => {
 }
 
 
-const main = async () => {
-  const database = await freshDatabaseUrl(process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres")
-  const server = await startGateway({ env: { DATABASE_URL: database.url }, nodeArgs: ["--max-old-space-size=160", "--max-semi-space-size=2"] })
-  const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(database.url), maxConnections: 2 }))
-  const run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) => runtime.runPromise(effect as Effect.Effect<A, never, SqlClient.SqlClient>)
-  try {
+runGatewayBench(async ({ server, run }) => {
     const results: Array<Record<string, number>> = []
     let largest: { key: string; orgUuid: string; size: number } | undefined
     for (const size of sizes) {
@@ -160,17 +153,4 @@ const main = async () => {
       )
     }
     console.log(JSON.stringify({ bench: "settlement", sizes: results, proof_p50_ms: proofs.p50, proof_p99_ms: proofs.p99, health_p50_ms: health.p50, health_p99_ms: health.p99 }))
-  } finally {
-    await runtime.dispose()
-    await server.stop()
-    await database.drop()
-  }
-}
-
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error)
-    process.exit(1)
-  }
-)
+}, { nodeArgs: START_BUDGET_ARGS })
