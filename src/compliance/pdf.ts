@@ -4,7 +4,7 @@
  */
 import type { PdfBlock } from "../platform/pdf.js"
 import type { CollectedTables } from "../platform/pdf-thread.js"
-import { decodeEvaluations } from "../policies/recorded.js"
+import { decodeEvaluations, inferredDecision } from "../policies/recorded.js"
 import { ART9_CATEGORIES, type Art9AgentCount, type Art9CategoryCount, art9Keywords } from "./art9.js"
 import type { PeriodStats, ReceiptLine } from "./store.js"
 
@@ -56,11 +56,8 @@ const breakdownTable = (breakdown: Record<string, number>): PdfBlock => ({
 })
 
 /** The policy decision a receipt's action records: denied by policy, through a human, or allowed. */
-export const policyDecision = (line: ReceiptLine): string => {
-  if (line.action_status === "denied_by_policy") return "deny"
-  if (line.approval_via !== null || line.approved_by !== null || line.action_status === "denied_by_human") return "require_approval"
-  return "allow"
-}
+export const policyDecision = (line: ReceiptLine): string =>
+  inferredDecision(line.action_status ?? "", line.approval_via !== null || line.approved_by !== null || line.action_status === "denied_by_human")
 
 /**
  * The policy decisions of a receipt's action: each recorded evaluation that did not allow, and how

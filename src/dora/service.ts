@@ -23,10 +23,10 @@ import {
   type ThirdParty,
   type UpdateThirdParty
 } from "../../protocol/dora.js"
-import { parseInstant } from "../evidence/service.js"
 import { auditActor, insertAudit } from "../platform/audit.js"
 import { InvalidInput, type Issue } from "../platform/domain-error.js"
 import { newUuid } from "../platform/ids.js"
+import { parseInstant } from "../platform/instant.js"
 import { renderPdf } from "../platform/pdf.js"
 import { Receipts } from "../receipts/service.js"
 import { canonicalJsonBytes, sha256Tagged } from "../receipts/signing.js"

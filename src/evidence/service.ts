@@ -28,6 +28,7 @@ import { chainAgentId } from "../actions/chain.js"
 import { auditActor } from "../platform/audit.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newUuid } from "../platform/ids.js"
+import { parseInstant } from "../platform/instant.js"
 import { Receipts } from "../receipts/service.js"
 import { canonicalJsonBytes, sha256Tagged } from "../receipts/signing.js"
 import { ActionNotFound, ChainActionNotFound, CrossOrgActions, EmptyActionList, FutureTimestamp, MissingReason, PackageNotFound, refuse } from "./errors.js"
@@ -40,27 +41,6 @@ export interface RequestContext {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i
-const DAY_MS = 86_400_000
-
-/**
- * An ISO 8601 date or date-time as epoch milliseconds (no zone: UTC); undefined when it is not one.
- * A date alone is that day's start, or with `endOfDay` its last millisecond (an inclusive `date_to`).
- */
-export const parseInstant = (value: string, endOfDay = false): number | undefined => {
-  if (DATE_ONLY.test(value)) {
-    const start = Date.parse(`${value}T00:00:00Z`)
-    return Number.isNaN(start) ? undefined : endOfDay ? start + DAY_MS - 1 : start
-  }
-  const match = DATE_TIME.exec(value)
-  if (match === null) return undefined
-  const zone = match[1]
-  // Date.parse wants the offset as ±hh:mm.
-  const at = Date.parse(zone === undefined ? `${value}Z` : /^[+-]\d{4}$/.test(zone) ? `${value.slice(0, -5)}${zone.slice(0, 3)}:${zone.slice(3)}` : value)
-  return Number.isNaN(at) ? undefined : at
-}
-
 /** Who authorized an action: the human who approved it, else the policy that let it through, else nobody. */
 export const authorizedBy = (row: Pick<ChainRow, "status" | "approved_by" | "approved_at" | "approval_via" | "policy_uuid">): string | null => {
   const went = row.status === "authorized" || row.status === "approved" || row.status === "notarized" || row.status === "failed"

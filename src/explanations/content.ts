@@ -4,7 +4,7 @@
  * Signed content holds only strings, booleans, null, safe integers and finite numbers.
  */
 import type { ApprovalChainEntry, ExplanationContent, PolicyChainEntry } from "../../protocol/explanations.js"
-import { decodeEvaluations } from "../policies/recorded.js"
+import { decodeEvaluations, inferredDecision } from "../policies/recorded.js"
 import type { CosignatureRow, ExplainedRow, ReceiptRow, StatusChange } from "./store.js"
 
 export const REGULATION = {
@@ -25,7 +25,7 @@ const wentToApproval = (row: ExplainedRow, history: ReadonlyArray<StatusChange>)
 
 /** One entry inferred from the outcome for actions authorized before evaluations were recorded (CONTRACT). */
 const inferredEntry = (row: ExplainedRow, history: ReadonlyArray<StatusChange>): PolicyChainEntry => {
-  const decision = row.status === "denied_by_policy" ? "deny" : wentToApproval(row, history) ? "require_approval" : "allow"
+  const decision = inferredDecision(row.status, wentToApproval(row, history))
   return {
     order: 1,
     policy_uuid: row.policy_uuid,

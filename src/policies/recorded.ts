@@ -112,3 +112,10 @@ export const decodeEvaluations = (stored: unknown): ReadonlyArray<RecordedEvalua
     }
   })
 }
+
+/**
+ * The decision an action's outcome implies when no evaluation was recorded (CONTRACT "Signed
+ * explanations"): denied by a policy → deny; sent to a human → require_approval; else allow.
+ */
+export const inferredDecision = (status: string, wentToHuman: boolean): "allow" | "require_approval" | "deny" =>
+  status === "denied_by_policy" ? "deny" : wentToHuman ? "require_approval" : "allow"
