@@ -3,15 +3,42 @@
  * rest and never answered; validation per type; delete; owner/admin only; one organization's
  * credentials invisible to another.
  */
+import { generateKeyPairSync } from "node:crypto"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
+import { ModelCalls } from "../src/models/calls.js"
+import { Secrets } from "../src/platform/secrets.js"
 import { ProviderCredentials } from "../src/provider-credentials/service.js"
 import { addMember, call, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
 import { useServer } from "./support/server.js"
 
-const server = useServer()
+/** A loopback listener that counts every connection, and a file holding a canary secret: the targets of the attacks below. */
+const trap = useFixture(
+  async () => {
+    const state = { connections: 0 }
+    const listener = createServer((socket) => {
+      state.connections++
+      socket.destroy()
+    })
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve))
+    const directory = mkdtempSync(join(tmpdir(), "provider-trap-"))
+    const file = join(directory, "secret.txt")
+    writeFileSync(file, "CANARY-SECRET-FROM-A-LOCAL-FILE")
+    return { state, listener, directory, file, port: (listener.address() as { port: number }).port }
+  },
+  async ({ listener, directory }) => {
+    rmSync(directory, { recursive: true, force: true })
+    await new Promise<void>((resolve) => listener.close(() => resolve()))
+  }
+)
+// Loopback is even allow-listed for plain http: the provider rules, not the allow-list, must keep these out.
+const server = useServer({ OUTBOUND_ALLOW_PRIVATE: "10.255.255.0/24" })
 const org = useFixture(() => registerOrg(server.url, "BYOK Org"))
 const other = useFixture(() => registerOrg(server.url, "Other BYOK Org"))
 
@@ -114,5 +141,92 @@ describe("provider credentials", () => {
 
     expect((await statuses(other.key)).direct_c.configured).toBe(false)
     expect(await secretsOf(other.orgUuid, "direct_a")).toBeUndefined()
+  })
+
+  describe("URL-bearing fields aimed at loopback or a local file", () => {
+    const serviceAccount = (overrides: Record<string, unknown>) => {
+      const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
+      return JSON.stringify({
+        type: "service_account",
+        project_id: "tenant-project",
+        private_key: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+        client_email: "agent@tenant-project.iam.gserviceaccount.com",
+        ...overrides
+      })
+    }
+    const hostile = () => {
+      const loop = `http://127.0.0.1:${trap.port}`
+      return {
+        cloud_c: [
+          { type: "external_account", audience: "x", subject_token_type: "x", token_url: `${loop}/token`, credential_source: { file: trap.file } },
+          { type: "external_account", audience: "x", subject_token_type: "x", token_url: `${loop}/token`, credential_source: { url: `${loop}/source` } },
+          { type: "authorized_user", client_id: "x", client_secret: "y", refresh_token: "z", token_uri: `${loop}/token` },
+          { type: "impersonated_service_account", service_account_impersonation_url: `${loop}/impersonate`, source_credentials: {} }
+        ].map((json) => JSON.stringify(json)),
+        cloud_c_overrides: [{ token_uri: `${loop}/token` }, { universe_domain: `127.0.0.1.nip.io` }, { credential_source: { file: trap.file } }, { type: "external_account" }],
+        cloud_b: [`https://127.0.0.1:${trap.port}`, `https://[::1]:${trap.port}`, `https://localhost:${trap.port}`, `https://0x7f.1:${trap.port}`, `http://127.0.0.1:${trap.port}`, "https://169.254.169.254/"],
+        regions: [`x.127.0.0.1.nip.io/#`, `127.0.0.1:${trap.port}/`, "us-east-1.evil.example", "us east 1"]
+      }
+    }
+
+    it("refuses each when saved (422 naming the field), stores nothing and reaches nothing", async () => {
+      const fresh = await registerOrg(server.url, "Hostile BYOK")
+      const attacks = hostile()
+      const refusals: Array<[string, Record<string, unknown>, string]> = [
+        ...attacks.cloud_c.map((json): [string, Record<string, unknown>, string] => ["cloud_c", { project_id: "tenant-project", service_account_json: json }, "credentials.service_account_json"]),
+        ...attacks.cloud_c_overrides.map((extra): [string, Record<string, unknown>, string] => ["cloud_c", { project_id: "tenant-project", service_account_json: serviceAccount(extra) }, "credentials.service_account_json"]),
+        ...attacks.cloud_b.map((endpoint): [string, Record<string, unknown>, string] => ["cloud_b", { endpoint, api_key: "k" }, "credentials.endpoint"]),
+        ...attacks.regions.map((region): [string, Record<string, unknown>, string] => ["cloud_a", { access_key_id: "AKIA", secret_access_key: "s", region }, "credentials.region"]),
+        ...attacks.regions.map((region): [string, Record<string, unknown>, string] => ["cloud_c", { project_id: "tenant-project", region }, "credentials.region"])
+      ]
+      for (const [provider, credentials, path] of refusals) {
+        const reply = await save(fresh.key, provider, credentials)
+        expect(reply.status, `${provider} ${JSON.stringify(credentials).slice(0, 120)}`).toBe(422)
+        expect(reply.body.details.issues.map((issue: { path: string }) => issue.path)).toContain(path)
+      }
+      const items = await statuses(fresh.key)
+      expect(items.cloud_a.configured || items.cloud_b.configured || items.cloud_c.configured).toBe(false)
+      // A real key file, with Google's own URL values, is accepted.
+      const genuine = serviceAccount({ token_uri: "https://oauth2.googleapis.com/token", universe_domain: "googleapis.com", private_key_id: "abc123" })
+      expect((await save(fresh.key, "cloud_c", { project_id: "tenant-project", service_account_json: genuine })).status).toBe(200)
+      expect(trap.state.connections).toBe(0)
+    })
+
+    it("a row that slipped past the checks (an older version, a direct write) is refused before any call", async () => {
+      const fresh = await registerOrg(server.url, "Tampered BYOK")
+      const attacks = hostile()
+      const plant = (slug: string, fields: Record<string, string>) =>
+        server.run(
+          Effect.gen(function* () {
+            const { envelope } = yield* Secrets
+            const sql = yield* SqlClient.SqlClient
+            const sealed = envelope.seal(JSON.stringify(fields), `provider-credentials:${fresh.orgUuid}:${slug}`)
+            yield* sql`INSERT INTO provider_credentials (org_uuid, slug, sealed, key_id, region, endpoint)
+              VALUES (${fresh.orgUuid}, ${slug}, ${sealed}, ${envelope.keyIdOf(sealed)}, NULL, NULL)
+              ON CONFLICT (org_uuid, slug) DO UPDATE SET sealed = EXCLUDED.sealed`
+          })
+        )
+      const ask = (model: string) =>
+        server.run(
+          Effect.gen(function* () {
+            const calls = yield* ModelCalls
+            return yield* Effect.flip(calls.ask({ orgUuid: fresh.orgUuid, model, system: "s", prompt: "p" }))
+          })
+        )
+      for (const json of attacks.cloud_c) {
+        await plant("cloud_c", { project_id: "tenant-project", region: "us-central1", service_account_json: json })
+        expect((await ask("gemini-2.5-pro")).message).toMatch(/service_account/)
+      }
+      await plant("cloud_c", { project_id: "tenant-project", region: "us-central1" })
+      expect((await ask("gemini-2.5-pro")).message).toMatch(/service_account_json/)
+      await plant("cloud_c", { project_id: "tenant-project", region: `127.0.0.1:${trap.port}/#`, service_account_json: serviceAccount({}) })
+      expect((await ask("gemini-2.5-pro")).message).toMatch(/region/)
+      for (const endpoint of attacks.cloud_b.filter((url) => url.startsWith("https:"))) {
+        await plant("cloud_b", { endpoint, api_key: "k", api_version: "2025-04-01-preview" })
+        // The call itself goes through the outbound client, whose address rules refuse it.
+        expect((await ask("gpt-4o")).message).toMatch(/loopback|link-local|not allowed|could not resolve/)
+      }
+      expect(trap.state.connections).toBe(0)
+    })
   })
 })

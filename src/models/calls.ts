@@ -17,6 +17,7 @@ import type { ProviderSlug } from "../../protocol/provider-credentials.js"
 import { Config } from "../platform/config.js"
 import { outboundFetch, outboundPolicyOfConfig } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
+import { storedFieldsProblem } from "../provider-credentials/fields.js"
 import { ProviderCredentials } from "../provider-credentials/service.js"
 import { customFetch } from "./custom-fetch.js"
 import { type CustomModelRow, makeCustomModelsStore } from "./custom-store.js"
@@ -48,6 +49,9 @@ export class ModelCallFailed extends Data.TaggedError("ModelCallFailed")<{
 
 const CUSTOM_TTL_MS = 5_000
 const MAX_CACHED_CUSTOM = 10_000
+
+/** A model's answer is one verdict: far below this. */
+const MAX_MODEL_RESPONSE_BYTES = 4 * 1024 * 1024
 
 /** Built-in calls without an own timeout. */
 export const BUILTIN_TIMEOUT_MS = 30_000
@@ -120,6 +124,8 @@ export const makeModelCalls = Effect.gen(function* () {
   const customs = yield* makeCustomModelsStore
   const policy = outboundPolicyOfConfig(config)
   const ca = config.outboundCaFile === undefined ? undefined : readFileSync(config.outboundCaFile)
+  // Vendor hosts go through the outbound client like everything else (its timeout is the model call's own).
+  const vendorFetch = outboundFetch({ policy, ca, timeoutMs: BUILTIN_TIMEOUT_MS, maxResponseBytes: MAX_MODEL_RESPONSE_BYTES, keepAlive: true })
 
   const authorizationOf = (row: CustomModelRow) => (row.sealed_auth === null ? undefined : envelope.openText(row.sealed_auth, `custom-model:${row.org_uuid}:${row.id}`))
 
@@ -133,7 +139,7 @@ export const makeModelCalls = Effect.gen(function* () {
         upstreamModel: upstreamId,
         authorization,
         // keepAlive: pooled sockets are keyed by the checked address, and every call still checks it.
-        fetch: customFetch(outboundFetch({ policy, ca, timeoutMs: row.timeout_ms, maxResponseBytes: 4 * 1024 * 1024, keepAlive: true }), row, verdictJsonSchema)
+        fetch: customFetch(outboundFetch({ policy, ca, timeoutMs: row.timeout_ms, maxResponseBytes: MAX_MODEL_RESPONSE_BYTES, keepAlive: true }), row, verdictJsonSchema)
       }),
       provider: "custom",
       upstreamId,
@@ -172,8 +178,12 @@ export const makeModelCalls = Effect.gen(function* () {
       for (const slug of providersOf(builtin.provider)) {
         const fields = yield* providers.credentialsFor(orgUuid, slug)
         if (fields === undefined) continue
+        const problem = storedFieldsProblem(slug, fields)
+        if (problem !== undefined) return yield* Effect.fail(`the stored ${slug} credentials cannot be used (${problem}); save them again (POST /api/v1/provider-credentials)`)
+        const built = providerModel(slug, fields, id, vendorFetch)
+        if ("problem" in built) return yield* Effect.fail(built.problem)
         return {
-          model: providerModel(slug, fields, id),
+          model: built.model,
           provider: slug,
           upstreamId: id,
           timeoutMs: BUILTIN_TIMEOUT_MS,

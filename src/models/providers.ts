@@ -2,8 +2,9 @@
  * AI SDK language models for the spec's provider slugs (docs/decisions.md "Model layer"):
  * direct_a Anthropic, direct_b OpenAI, direct_c Google; cloud_a Amazon Bedrock, cloud_b Azure
  * OpenAI, cloud_c Google Vertex AI; custom endpoints through the OpenAI-compatible provider.
- * Vendor hosts are called with the SDK's own fetch; custom endpoints only through the outbound
- * client (`customFetch`).
+ * Every provider gets the outbound client as its `fetch` and every setting explicitly (base URL,
+ * keys, region, no session token), so nothing falls back to the server's own environment
+ * (OPENAI_BASE_URL, AWS_*, GOOGLE_APPLICATION_CREDENTIALS, ...) or to another HTTP client.
  */
 import { createAmazonBedrock } from "@ai-sdk/amazon-bedrock"
 import { createAnthropic } from "@ai-sdk/anthropic"
@@ -15,29 +16,56 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
 import type { LanguageModel } from "ai"
 import type { ProviderSlug } from "../../protocol/provider-credentials.js"
 import type { FetchLike } from "../platform/outbound/index.js"
+import { parseServiceAccount } from "../provider-credentials/service-account.js"
+import { tokenClient } from "./google-auth.js"
 
 type Fields = Readonly<Record<string, string>>
 
-/** A built-in model through one of the organization's configured providers. */
-export const providerModel = (slug: ProviderSlug, fields: Fields, modelId: string): LanguageModel => {
+/**
+ * A built-in model through one of the organization's configured providers, or why it cannot be
+ * called. `fields` must have passed `storedFieldsProblem`.
+ */
+export const providerModel = (slug: ProviderSlug, fields: Fields, modelId: string, fetch: FetchLike): { model: LanguageModel } | { problem: string } => {
   switch (slug) {
     case "direct_a":
-      return createAnthropic({ apiKey: fields.api_key })(modelId)
+      return { model: createAnthropic({ baseURL: "https://api.anthropic.com/v1", apiKey: fields.api_key, fetch })(modelId) }
     case "direct_b":
-      return createOpenAI({ apiKey: fields.api_key })(modelId)
+      return { model: createOpenAI({ baseURL: "https://api.openai.com/v1", apiKey: fields.api_key, fetch })(modelId) }
     case "direct_c":
-      return createGoogleGenerativeAI({ apiKey: fields.api_key })(modelId)
-    case "cloud_a":
-      return createAmazonBedrock({ region: fields.region, accessKeyId: fields.access_key_id, secretAccessKey: fields.secret_access_key })(modelId)
+      return { model: createGoogleGenerativeAI({ baseURL: "https://generativelanguage.googleapis.com/v1beta", apiKey: fields.api_key, fetch })(modelId) }
+    case "cloud_a": {
+      // An empty apiKey keeps SigV4 with these keys (a set AWS_BEARER_TOKEN_BEDROCK would win otherwise).
+      const credentials = { accessKeyId: fields.access_key_id, secretAccessKey: fields.secret_access_key }
+      return {
+        model: createAmazonBedrock({
+          region: fields.region,
+          baseURL: `https://bedrock-runtime.${fields.region}.amazonaws.com`,
+          apiKey: "",
+          credentialProvider: async () => credentials,
+          fetch
+        })(modelId)
+      }
+    }
     case "cloud_b":
       // The deployment is named after the model (docs/decisions.md).
-      return createAzure({ baseURL: `${fields.endpoint.replace(/\/+$/, "")}/openai`, apiKey: fields.api_key, apiVersion: fields.api_version, useDeploymentBasedUrls: true })(modelId)
-    case "cloud_c":
-      return createVertex({
-        project: fields.project_id,
-        location: fields.region,
-        ...(fields.service_account_json ? { googleAuthOptions: { credentials: JSON.parse(fields.service_account_json) } } : {})
-      })(modelId)
+      return {
+        model: createAzure({ baseURL: `${fields.endpoint.replace(/\/+$/, "")}/openai`, apiKey: fields.api_key, apiVersion: fields.api_version, useDeploymentBasedUrls: true, fetch })(modelId)
+      }
+    case "cloud_c": {
+      // The server's own Google identity (application default credentials) is never lent to an organization.
+      if (fields.service_account_json === undefined) return { problem: "cloud_c needs credentials.service_account_json: the gateway does not call Vertex AI with its own Google identity" }
+      const parsed = parseServiceAccount(fields.service_account_json)
+      if ("problem" in parsed) return { problem: `credentials.service_account_json ${parsed.problem}` }
+      return {
+        model: createVertex({
+          project: fields.project_id,
+          location: fields.region,
+          apiKey: "",
+          googleAuthOptions: { authClient: tokenClient(parsed.key, fetch) as never },
+          fetch
+        })(modelId)
+      }
+    }
   }
 }
 

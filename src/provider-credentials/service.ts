@@ -9,10 +9,12 @@ import * as Layer from "effect/Layer"
 import type { Principal } from "../../protocol/auth.js"
 import { PROVIDER_SLUGS, PROVIDER_TYPES, type ProviderSlug } from "../../protocol/provider-credentials.js"
 import { auditActor } from "../platform/audit.js"
-import { InvalidInput } from "../platform/domain-error.js"
+import { Config } from "../platform/config.js"
+import { InvalidInput, type Issue } from "../platform/domain-error.js"
+import { destinationProblem, outboundPolicyOfConfig } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { refuse } from "./errors.js"
-import { isProviderSlug, mergeCredentials, visibleParts } from "./fields.js"
+import { destinationsOf, isProviderSlug, mergeCredentials, visibleParts } from "./fields.js"
 import { makeProviderCredentialsStore } from "./store.js"
 
 export interface AuditContext {
@@ -27,6 +29,18 @@ const knownSlug = (provider: string) =>
 export const makeProviderCredentials = Effect.gen(function* () {
   const store = yield* makeProviderCredentialsStore
   const { envelope } = yield* Secrets
+  const policy = outboundPolicyOfConfig(yield* Config)
+
+  /** URL fields checked against the outbound address rules before anything is stored (each call checks again). */
+  const unreachable = (slug: ProviderSlug, credentials: Readonly<Record<string, unknown>>) =>
+    Effect.promise(async () => {
+      const issues: Array<Issue> = []
+      for (const { path, url } of destinationsOf(slug, credentials)) {
+        const problem = await destinationProblem(url, policy)
+        if (problem !== undefined) issues.push({ path, message: problem })
+      }
+      return issues
+    })
 
   const open = (orgUuid: string, slug: string, sealed: string) => JSON.parse(envelope.openText(sealed, sealedFor(orgUuid, slug))) as Record<string, string>
 
@@ -37,6 +51,8 @@ export const makeProviderCredentials = Effect.gen(function* () {
     save: (principal: Principal, provider: string, credentials: Readonly<Record<string, unknown>>, context: AuditContext) =>
       Effect.gen(function* () {
         const slug = yield* knownSlug(provider)
+        const refused = yield* unreachable(slug, credentials)
+        if (refused.length > 0) return yield* refuse(new InvalidInput({ issues: refused }))
         const outcome = yield* store.sql
           .withTransaction(
             Effect.gen(function* () {

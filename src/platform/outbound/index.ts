@@ -41,7 +41,7 @@ export {
   PUBLIC_HTTPS_ONLY,
   parseCidrList
 } from "./policy.js"
-export { type LookupFunction, type ResolvedAddress, systemLookup } from "./target.js"
+export { destinationProblem, type LookupFunction, type ResolvedAddress, systemLookup } from "./target.js"
 export {
   certificateFingerprint,
   DEFAULT_TLS_TIMEOUT_MS,

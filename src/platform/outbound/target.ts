@@ -83,3 +83,22 @@ export const resolveTarget = async (
     servername: checked.literal === undefined ? checked.hostname.replace(/\.$/, "") : undefined
   }
 }
+
+/**
+ * A registration-time check of a URL the service will call later: the same rules as a call
+ * (scheme, literal and resolved addresses). A name that does not resolve yet is accepted, since
+ * every call checks again. Undefined when acceptable, else the reason.
+ */
+export const destinationProblem = async (url: string, policy: OutboundPolicy, lookup: LookupFunction = systemLookup, timeoutMs = 5_000): Promise<string | undefined> => {
+  const controller = new AbortController()
+  const timer = setTimeout(() => controller.abort(outboundError("timeout", `could not resolve within ${timeoutMs} ms`)), timeoutMs)
+  try {
+    await resolveTarget(url, policy, lookup, controller.signal)
+    return undefined
+  } catch (error) {
+    if (error instanceof OutboundError && (error.kind === "dns_failed" || error.kind === "timeout")) return undefined
+    return error instanceof Error ? error.message : String(error)
+  } finally {
+    clearTimeout(timer)
+  }
+}
