@@ -203,7 +203,7 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
       query: { reason: Schema.optionalKey(Text(2000)) },
       success: ApprovalResult
     }),
-    HttpApiEndpoint.post("cosign", "/api/v1/actions/:action_uuid/cosign", { error: [NotFound, Conflict], params: ActionParam, success: Cosignature }),
+    HttpApiEndpoint.post("cosign", "/api/v1/actions/:action_uuid/cosign", { error: [NotFound, Conflict, Forbidden], params: ActionParam, success: Cosignature }),
     HttpApiEndpoint.post("hold", "/api/v1/actions/:action_uuid/hold", { error: [Forbidden, NotFound], params: ActionParam, success: HoldResult }),
     HttpApiEndpoint.delete("release", "/api/v1/actions/:action_uuid/hold", { error: [Forbidden, NotFound], params: ActionParam, success: HoldResult }),
     HttpApiEndpoint.get("chain", "/api/v1/actions/:action_uuid/chain", { error: [Forbidden, NotFound],

@@ -2,9 +2,9 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import {
+  actionApprovers,
   approvalCodeDigest,
   checkApprovalToken,
-  codeRecipients,
   mayApprove,
   newApprovalCode,
   normalizeApprovalCode,
@@ -55,40 +55,71 @@ describe("legacy approval tokens", () => {
   })
 })
 
-describe("who receives approval codes", () => {
+describe("who receives approval codes and decides (four eyes)", () => {
   const members = [
-    { email: "Owner@x", role: "owner" },
-    { email: "admin@x", role: "admin" },
-    { email: "member@x", role: "member" }
+    { user_uuid: "u-owner", email: "Owner@x", role: "owner" },
+    { user_uuid: "u-admin", email: "admin@x", role: "admin" },
+    { user_uuid: "u-member", email: "member@x", role: "member" },
+    { user_uuid: "u-other", email: "other@x", role: "member" }
   ]
-  it("named approvers people vouched for, else the default approvers, else admins and owner", () => {
-    expect(codeRecipients(["member@x", "outsider@evil"], [], members)).toEqual(["member@x"])
-    expect(codeRecipients(["partner@y"], ["partner@y"], members)).toEqual(["partner@y"])
+  const byRequest = (approvers: Array<string> | null, authorized_by: string | null = null) => ({ approvers, approval_by_policy: false, authorized_by })
+  const byPolicy = (approvers: Array<string> | null, authorized_by: string | null = null) => ({ approvers, approval_by_policy: true, authorized_by })
+
+  it("when only the request asks: named approvers people vouched for, else the default approvers, else admins and owner", () => {
+    expect(actionApprovers(byRequest(["member@x", "outsider@evil"]), [], members)).toEqual(["member@x"])
+    expect(actionApprovers(byRequest(["partner@y"]), ["partner@y"], members)).toEqual(["partner@y"])
     // An agent naming only addresses nobody vouched for gets the usual approvers, never its own address.
-    expect(codeRecipients(["outsider@evil"], ["partner@y"], members)).toEqual(["partner@y"])
-    expect(codeRecipients(["outsider@evil"], [], members)).toEqual(["owner@x", "admin@x"])
-    expect(codeRecipients(null, [], members)).toEqual(["owner@x", "admin@x"])
+    expect(actionApprovers(byRequest(["outsider@evil"]), ["partner@y"], members)).toEqual(["partner@y"])
+    expect(actionApprovers(byRequest(["outsider@evil"]), [], members)).toEqual(["owner@x", "admin@x"])
+    expect(actionApprovers(byRequest(null), [], members)).toEqual(["owner@x", "admin@x"])
   })
 
-  it("never include an address that is neither a member nor a default approver", () => {
+  it("when a policy demands it: the named approvers join the organization's, never replace them", () => {
+    expect(actionApprovers(byPolicy(["other@x"]), [], members)).toEqual(["owner@x", "admin@x", "other@x"])
+    expect(actionApprovers(byPolicy(["other@x", "outsider@evil"]), ["partner@y"], members)).toEqual(["partner@y", "other@x"])
+    expect(actionApprovers(byPolicy(null), ["partner@y"], members)).toEqual(["partner@y"])
+  })
+
+  it("a member never approves their own action: naming themselves, or being a default approver, gives them nothing", () => {
+    expect(actionApprovers(byPolicy(["member@x"], "u-member"), [], members)).toEqual(["owner@x", "admin@x"])
+    expect(actionApprovers(byRequest(["member@x"], "u-member"), [], members)).toEqual(["owner@x", "admin@x"])
+    expect(actionApprovers(byRequest(null, "u-member"), ["member@x", "other@x"], members)).toEqual(["other@x"])
+    expect(actionApprovers(byRequest(null, "u-member"), ["member@x"], members)).toEqual(["owner@x", "admin@x"])
+    // Owners and admins could change the policy anyway: their own actions stay theirs to approve.
+    expect(actionApprovers(byRequest(["admin@x"], "u-admin"), [], members)).toEqual(["admin@x"])
+  })
+
+  it("never include an address that is neither a member nor a default approver, nor the authorizing member, and always someone", () => {
     fc.assert(
-      fc.property(fc.array(fc.emailAddress(), { maxLength: 5 }), fc.array(fc.emailAddress(), { maxLength: 5 }), fc.array(fc.emailAddress(), { maxLength: 5 }), (named, defaults, people) => {
-        const roster = people.map((email, index) => ({ email, role: index === 0 ? "owner" : "member" }))
-        const vouched = new Set([...defaults, ...people].map((email) => email.toLowerCase()))
-        for (const email of codeRecipients(named, defaults, roster)) expect(vouched.has(email)).toBe(true)
-      })
+      fc.property(
+        fc.array(fc.emailAddress(), { maxLength: 5 }),
+        fc.array(fc.emailAddress(), { maxLength: 5 }),
+        fc.array(fc.emailAddress(), { minLength: 1, maxLength: 5 }),
+        fc.boolean(),
+        fc.nat(5),
+        (named, defaults, people, policy, authorizer) => {
+          const roster = people.map((email, index) => ({ user_uuid: `u${index}`, email, role: index === 0 ? "owner" : "member" }))
+          const vouched = new Set([...defaults, ...people].map((email) => email.toLowerCase()))
+          const subject = { approvers: [...named, ...people.slice(1, 2)], approval_by_policy: policy, authorized_by: `u${authorizer}` }
+          const chosen = actionApprovers(subject, [...defaults, ...people.slice(1, 2)], roster)
+          for (const email of chosen) expect(vouched.has(email)).toBe(true)
+          const self = roster[authorizer]
+          if (self !== undefined && self.role === "member" && self.email.toLowerCase() !== roster[0]!.email.toLowerCase()) {
+            expect(chosen).not.toContain(self.email.toLowerCase())
+          }
+          expect(chosen.length).toBeGreaterThan(0)
+        }
+      )
     )
   })
 })
 
 describe("who may approve", () => {
-  it("admins always; otherwise the action's list replaces the default list", () => {
-    expect(mayApprove({ role: "admin", email: "a@x" }, [], [])).toBe(true)
-    expect(mayApprove({ role: "owner", email: "o@x" }, ["z@x"], [])).toBe(true)
-    expect(mayApprove({ role: "member", email: "M@x" }, null, ["m@x"])).toBe(true)
-    expect(mayApprove({ role: "member", email: "m@x" }, ["z@x"], ["m@x"])).toBe(false)
-    expect(mayApprove({ role: "member", email: "z@x" }, ["z@x"], ["m@x"])).toBe(true)
-    expect(mayApprove({ role: "member", email: "q@x" }, null, ["m@x"])).toBe(false)
+  it("admins and owners always; members when the list names them", () => {
+    expect(mayApprove({ role: "admin", email: "a@x" }, [])).toBe(true)
+    expect(mayApprove({ role: "owner", email: "o@x" }, ["z@x"])).toBe(true)
+    expect(mayApprove({ role: "member", email: "M@x" }, ["m@x"])).toBe(true)
+    expect(mayApprove({ role: "member", email: "q@x" }, ["m@x"])).toBe(false)
   })
 })
 

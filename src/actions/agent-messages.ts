@@ -35,6 +35,10 @@ export const NewAction = Schema.Struct({
   policy_uuid: OptionalText,
   require_approval: Schema.Boolean,
   approvers: Schema.NullOr(Schema.Array(Text)),
+  /** The user whose API key or JWT authorized it (four eyes). */
+  authorized_by: OptionalText,
+  /** A policy demanded the approval: named approvers join the organization's instead of replacing them. */
+  approval_by_policy: Schema.Boolean,
   context: Schema.NullOr(Json),
   sdk: Schema.NullOr(Json),
   warnings: Schema.Array(Text),

@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { Principal } from "../../protocol/auth.js"
-import { approvalCodeDigest, checkApprovalToken, mayApprove, type TokenDecision, vouchedAddresses } from "./approvals.js"
+import { actionApprovers, approvalCodeDigest, authorizingMember, checkApprovalToken, mayApprove, type TokenDecision, vouchedAddresses } from "./approvals.js"
 import type { ActionsContext } from "./context.js"
 import type { Decision, makeDecide, Via } from "./decide.js"
 import { ActionNotFound, AlreadyResolved, ApprovalExpired, CodeNotFound, CredentialExpired, NotAllowedToDecide, refuse } from "./errors.js"
@@ -19,14 +19,27 @@ export const makeApprovalsFlow = (
 ) => {
   const expire = (row: ActionRow) => expireOne({ orgUuid: row.org_uuid, agentId: row.agent_id, actionUuid: row.action_uuid })
 
-  /** A grant's holder must still be someone the organization vouches for (a member who left is not). */
-  const stillVouched = (grant: GrantRow) =>
+  /**
+   * A grant's holder must still be someone the organization vouches for (a member who left is not),
+   * and never the member who authorized the action (a grant issued before a role change, say).
+   */
+  const stillEntitled = (grant: GrantRow, row: ActionRow) =>
     die(
       Effect.gen(function* () {
-        const vouched = vouchedAddresses(yield* store.defaultApprovers(grant.org_uuid), yield* store.activeMembers(grant.org_uuid))
+        const members = yield* store.activeMembers(grant.org_uuid)
+        const vouched = vouchedAddresses(yield* store.defaultApprovers(grant.org_uuid), members)
         if (!vouched.has(grant.approver_email)) return yield* refuse(new NotAllowedToDecide({ why: "no_longer_approver" }))
+        if (authorizingMember(row, members)?.email.toLowerCase() === grant.approver_email.toLowerCase()) return yield* refuse(new NotAllowedToDecide({ why: "own_action" }))
       })
     )
+
+  /** A signed-in caller may decide on the action: an approver of it, and not the member who authorized it. */
+  const mayDecide = (principal: Principal, row: ActionRow) =>
+    Effect.gen(function* () {
+      if (principal.role === "member" && row.authorized_by === principal.userUuid) return yield* refuse(new NotAllowedToDecide({ why: "own_action" }))
+      const approvers = actionApprovers(row, yield* die(store.defaultApprovers(row.org_uuid)), yield* die(store.activeMembers(row.org_uuid)))
+      if (!mayApprove(principal, approvers)) return yield* refuse(new NotAllowedToDecide({ why: "not_an_approver" }))
+    })
 
   /** The pending action a code grants a decision on, with the grant. */
   const liveCode = (code: string) =>
@@ -72,9 +85,7 @@ export const makeApprovalsFlow = (
   const reviewFromDashboard = Effect.fn("Actions.reviewFromDashboard")(function* (principal: Principal, actionUuid: string) {
     const row = yield* die(store.byId(principal.orgUuid, actionUuid))
     if (row === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
-    if (!mayApprove(principal, row.approvers, yield* die(store.defaultApprovers(principal.orgUuid)))) {
-      return yield* refuse(new NotAllowedToDecide({ why: "not_an_approver" }))
-    }
+    yield* mayDecide(principal, row)
     return yield* reviewOf(row)
   })
 
@@ -88,7 +99,7 @@ export const makeApprovalsFlow = (
 
   const confirm = Effect.fn("Actions.confirm")(function* (code: string, decision: Decision, reason: string | null, requestId: string) {
     const { grant, row } = yield* liveCode(code)
-    yield* stillVouched(grant)
+    yield* stillEntitled(grant, row)
     return yield* decideAndAudit(row, decision, grant.approver_email, "code", decision === "deny" ? reason : null, grant.grant_id, requestId)
   })
 
@@ -103,16 +114,14 @@ export const makeApprovalsFlow = (
       yield* expire(row)
       return yield* refuse(new CredentialExpired({ what: "token" }))
     }
-    yield* stillVouched(grant)
+    yield* stillEntitled(grant, row)
     return yield* decideAndAudit(row, decision, grant.approver_email, "token", decision === "deny" ? reason : null, grant.grant_id, requestId)
   })
 
   const fromDashboard = Effect.fn("Actions.fromDashboard")(function* (principal: Principal, actionUuid: string, decision: Decision, requestId: string, reason: string | null = null) {
     const row = yield* die(store.byId(principal.orgUuid, actionUuid))
     if (row === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
-    if (!mayApprove(principal, row.approvers, yield* die(store.defaultApprovers(principal.orgUuid)))) {
-      return yield* refuse(new NotAllowedToDecide({ why: "not_an_approver" }))
-    }
+    yield* mayDecide(principal, row)
     if (row.status !== "pending_approval") return yield* refuse(new AlreadyResolved({ status: row.status }))
     if (pastDeadline(row)) {
       yield* expire(row)

@@ -60,16 +60,17 @@ export const checkApprovalToken = (
   return { result: seconds * 1000 < now.getTime() ? "expired" : "valid", grantId }
 }
 
-/** Who may approve from the dashboard: admins and owners always; otherwise the action's list, or the org's default list. */
-export const mayApprove = (
-  caller: { readonly role: string; readonly email: string },
-  actionApprovers: ReadonlyArray<string> | null,
-  defaultApprovers: ReadonlyArray<string>
-): boolean => {
+export interface Member {
+  readonly user_uuid: string
+  readonly email: string
+  readonly role: string
+}
+
+/** Who decides on a pending action besides its organization's owner and admins (the dashboard, and who gets a code). */
+export const mayApprove = (caller: { readonly role: string; readonly email: string }, approvers: ReadonlyArray<string>): boolean => {
   if (caller.role === "owner" || caller.role === "admin") return true
-  const list = actionApprovers ?? defaultApprovers
   const email = caller.email.toLowerCase()
-  return list.some((entry) => entry.toLowerCase() === email)
+  return approvers.some((entry) => entry.toLowerCase() === email)
 }
 
 const lowerUnique = (list: ReadonlyArray<string>) => [...new Set(list.map((email) => email.toLowerCase()))]
@@ -82,17 +83,35 @@ const lowerUnique = (list: ReadonlyArray<string>) => [...new Set(list.map((email
 export const vouchedAddresses = (defaults: ReadonlyArray<string>, members: ReadonlyArray<{ readonly email: string }>): ReadonlySet<string> =>
   new Set(lowerUnique([...defaults, ...members.map((member) => member.email)]))
 
-/** Who receives a personal code: the action's vouched approvers, else the default approvers, else the admins and owner. */
-export const codeRecipients = (
-  actionApprovers: ReadonlyArray<string> | null,
-  defaults: ReadonlyArray<string>,
-  members: ReadonlyArray<{ readonly email: string; readonly role: string }>
-): ReadonlyArray<string> => {
+/** What an action records about who may decide on it. */
+export interface ApprovalSubject {
+  readonly approvers: ReadonlyArray<string> | null
+  readonly approval_by_policy: boolean
+  readonly authorized_by: string | null
+}
+
+/**
+ * Four eyes (CONTRACT.md): the member whose credential authorized the action, when a member did.
+ * Owners and admins are not excluded: they could change the policy anyway.
+ */
+export const authorizingMember = (action: ApprovalSubject, members: ReadonlyArray<Member>): Member | undefined =>
+  action.authorized_by === null ? undefined : members.find((member) => member.user_uuid === action.authorized_by && member.role === "member")
+
+/**
+ * The addresses that decide on the action (besides owners and admins) and receive its codes: the
+ * organization's approvers (default approvers, else admins and owner) joined by the vouched ones
+ * the request named when a policy demanded the approval; when only the request asked for it, the
+ * named ones instead (the organization's when none is vouched). Never the authorizing member.
+ */
+export const actionApprovers = (action: ApprovalSubject, defaults: ReadonlyArray<string>, members: ReadonlyArray<Member>): ReadonlyArray<string> => {
   const vouched = vouchedAddresses(defaults, members)
-  const named = lowerUnique(actionApprovers ?? []).filter((email) => vouched.has(email))
-  if (named.length > 0) return named
-  if (defaults.length > 0) return lowerUnique(defaults)
-  return lowerUnique(members.filter((member) => member.role === "owner" || member.role === "admin").map((member) => member.email))
+  const self = authorizingMember(action, members)?.email.toLowerCase()
+  const eligible = (list: ReadonlyArray<string>) => lowerUnique(list).filter((email) => email !== self)
+  const named = eligible(action.approvers ?? []).filter((email) => vouched.has(email))
+  const fromDefaults = eligible(defaults)
+  const organization = fromDefaults.length > 0 ? fromDefaults : eligible(members.filter((member) => member.role === "owner" || member.role === "admin").map((member) => member.email))
+  if (action.approval_by_policy) return lowerUnique([...organization, ...named])
+  return named.length > 0 ? named : organization
 }
 
 /** The dashboard page of an action (needs sign-in): where every notification points. */

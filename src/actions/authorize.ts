@@ -162,6 +162,8 @@ export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus
           policy_uuid: verdict.policy_uuid,
           require_approval: input.require_approval === true,
           approvers: input.approvers ? [...new Set(input.approvers.map((email) => email.toLowerCase()))] : null,
+          authorized_by: principal.userUuid,
+          approval_by_policy: pending && verdict.decision === "require_approval",
           context: (input.context ?? null) as Record<string, unknown> | null,
           sdk: sdkEntries.length > 0 ? Object.fromEntries(sdkEntries) : null,
           warnings,

@@ -141,12 +141,13 @@ export class CredentialExpired extends Schema.TaggedError<CredentialExpired>()("
 const refusedMessages = {
   token_mismatch: "The approval token does not match this action",
   not_an_approver: "You are not an approver of this action",
-  no_longer_approver: "This approver is no longer an approver of the organization"
+  no_longer_approver: "This approver is no longer an approver of the organization",
+  own_action: "Four eyes: a member never approves, denies or cosigns an action authorized with their own credentials"
 } as const
 
 /** The caller may not decide on this action. */
 export class NotAllowedToDecide extends Schema.TaggedError<NotAllowedToDecide>()("NotAllowedToDecide", {
-  why: Schema.Literals(["token_mismatch", "not_an_approver", "no_longer_approver"])
+  why: Schema.Literals(["token_mismatch", "not_an_approver", "no_longer_approver", "own_action"])
 }) {
   readonly code = "FORBIDDEN"
   override readonly message = refusedMessages[this.why]

@@ -7,7 +7,7 @@ import * as Layer from "effect/Layer"
 import { Config } from "../platform/config.js"
 import { newId } from "../platform/ids.js"
 import { Secrets } from "../platform/secrets.js"
-import { approvalCodeDigest, codeRecipients, newApprovalCode, signApprovalToken } from "./approvals.js"
+import { actionApprovers, approvalCodeDigest, newApprovalCode, signApprovalToken } from "./approvals.js"
 import { ApprovalGrants, type IssuedGrant } from "./ports.js"
 import { makeActionsStore, type NewGrant } from "./store.js"
 
@@ -23,7 +23,7 @@ export const ApprovalGrantsLive = Layer.effect(ApprovalGrants)(
         if (action === undefined || action.status !== "pending_approval" || action.approval_expires_at === null) return []
         const expiresAt = new Date(action.approval_expires_at)
         if (expiresAt.getTime() <= Date.now()) return []
-        const emails = codeRecipients(action.approvers, yield* store.defaultApprovers(orgUuid), yield* store.activeMembers(orgUuid))
+        const emails = actionApprovers(action, yield* store.defaultApprovers(orgUuid), yield* store.activeMembers(orgUuid))
         const fresh = emails.map((email) => ({ email, code: newApprovalCode(), grantId: newId("apg") }))
         const inserted = yield* store.insertGrants(
           fresh.map(

@@ -3,12 +3,14 @@ import * as Effect from "effect/Effect"
 import type { Principal } from "../../protocol/auth.js"
 import { newUuid } from "../platform/ids.js"
 import type { ActionsContext } from "./context.js"
-import { ActionNotFound, AlreadyCosigned, refuse } from "./errors.js"
+import { ActionNotFound, AlreadyCosigned, NotAllowedToDecide, refuse } from "./errors.js"
 
 export const makeOversight = ({ store, sql, die }: ActionsContext) => {
   const cosign = Effect.fn("Actions.cosign")(function* (principal: Principal, actionUuid: string, requestId: string) {
     const row = yield* die(store.byId(principal.orgUuid, actionUuid))
     if (row === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+    // Four eyes: a member's cosignature of their own action would vouch for nothing.
+    if (principal.role === "member" && row.authorized_by === principal.userUuid) return yield* refuse(new NotAllowedToDecide({ why: "own_action" }))
     const created = yield* die(
       store.cosign({ cosignature_uuid: newUuid(), org_uuid: principal.orgUuid, action_uuid: actionUuid, user_uuid: principal.userUuid, email: principal.email })
     )

@@ -10,6 +10,7 @@ import { jsonb } from "../platform/db/index.js"
 import { count, iso, isoRequired, jsonValue, offset } from "../platform/sql.js"
 import type { MintedReceipt } from "../receipts/ports.js"
 import type { ActionFields, NewAction } from "./agent-messages.js"
+import type { Member } from "./approvals.js"
 import { DEFAULT_AGENT_ID } from "./chain.js"
 
 export interface ActionRow extends ActionFields {
@@ -18,6 +19,8 @@ export interface ActionRow extends ActionFields {
   readonly policy_uuid: string | null
   readonly require_approval: boolean
   readonly approvers: ReadonlyArray<string> | null
+  readonly authorized_by: string | null
+  readonly approval_by_policy: boolean
   readonly approval_expires_at: string | null
   readonly approved_by: string | null
   readonly approved_at: string | null
@@ -52,6 +55,8 @@ const toAction = (row: any): ActionRow => ({
   policy_uuid: row.policy_uuid ?? null,
   require_approval: Boolean(row.require_approval),
   approvers: jsonValue<ReadonlyArray<string> | null>(row.approvers, null),
+  authorized_by: row.authorized_by ?? null,
+  approval_by_policy: Boolean(row.approval_by_policy),
   approval_expires_at: iso(row.approval_expires_at),
   approved_by: row.approved_by ?? null,
   approved_at: iso(row.approved_at),
@@ -147,13 +152,13 @@ export const makeActionsStore = Effect.gen(function* () {
   const insertAction = (a: NewAction) =>
     sql`INSERT INTO actions (action_uuid, org_uuid, agent_id, agent_version, action_type, action_details_hash,
           instruction_hash, details_sealed, details_storage_key, model_id, model_version, parent_action_uuid,
-          endpoint_url, status, policy_uuid, require_approval, approvers, context, sdk, warnings,
+          endpoint_url, status, policy_uuid, require_approval, approvers, authorized_by, approval_by_policy, context, sdk, warnings,
           approval_expires_at, policy_evaluations, created_at, updated_at)
         VALUES (${a.action_uuid}, ${a.org_uuid}, ${a.agent_id}, ${a.agent_version}, ${a.action_type},
           ${a.action_details_hash}, ${a.instruction_hash}, ${a.details_sealed}, ${a.details_storage_key},
           ${a.model_id}, ${a.model_version}, ${a.parent_action_uuid}, ${a.endpoint_url}, ${a.status},
           ${a.policy_uuid}, ${a.require_approval}, ${a.approvers === null ? null : jsonb(a.approvers)},
-          ${a.context === null ? null : jsonb(a.context)}, ${a.sdk === null ? null : jsonb(a.sdk)},
+          ${a.authorized_by}, ${a.approval_by_policy}, ${a.context === null ? null : jsonb(a.context)}, ${a.sdk === null ? null : jsonb(a.sdk)},
           ${jsonb(a.warnings)}, ${a.approval_expires_at},
           ${a.policy_evaluations}::jsonb, ${a.created_at}, ${a.created_at})`
 
@@ -214,8 +219,8 @@ export const makeActionsStore = Effect.gen(function* () {
 
     /** Active users of an organization, for choosing who may receive approval codes. */
     activeMembers: (orgUuid: string) =>
-      sql`SELECT email, role FROM users WHERE org_uuid = ${orgUuid} AND deactivated_at IS NULL`.pipe(
-        Effect.map((rows: ReadonlyArray<any>) => rows.map((row) => ({ email: row.email as string, role: row.role as string })))
+      sql`SELECT user_uuid, email, role FROM users WHERE org_uuid = ${orgUuid} AND deactivated_at IS NULL`.pipe(
+        Effect.map((rows: ReadonlyArray<any>) => rows.map((row): Member => ({ user_uuid: row.user_uuid as string, email: row.email as string, role: row.role as string })))
       ),
 
     /** pending_approval → approved; false when the action was no longer pending. */

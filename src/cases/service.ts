@@ -292,7 +292,7 @@ export const makeCases = Effect.gen(function* () {
     Effect.gen(function* () {
       const approvers = (yield* orgRow(principal.orgUuid))?.default_approvers
       const list = Array.isArray(approvers) ? (approvers as Array<string>) : typeof approvers === "string" ? (JSON.parse(approvers) as Array<string>) : []
-      if (!mayApprove(principal, null, list)) return yield* refuse(new NotAnApprover())
+      if (!mayApprove(principal, list)) return yield* refuse(new NotAnApprover())
       const row = yield* Effect.orDie(store.byId(principal.orgUuid, caseId))
       if (row === undefined || row.status === "running") return yield* refuse(new CaseNotFound({ case_id: caseId }))
       return row

@@ -33,6 +33,7 @@ import sso from "./0026_sso.js"
 import explanations from "./0027_explanations.js"
 import compliance from "./0028_compliance.js"
 import dora from "./0029_dora.js"
+import fourEyes from "./0030_four_eyes.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -62,5 +63,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0026_sso": sso,
   "0027_explanations": explanations,
   "0028_compliance": compliance,
-  "0029_dora": dora
+  "0029_dora": dora,
+  "0030_four_eyes": fourEyes
 }
