@@ -33,13 +33,17 @@ export const ReceiptChecks = Schema.Struct({
   signature: Schema.Boolean,
   timestamp_imprint: Schema.NullOr(Schema.Boolean).annotate({ description: "null when the receipt has no timestamp token" }),
   timestamp_signature: Schema.NullOr(Schema.Boolean).annotate({ description: "null when the receipt has no timestamp token" }),
-  chain: Schema.Boolean.annotate({ description: "previous_payload_hash links to the previous receipt of the same (org, agent) chain" })
+  chain: Schema.NullOr(Schema.Boolean).annotate({
+    description: "previous_payload_hash links to the previous receipt of the same (org, agent) chain; null for a case receipt, which is not chained"
+  })
 })
 
 export const ReceiptVerification = Schema.Struct({
   valid: Schema.Boolean,
   receipt_uuid: Schema.String,
-  action_uuid: Schema.String,
+  action_uuid: Schema.NullOr(Schema.String).annotate({ description: "null for a case receipt (see case_id)" }),
+  case_id: Schema.optionalKey(Schema.String).annotate({ description: "only for a case receipt" }),
+  receipt_version: Schema.optionalKey(Schema.String).annotate({ description: "only for a case receipt" }),
   payload_hash: Sha256Hash,
   signature: Ed25519Signature,
   public_key_id: Schema.String,

@@ -30,6 +30,7 @@ import { Analytics } from "./analytics/service.js"
 import { ApprovalPageRoutes } from "./approve/http.js"
 import { NotificationChannelsHttp } from "./approvers/http.js"
 import { CasesHttp, CasesPublicHttp } from "./cases/http.js"
+import { CaseReceiptsLookup } from "./cases/receipt-lookup.js"
 import { Cases } from "./cases/service.js"
 import { ComplianceHttp } from "./compliance/http.js"
 import { Compliance } from "./compliance/service.js"
@@ -106,7 +107,7 @@ export const servicesLayer = (config: AppConfig) => {
     (services) => Layer.provideMerge(Notifications.layer, services),
     (services) => Layer.provideMerge(MutualSigning.layer, services),
     Layer.provideMerge(actorsLayer(config)),
-    Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive, Sso.layer)),
+    Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive, Sso.layer, CaseReceiptsLookup)),
     Layer.provideMerge(ModelCalls.layer.pipe(Layer.provideMerge(ProviderCredentials.layer))),
     Layer.provideMerge(Flags.layer),
     Layer.provideMerge(Secrets.layer),

@@ -76,6 +76,19 @@ describe("cases", () => {
     const verified = await call(server.url, "GET", new URL(body.receipt.verify_url).pathname)
     expect(verified.status).toBe(200)
     expect(verified.body).toMatchObject({ valid: true, case_id: body.case_id, receipt_uuid: body.receipt.receipt_uuid, checks: { payload_hash: true, signature: true } })
+    // The public verify by receipt id answers for any receipt, a case's included (not chained: chain null).
+    const byId = await call(server.url, "GET", `/api/v1/verify/${body.receipt.receipt_uuid}`)
+    expect(byId.status, byId.text).toBe(200)
+    expect(byId.body).toMatchObject({
+      valid: true,
+      receipt_uuid: body.receipt.receipt_uuid,
+      action_uuid: null,
+      case_id: body.case_id,
+      payload_hash: body.receipt.payload_hash,
+      algorithm: "Ed25519",
+      checks: { payload_hash: true, signature: true, chain: null }
+    })
+    expect((await call(server.url, "GET", "/api/v1/verify/rct_does_not_exist")).status).toBe(404)
 
     const fetched = await call(server.url, "GET", `/api/v1/cases/${body.case_id}`, { token: org.key })
     expect(fetched.status).toBe(200)
@@ -104,8 +117,12 @@ describe("cases", () => {
       })
     )
     expect(events.map((event) => event.type)).toEqual(["case.complete", "case.requires_human_review"])
-    const review = events[1]!.data
-    expect(typeof review === "string" ? JSON.parse(review) : review).toMatchObject({ case_id: caseId, decision: "MIXED", receipt_uuid: reply.body.receipt.receipt_uuid })
+    // Spec part 1: both payloads carry `timestamp` (when the case completed).
+    for (const event of events) {
+      const data = typeof event.data === "string" ? JSON.parse(event.data) : event.data
+      expect(data).toMatchObject({ case_id: caseId, decision: "MIXED", receipt_uuid: reply.body.receipt.receipt_uuid })
+      expect(Date.parse(data.timestamp)).not.toBeNaN()
+    }
 
     // Pushed on the notifications channel as it appears (and below, as it resolves).
     const pushed = await watcher.next((frame) => frame.type === "event" && frame.data.notification_key === `case:${caseId}`)

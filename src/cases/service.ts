@@ -227,7 +227,9 @@ export const makeCases = Effect.gen(function* () {
         decision: consensus.decision,
         confidence_score: consensus.confidence_score,
         disagreement_score: consensus.disagreement_score,
-        receipt_uuid: receiptUuid
+        receipt_uuid: receiptUuid,
+        // Spec part 1 lists `timestamp` in both payloads: the receipt's time, when the case completed.
+        timestamp: createdAt
       }
       const caseEvents = stampEvents([
         { orgUuid, type: "case.complete", data: { ...payload, requires_human_review: consensus.requires_human_review } },

@@ -66,3 +66,25 @@ export class ReceiptMinter extends Context.Service<
     readonly insertion: (receipt: SignedReceipt) => Statement.Fragment
   }
 >()("gateway/ReceiptMinter") {}
+
+/** A receipt signed like an action's but kept by another area (a case receipt), as the public verify needs it. */
+export interface ReceiptKeptElsewhere {
+  readonly receipt_uuid: string
+  readonly receipt_version: string
+  readonly case_id: string
+  readonly signed_payload: string
+  readonly payload_hash: string
+  readonly signature: string
+  readonly public_key_id: string
+  readonly timestamp_token: string | null
+}
+
+/**
+ * Finds receipts the receipts table does not hold, so `GET /api/v1/verify/{receipt_uuid}` verifies
+ * any receipt by its id (CONTRACT.md). Implemented by the cases area.
+ */
+export class ReceiptsElsewhere extends Context.Service<
+  ReceiptsElsewhere,
+  { readonly byReceiptUuid: (receiptUuid: string) => Effect.Effect<ReceiptKeptElsewhere | undefined> }
+>()("gateway/ReceiptsElsewhere") {}
+

@@ -24,7 +24,7 @@ import { Fanout } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { ActionReceiptNotFound, ReceiptNotFound, RotationInProgress, refuse } from "./errors.js"
 import { jwkOf, loadActiveSigner, loadTimestampAuthorityIdentity, rawPublicKeyOf, rotateSigningKey } from "./keys.js"
-import { type ReceiptContent, ReceiptMinter, type SignedReceipt } from "./ports.js"
+import { type ReceiptContent, ReceiptMinter, ReceiptsElsewhere, type SignedReceipt } from "./ports.js"
 import { canonicalJsonBytes, type ReceiptSigner, sha256Digest, sha256Tagged, signPayload, verifySignature } from "./signing.js"
 import * as store from "./store.js"
 import { receiptSummary } from "./summary.js"
@@ -295,11 +295,21 @@ export const makeReceipts = Effect.gen(function* () {
         return yield* verifyRow(receipt)
       }),
 
+    /** Any receipt by its id: an action's from the receipts table, else one kept elsewhere (a case's, not chained). */
     verifyReceipt: (receiptUuid: string) =>
       Effect.gen(function* () {
         const receipt = yield* Effect.orDie(store.receiptByUuid(receiptUuid))
-        if (receipt === undefined) return yield* refuse(new ReceiptNotFound())
-        return yield* verifyRow(receipt)
+        if (receipt !== undefined) return yield* verifyRow(receipt)
+        const kept = yield* (yield* ReceiptsElsewhere).byReceiptUuid(receiptUuid)
+        if (kept === undefined) return yield* refuse(new ReceiptNotFound())
+        const { key, payload, checks } = yield* Effect.orDie(documentChecks(kept))
+        return {
+          receipt_uuid: kept.receipt_uuid,
+          action_uuid: null,
+          case_id: kept.case_id,
+          receipt_version: kept.receipt_version,
+          ...verification(kept, key, payload, { ...checks, chain: null })
+        }
       }),
 
     /** A receipt of `orgUuid` as stored; another organization's id is 404. */
