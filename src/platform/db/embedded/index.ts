@@ -6,7 +6,9 @@
  *   first start, into `data.init`, renamed when complete);
  * - `password`: the superuser's password, generated once (0600, scram-sha-256);
  * - `postgres.log`: initdb's and the server's output;
- * - `gateway.lock`: the pid of the one gateway using it.
+ * - `gateway.lock`: the pid of the one gateway using it;
+ * - `cluster-location`, only when the cluster was staged elsewhere because
+ *   the server's user cannot reach DATA_DIR/pg (staging.ts).
  *
  * The server listens on 127.0.0.1 on a port free at start, and stops when the
  * gateway stops or dies (see process.ts).
@@ -14,13 +16,15 @@
 import { randomBytes } from "node:crypto"
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
-import { join, resolve } from "node:path"
+import { dirname, join, resolve } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
+import { logLine } from "../../log.js"
 import { findBinaries } from "./binaries.js"
 import { acquireLock } from "./lock.js"
 import { initdb, PortTaken, type Postmaster, startPostmaster, stopOrphan } from "./process.js"
+import { type Layout, planLayout, type Staged } from "./staging.js"
 import { checkAccess, type ServerUser, serverUser } from "./user.js"
 
 export { DirectoryInUse, isAlive } from "./lock.js"
@@ -44,6 +48,10 @@ export interface EmbeddedPostgres {
   /** URL of the `postgres` maintenance database (to create and drop databases). */
   readonly adminUrl: string
   readonly directory: string
+  /** The cluster: `directory/data`, or `data` in the staging directory. */
+  readonly dataDir: string
+  /** What was staged outside `directory`, and where. */
+  readonly staged: Staged | undefined
   readonly logFile: string
   readonly port: number
   readonly pid: number
@@ -81,10 +89,11 @@ const passwordOf = (file: string, clusterExists: boolean): string => {
   return password
 }
 
-const createCluster = async (directory: string, data: string, password: string, user: ServerUser, initdbPath: string, logFile: string) => {
+/** initdb into a sibling of `data`, renamed when complete (its password file beside it: the server's user reads it). */
+const createCluster = async (data: string, password: string, user: ServerUser, initdbPath: string, logFile: string) => {
   if (existsSync(data)) throw new Error(`${data} exists but holds no cluster (no PG_VERSION): move it away`)
-  const staging = join(directory, "data.init")
-  const pwfile = join(directory, "initdb.pw")
+  const staging = join(dirname(data), "data.init")
+  const pwfile = join(dirname(data), "initdb.pw")
   rmSync(staging, { recursive: true, force: true })
   mkdirSync(staging, { mode: 0o700 })
   writeFileSync(pwfile, `${password}\n`, { mode: 0o600 })
@@ -121,6 +130,22 @@ const startOnFreePort = async (run: (port: number) => Promise<Postmaster>): Prom
   }
 }
 
+/** Says where the cluster and binaries went; a warning when a reboot may lose them or an old cluster was set aside. */
+const logStaged = (directory: string, user: ServerUser, { home, binaries, staged }: Layout): void => {
+  if (!staged) return
+  logLine(staged.persistent && !staged.setAside ? "info" : "warn", "embedded postgres staged", {
+    directory,
+    staged_in: staged.root,
+    cluster: staged.cluster ? join(home, "data") : undefined,
+    binaries: staged.binaries ? dirname(binaries.postgres) : undefined,
+    persistent: staged.persistent,
+    set_aside: staged.setAside,
+    why:
+      `PostgreSQL runs as ${user.name}, which could not reach DATA_DIR/pg or the binaries where they are ` +
+      "(a 0700 directory above them?): their files are staged instead of changing the modes of your directories"
+  })
+}
+
 export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> => {
   const database = options.database ?? "gateway"
   if (!DATABASE_NAME.test(database)) throw new Error(`invalid database name "${database}"`)
@@ -129,11 +154,13 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
   const release = acquireLock(join(directory, "gateway.lock"), directory)
   try {
     const user = serverUser()
-    const binaries = await findBinaries()
     // The server's user enters this directory (its data/ and initdb's password file are inside).
     if (user.switched) chmodSync(directory, 0o711)
-    checkAccess(user, directory, binaries.postgres)
-    const data = join(directory, "data")
+    const layout = planLayout(directory, user, await findBinaries())
+    logStaged(directory, user, layout)
+    const binaries = layout.binaries
+    checkAccess(user, layout.home, binaries.postgres)
+    const data = join(layout.home, "data")
     const logFile = join(directory, "postgres.log")
     const clusterExists = existsSync(join(data, "PG_VERSION"))
     const password = passwordOf(join(directory, "password"), clusterExists)
@@ -142,7 +169,7 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     let initMs: number | undefined
     if (!clusterExists) {
       const began = performance.now()
-      await createCluster(directory, data, password, user, binaries.initdb, logFile)
+      await createCluster(data, password, user, binaries.initdb, logFile)
       initMs = Math.round(performance.now() - began)
     }
     const began = performance.now()
@@ -165,6 +192,8 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
       url: `${base}/${database}`,
       adminUrl: `${base}/postgres`,
       directory,
+      dataDir: data,
+      staged: layout.staged,
       logFile,
       port,
       pid: postmaster.pid,

@@ -36,20 +36,23 @@ export const serverUser = (): ServerUser => {
 /** spawn() options that run a child as `user` (nothing when it is ourselves). */
 export const runAs = (user: ServerUser): { uid?: number; gid?: number } => (user.switched ? { uid: user.uid, gid: user.gid } : {})
 
+/** Whether `user` can enter `directory` (search permission on it and every directory above). */
+export const canEnter = (user: ServerUser, directory: string): boolean =>
+  spawnSync("/bin/sh", ["-c", 'cd "$1"', "sh", directory], { ...runAs(user), cwd: "/", stdio: "ignore" }).status === 0
+
+/** Whether `user` can run `postgres` (reach it, execute it, and load its libraries). */
+export const canRun = (user: ServerUser, postgres: string): boolean =>
+  spawnSync(postgres, ["--version"], { ...runAs(user), cwd: "/", env: { PATH: "/usr/bin:/bin" }, stdio: "ignore", timeout: 30_000 }).status ===
+  0
+
 /**
- * Checks, as `user`, that it can enter `directory` and run `binary`:
- * a root-owned DATA_DIR under a 0700 parent is the usual way this fails, and
- * PostgreSQL's own message about it is far from the cause.
+ * Checks, as `user`, that it can enter `directory` and run `postgres`:
+ * PostgreSQL's own message about either is far from the cause.
  */
-export const checkAccess = (user: ServerUser, directory: string, binary: string): void => {
-  if (!user.switched) return
-  const result = spawnSync("/bin/sh", ["-c", 'cd "$1" && test -x "$2"', "sh", directory, binary], {
-    ...runAs(user),
-    stdio: "ignore"
-  })
-  if (result.status === 0) return
+export const checkAccess = (user: ServerUser, directory: string, postgres: string): void => {
+  if (!user.switched || (canEnter(user, directory) && canRun(user, postgres))) return
   throw new Error(
-    `PostgreSQL runs as user ${user.name} (uid ${user.uid}), which cannot enter ${directory} or cannot run ${binary}: ` +
+    `PostgreSQL runs as user ${user.name} (uid ${user.uid}), which cannot enter ${directory} or cannot run ${postgres}: ` +
       "every directory above them needs search permission for that user (chmod o+x), or choose another DATA_DIR."
   )
 }
