@@ -27,7 +27,8 @@ const startOnce = async (env: Record<string, string>): Promise<ServerProcess> =>
   const running = () => child.exitCode === null && child.signalCode === null
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
   const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 60_000
+  // Generous: a start under tsx on a loaded 2-core machine took up to a minute.
+  const deadline = Date.now() + 90_000
   for (;;) {
     if (!running()) throw new Error(`server exited early (${child.exitCode ?? child.signalCode}):\n${output}`)
     try {
