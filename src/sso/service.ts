@@ -77,8 +77,8 @@ export const makeSso = Effect.gen(function* () {
 
   const requireOwner = (principal: Principal) => (principal.role === "owner" ? Effect.void : refuse(new OwnerOnly()))
 
-  const requirePlan = (org: OrgRow) =>
-    config.deploymentMode === "selfhosted" || SSO_PLANS.has(org.plan) ? Effect.void : refuse(new PlanRequired({ plan: org.plan }))
+  /** The organization's current plan decides, in either deployment mode (self-hosted organizations start on `self_hosted`). */
+  const requirePlan = (org: OrgRow) => (SSO_PLANS.has(org.plan) ? Effect.void : refuse(new PlanRequired({ plan: org.plan })))
 
   /** The owner's domain, plus the ones asked for; a domain another organization already uses is refused (the owner's is skipped). */
   const domainsFor = (org: OrgRow, asked: ReadonlyArray<string> | undefined) =>
