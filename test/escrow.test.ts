@@ -309,7 +309,13 @@ describe("disputes", () => {
 
   it("needs a reason or description (422) and a valid amount (400); the SDK's reason is accepted", async () => {
     const account = await newAccount()
-    expect((await dispute(org.key, account, { amount: "1.00" })).status).toBe(422)
+    const missing = await dispute(org.key, account, { amount: "1.00" })
+    expect(missing.status).toBe(422)
+    // The spec's field is named; a caller who used the SDK's `reason` is told about `reason`.
+    expect(missing.body.details.issues.map((issue: { path: string }) => issue.path)).toEqual(["description"])
+    const blankReason = await dispute(org.key, account, { amount: "1.00", reason: " " })
+    expect(blankReason.status).toBe(422)
+    expect(blankReason.body.details.issues.map((issue: { path: string }) => issue.path)).toEqual(["reason"])
     expect((await dispute(org.key, account, { reason: "no amount" })).status).toBe(422)
     expect((await dispute(org.key, account, { amount: "0", reason: "zero" })).body.code).toBe("INVALID_AMOUNT")
     const sdk = await dispute(org.key, account, { amount: 12.5, reason: "Late delivery" })

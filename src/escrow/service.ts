@@ -269,7 +269,8 @@ export const makeEscrow = Effect.gen(function* () {
       Effect.gen(function* () {
         const current = yield* load(principal, accountUuid)
         const reason = present(input.reason) ?? present(input.description)
-        if (reason === null) return yield* refuse(InvalidInput.one("reason", "a reason or description is required"))
+        // Name the field the caller uses: the spec's `description`, or `reason` when the SDK's form was sent.
+        if (reason === null) return yield* refuse(InvalidInput.one(input.reason !== undefined ? "reason" : "description", "is required: say why the dispute is opened"))
         const amount = yield* amountOf(input.amount, current)
         const evidence = present(input.evidence_package_uuid)
         const signature = present(input.signature)
