@@ -24,7 +24,12 @@ export const EndpointApproval = Schema.Struct({
   url_pattern_suggested: Schema.String,
   status: Schema.String,
   requested_at: Timestamp,
-  resolved_at: NullableTimestamp
+  resolved_at: NullableTimestamp,
+  action_type: Schema.NullOr(Schema.String).annotate({ description: "the action type of the blocked request (null for requests filed before it was recorded)" }),
+  grant_expires_at: NullableTimestamp.annotate({
+    description: "once approved: until when the same agent, action type and URL may authorize once (null before approval or without an action type)"
+  }),
+  grant_used_at: NullableTimestamp.annotate({ description: "when the authorize the approval let through happened" })
 })
 
 const WhitelistMode = Schema.Literals(["strict", "permissive"])

@@ -37,7 +37,7 @@ const subject: ActionSubject = {
 const versionOf = (principal: Principal) => Effect.flatMap(OrgSnapshots, (orgs) => Effect.map(orgs.fetch(principal.orgUuid), (s) => s.version))
 const decide = (principal: Principal) => Effect.flatMap(PolicyDecisions, (d) => Effect.map(d.evaluate(principal.orgUuid, subject), (v) => v.decision))
 const check = (principal: Principal, url: string) =>
-  Effect.flatMap(EndpointGuard, (g) => Effect.map(g.check(principal.orgUuid, { url, agentId: null }), (c) => c.outcome))
+  Effect.flatMap(EndpointGuard, (g) => Effect.map(g.check(principal.orgUuid, { url, agentId: null, actionType: "test" }), (c) => c.outcome))
 const policies = <A, E>(f: (p: Policies["Service"]) => Effect.Effect<A, E>) => Effect.flatMap(Policies, f)
 const whitelist = <A, E>(f: (w: Whitelist["Service"]) => Effect.Effect<A, E>) => Effect.flatMap(Whitelist, f)
 

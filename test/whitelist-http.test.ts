@@ -176,7 +176,7 @@ describe("authorize against the whitelist", () => {
     expect(again.status).toBe(409)
   })
 
-  it("approving without add_pattern or rejecting adds no pattern", async () => {
+  it("approving without add_pattern or rejecting adds no pattern; an approval lets the blocked request through once", async () => {
     const team = await registerOrg(server.url, "No Pattern Org")
     await setMode(team.key, "strict")
     const first = await authorize(team.key, "https://one.example.com/a")
@@ -188,7 +188,13 @@ describe("authorize against the whitelist", () => {
     expect(rejected.status).toBe(200)
     expect(rejected.body).toMatchObject({ id: second.body.details.approval_id, status: "rejected" })
     expect(await entries(team.key)).toEqual([])
+    // CONTRACT.md: the approved request, retried as it was, is authorized once; then blocked again.
+    expect((await authorize(team.key, "https://one.example.com/a", { action_type: "other_call" })).status).toBe(403)
+    const retried = await authorize(team.key, "https://one.example.com/a")
+    expect(retried.status, retried.text).toBe(201)
+    expect(retried.body.warnings.join(" ")).toContain(first.body.details.approval_id)
     expect((await authorize(team.key, "https://one.example.com/a")).status).toBe(403)
+    expect((await authorize(team.key, "https://two.example.com/b")).status).toBe(403)
   })
 
   it("of concurrent resolutions of one request exactly one wins, and the pattern is added once", async () => {

@@ -7,12 +7,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import fc from "fast-check"
 import type { Principal } from "../protocol/auth.js"
+import { configLayer, loadConfig } from "../src/platform/config.js"
 import { certificateFingerprint } from "../src/platform/outbound/index.js"
 import { EndpointGuard } from "../src/policies/ports.js"
 import type { WhitelistError } from "../src/whitelist/errors.js"
 import { matchesPattern, parsePattern, suggestPattern } from "../src/whitelist/patterns.js"
 import { Whitelist, whitelistLayer } from "../src/whitelist/service.js"
-import { orgActorsOnFreshDatabase } from "./support/database.js"
+import { orgActorsOnFreshDatabase, UNUSED_DATA_DIR } from "./support/database.js"
 import { liveLayer } from "./support/effect.js"
 import { useTlsServer } from "./support/tls.js"
 
@@ -51,10 +52,13 @@ const principalFor = (role: Principal["role"], orgUuid = `org-wl-${Date.now()}-$
   ({ kind: "api_key", orgUuid, userUuid: `user-${role}`, email: "a@b.c", role, scopes: ["*"], keyId: "k" }) as Principal
 
 const whitelist = <A, E>(f: (w: Whitelist["Service"]) => Effect.Effect<A, E>) => Effect.flatMap(Whitelist, f)
-const check = (orgUuid: string, url: string, agentId: string | null = "bot-1") =>
-  Effect.flatMap(EndpointGuard, (guard) => guard.check(orgUuid, { url, agentId }))
+const check = (orgUuid: string, url: string, agentId: string | null = "bot-1", actionType = "payments.charge") =>
+  Effect.flatMap(EndpointGuard, (guard) => guard.check(orgUuid, { url, agentId, actionType }))
 
-liveLayer(whitelistLayer.pipe(Layer.provideMerge(orgActorsOnFreshDatabase)))("whitelist entries and checks", (it) => {
+// Loopback reachable: the TLS fingerprint test below dials a local server.
+const config = configLayer(loadConfig({ DATA_DIR: UNUSED_DATA_DIR, OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8" }))
+
+liveLayer(whitelistLayer.pipe(Layer.provideMerge(orgActorsOnFreshDatabase), Layer.provideMerge(config)))("whitelist entries and checks", (it) => {
   it.effect("members propose pending entries; admins add approved ones; only approved entries allow", () =>
     Effect.gen(function* () {
     const admin = principalFor("admin")
@@ -114,6 +118,36 @@ liveLayer(whitelistLayer.pipe(Layer.provideMerge(orgActorsOnFreshDatabase)))("wh
     })
   )
 
+  it.effect("approving a blocked request grants it once: same agent, action type and URL, a single use", () =>
+    Effect.gen(function* () {
+      const admin = principalFor("admin")
+      yield* whitelist((w) => w.setMode(admin, "strict"))
+      const url = "https://once.example.com/v1/transfer"
+      const blocked = yield* check(admin.orgUuid, url)
+      if (blocked.outcome !== "blocked") throw new Error("expected blocked")
+      const approved = yield* whitelist((w) => w.resolveApproval(admin, blocked.approval_id, "approved", false))
+      expect(approved).toMatchObject({ status: "approved", entry: null })
+      // Another agent, action type or URL is not what was approved.
+      expect((yield* check(admin.orgUuid, url, "bot-2")).outcome).toBe("blocked")
+      expect((yield* check(admin.orgUuid, url, "bot-1", "payments.refund")).outcome).toBe("blocked")
+      expect((yield* check(admin.orgUuid, `${url}?again`, "bot-1")).outcome).toBe("blocked")
+      // The retry goes through once, saying why; the next one is blocked again.
+      const retried = yield* check(admin.orgUuid, url)
+      expect(retried).toMatchObject({ outcome: "warn", warning: expect.stringContaining(blocked.approval_id) })
+      expect((yield* check(admin.orgUuid, url)).outcome).toBe("blocked")
+      const listed = yield* whitelist((w) => w.approvals(admin))
+      const record = listed.approvals.find((item) => item.id === blocked.approval_id)!
+      expect(record).toMatchObject({ action_type: "payments.charge", status: "approved" })
+      expect(record.grant_used_at).not.toBeNull()
+      expect(Date.parse(record.grant_expires_at!)).toBeGreaterThan(Date.now())
+      // A rejected request grants nothing.
+      const again = yield* check(admin.orgUuid, "https://never.example.com/x")
+      if (again.outcome !== "blocked") throw new Error("expected blocked")
+      yield* whitelist((w) => w.resolveApproval(admin, again.approval_id, "rejected", false))
+      expect((yield* check(admin.orgUuid, "https://never.example.com/x")).outcome).toBe("blocked")
+    })
+  )
+
   it.effect("another organization's ids are not found", () =>
     Effect.gen(function* () {
     const admin = principalFor("admin")
@@ -135,13 +169,7 @@ liveLayer(whitelistLayer.pipe(Layer.provideMerge(orgActorsOnFreshDatabase)))("wh
   )
 
   it.effect("checks a pinned TLS fingerprint: match allows, mismatch and unreachable are tls_mismatch", () =>
-    Effect.acquireUseRelease(
-      Effect.sync(() => {
-        const previous = process.env.OUTBOUND_ALLOW_PRIVATE
-        process.env.OUTBOUND_ALLOW_PRIVATE = "127.0.0.0/8"
-        return previous
-      }),
-      () => Effect.gen(function* () {
+    Effect.gen(function* () {
       const admin = principalFor("admin")
       const url = `https://127.0.0.1:${tls.port}/api/x`
       yield* whitelist((w) => w.add(admin, { url_pattern: `https://127.0.0.1:${tls.port}/api/*`, name: "local", tls_fingerprint: certFingerprint() }))
@@ -155,11 +183,6 @@ liveLayer(whitelistLayer.pipe(Layer.provideMerge(orgActorsOnFreshDatabase)))("wh
       const closed = principalFor("admin")
       yield* whitelist((w) => w.add(closed, { url_pattern: "https://127.0.0.1:1/*", name: "closed", tls_fingerprint: pin }))
       expect(yield* check(closed.orgUuid, "https://127.0.0.1:1/x")).toMatchObject({ outcome: "tls_mismatch", actual: null })
-      }),
-      (previous) => Effect.sync(() => {
-        if (previous === undefined) delete process.env.OUTBOUND_ALLOW_PRIVATE
-        else process.env.OUTBOUND_ALLOW_PRIVATE = previous
-      })
-    )
+    })
   )
 })

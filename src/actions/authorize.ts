@@ -89,7 +89,7 @@ export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus
 
         const endpointUrl = input.endpoint_url ?? null
         if (endpointUrl !== null) {
-          const check = yield* guard.check(orgUuid, { url: endpointUrl, agentId })
+          const check = yield* guard.check(orgUuid, { url: endpointUrl, agentId, actionType: input.action_type })
           switch (check.outcome) {
             case "blocked":
               return yield* refuse(new EndpointNotWhitelisted({ approval_id: check.approval_id, url_pattern_suggested: check.url_pattern_suggested }))

@@ -61,7 +61,7 @@ export class EndpointGuard extends Context.Service<
   EndpointGuard,
   {
     /** Matches `endpoint_url` against the organization's whitelist; in strict mode a miss creates an approval request. */
-    readonly check: (orgUuid: string, input: { readonly url: string; readonly agentId: string | null }) => Effect.Effect<EndpointCheck>
+    readonly check: (orgUuid: string, input: { readonly url: string; readonly agentId: string | null; readonly actionType: string }) => Effect.Effect<EndpointCheck>
   }
 >()("gateway/EndpointGuard") {}
 

@@ -27,6 +27,8 @@ const TLS_UNREACHABLE = "unreachable"
 
 export const makeWhitelist = Effect.gen(function* () {
   const store = yield* makeWhitelistStore
+  // A granted request may be retried for as long as an approval stays open.
+  const { approvalTtlMs } = yield* Config
   const orgs = yield* OrgWhitelist
   /** After a committed change: the org's actor reloads its entries and mode. */
   const changed = (orgUuid: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.tap(effect, () => orgs.changed(orgUuid))
@@ -78,7 +80,7 @@ export const makeWhitelist = Effect.gen(function* () {
         // Resolution and the added entry commit together; only a still-pending request is resolved, so of two
         // concurrent resolutions exactly one wins and the other answers ALREADY_RESOLVED.
         const resolve = Effect.gen(function* () {
-          const resolved = yield* Effect.orDie(store.resolveApproval(principal.orgUuid, id, status, auditActor(principal)))
+          const resolved = yield* Effect.orDie(store.resolveApproval(principal.orgUuid, id, status, auditActor(principal), approvalTtlMs))
           if (resolved === undefined) return yield* refuse(new AlreadyResolved({ id, status: "resolved" }))
           const entry: EntryRow | null = withPattern
             ? yield* addEntry(principal, { url_pattern: current.url_pattern_suggested, name: `Approved from request ${id}` }, "approved")
@@ -159,9 +161,14 @@ export const EndpointGuardLive = Layer.effect(
           if (whitelist.mode === "permissive") {
             return { outcome: "warn", warning: `Endpoint ${input.url} is not on the whitelist` } satisfies EndpointCheck
           }
+          // An approved request lets the same agent, action type and URL through once (CONTRACT.md).
+          const granted = yield* store.spendGrant({ orgUuid, url: input.url, agentId: input.agentId, actionType: input.actionType })
+          if (granted !== undefined) {
+            return { outcome: "warn", warning: `Endpoint ${input.url} is not on the whitelist: allowed once by endpoint approval ${granted}` } satisfies EndpointCheck
+          }
           const approvalId = newId("epa")
           const suggested = url.protocol === "invalid:" ? input.url : suggestPattern(url)
-          yield* store.insertApproval({ id: approvalId, orgUuid, url: input.url, agentId: input.agentId, suggested })
+          yield* store.insertApproval({ id: approvalId, orgUuid, url: input.url, agentId: input.agentId, actionType: input.actionType, suggested })
           return { outcome: "blocked", approval_id: approvalId, url_pattern_suggested: suggested } satisfies EndpointCheck
         }).pipe(Effect.orDie)
     }

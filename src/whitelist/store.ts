@@ -12,7 +12,13 @@ export type WhitelistMode = "strict" | "permissive"
 export const EntryRow = Schema.Struct({ ...WhitelistEntry.fields, created_at: Timestamp })
 export type EntryRow = typeof EntryRow.Type
 
-export const ApprovalRow = Schema.Struct({ ...EndpointApproval.fields, requested_at: Timestamp, resolved_at: NullableTimestamp })
+export const ApprovalRow = Schema.Struct({
+  ...EndpointApproval.fields,
+  requested_at: Timestamp,
+  resolved_at: NullableTimestamp,
+  grant_expires_at: NullableTimestamp,
+  grant_used_at: NullableTimestamp
+})
 export type ApprovalRow = typeof ApprovalRow.Type
 
 const OrgRow = Schema.Struct({ orgUuid: Schema.String, id: Schema.String })
@@ -61,12 +67,24 @@ export const makeWhitelistStore = Effect.gen(function* () {
     execute: ({ orgUuid, id }) => sql`SELECT * FROM endpoint_approvals WHERE id = ${id} AND org_uuid = ${orgUuid}`
   })
   const resolveApproval = SqlSchema.findOneOption({
-    Request: Schema.Struct({ orgUuid: Schema.String, id: Schema.String, status: Schema.String, by: Schema.String }),
+    Request: Schema.Struct({ orgUuid: Schema.String, id: Schema.String, status: Schema.String, by: Schema.String, grantMs: Schema.Number }),
     Result: ApprovalRow,
-    execute: ({ orgUuid, id, status, by }) =>
-      sql`UPDATE endpoint_approvals SET status = ${status}, resolved_at = now(), resolved_by = ${by}
+    // An approval opens its single-use grant (a request without an action type grants nothing).
+    execute: ({ orgUuid, id, status, by, grantMs }) =>
+      sql`UPDATE endpoint_approvals SET status = ${status}, resolved_at = now(), resolved_by = ${by},
+            grant_expires_at = CASE WHEN ${status} = 'approved' AND action_type IS NOT NULL THEN now() + ${grantMs} * interval '1 millisecond' END
           WHERE id = ${id} AND org_uuid = ${orgUuid} AND status = 'pending' RETURNING *`
   })
+  /** Spends one open grant for exactly this request; the id of the approval it came from, if any. */
+  const spendGrant = (grant: { orgUuid: string; url: string; agentId: string | null; actionType: string }) =>
+    sql<{ id: string }>`UPDATE endpoint_approvals SET grant_used_at = now()
+        WHERE id = (
+          SELECT id FROM endpoint_approvals
+          WHERE org_uuid = ${grant.orgUuid} AND url = ${grant.url} AND agent_id IS NOT DISTINCT FROM ${grant.agentId}
+            AND action_type = ${grant.actionType} AND status = 'approved' AND grant_used_at IS NULL AND grant_expires_at > now()
+          ORDER BY resolved_at LIMIT 1 FOR UPDATE SKIP LOCKED
+        ) AND grant_used_at IS NULL
+        RETURNING id`.pipe(Effect.map((rows) => rows[0]?.id))
   return {
     sql,
     entries: entriesOf(false),
@@ -78,11 +96,12 @@ export const makeWhitelistStore = Effect.gen(function* () {
       sql`DELETE FROM endpoint_whitelist WHERE id = ${id} AND org_uuid = ${orgUuid} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
     approvals,
     findApproval: (orgUuid: string, id: string) => Effect.map(findApproval({ orgUuid, id }), Option.getOrUndefined),
-    insertApproval: (approval: { id: string; orgUuid: string; url: string; agentId: string | null; suggested: string }) =>
-      sql`INSERT INTO endpoint_approvals (id, org_uuid, url, agent_id, url_pattern_suggested)
-          VALUES (${approval.id}, ${approval.orgUuid}, ${approval.url}, ${approval.agentId}, ${approval.suggested})`.pipe(Effect.asVoid),
-    resolveApproval: (orgUuid: string, id: string, status: string, by: string) =>
-      Effect.map(resolveApproval({ orgUuid, id, status, by }), Option.getOrUndefined),
+    insertApproval: (approval: { id: string; orgUuid: string; url: string; agentId: string | null; actionType: string; suggested: string }) =>
+      sql`INSERT INTO endpoint_approvals (id, org_uuid, url, agent_id, action_type, url_pattern_suggested)
+          VALUES (${approval.id}, ${approval.orgUuid}, ${approval.url}, ${approval.agentId}, ${approval.actionType}, ${approval.suggested})`.pipe(Effect.asVoid),
+    resolveApproval: (orgUuid: string, id: string, status: string, by: string, grantMs: number) =>
+      Effect.map(resolveApproval({ orgUuid, id, status, by, grantMs }), Option.getOrUndefined),
+    spendGrant,
     mode: (orgUuid: string) =>
       sql`SELECT mode FROM whitelist_settings WHERE org_uuid = ${orgUuid}`.pipe(
         Effect.map((rows): WhitelistMode => (rows[0]?.mode === "strict" ? "strict" : "permissive"))

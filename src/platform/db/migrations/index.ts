@@ -34,6 +34,7 @@ import explanations from "./0027_explanations.js"
 import compliance from "./0028_compliance.js"
 import dora from "./0029_dora.js"
 import fourEyes from "./0030_four_eyes.js"
+import endpointGrants from "./0031_endpoint_grants.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -64,5 +65,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0027_explanations": explanations,
   "0028_compliance": compliance,
   "0029_dora": dora,
-  "0030_four_eyes": fourEyes
+  "0030_four_eyes": fourEyes,
+  "0031_endpoint_grants": endpointGrants
 }
