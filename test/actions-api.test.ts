@@ -86,6 +86,13 @@ describe("authorize and notarize", () => {
     expect(denied.body.code).toBe("FORBIDDEN")
   })
 
+  it("refuses the agent id the agentless chain is kept under (422), so no agent shares that chain", async () => {
+    const reserved = await authorize(org.key, { action_type: "x", details: "y", agent_id: "_default" })
+    expect(reserved.status).toBe(422)
+    expect(reserved.body).toMatchObject({ code: "VALIDATION_ERROR", details: { issues: [{ path: "agent_id" }] } })
+    expect((await authorize(org.key, { action_type: "x", details: "y", agent_id: "_default-bot" })).status).toBe(201)
+  })
+
   it("stores details only when asked, under a storage key", async () => {
     const reply = await authorize(org.key, { action_type: "t", details: "secret details", store_details: true })
     const detail = await call(server.url, "GET", `/api/v1/actions/${reply.body.action_uuid}`, { token: org.key })

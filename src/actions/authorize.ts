@@ -7,10 +7,12 @@ import * as Effect from "effect/Effect"
 import type { AuthorizeRequest } from "../../protocol/actions.js"
 import type { Principal } from "../../protocol/auth.js"
 import { stampEvents } from "../events/service.js"
+import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
 import { EndpointGuard, PolicyDecisions } from "../policies/ports.js"
 import type { NewAction } from "./agent-messages.js"
 import { reviewUrl, vouchedAddresses } from "./approvals.js"
+import { DEFAULT_AGENT_ID } from "./chain.js"
 import { type ActionsContext, sha256Text } from "./context.js"
 import { DuplicateRequest, EndpointNotWhitelisted, EndpointTlsMismatch, ParentNotFound, PolicyDenied, refuse, StoredRefusal } from "./errors.js"
 import { IDEMPOTENCY_RETENTION_MS, requestDigest, type StoredAnswer } from "./idempotency.js"
@@ -64,6 +66,10 @@ export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus
       })
 
     const authorize = Effect.fn("Actions.authorize")(function* (principal: Principal, input: AuthorizeRequest) {
+      // The chain of actions sent without an agent is kept under this id: an agent may not join it.
+      if (input.agent_id === DEFAULT_AGENT_ID) {
+        return yield* refuse(InvalidInput.one("agent_id", `"${DEFAULT_AGENT_ID}" is reserved for the receipt chain of actions sent without an agent_id`))
+      }
       const orgUuid = principal.orgUuid
       const key = input.idempotency_key ?? null
       if (key !== null) {
