@@ -29,6 +29,8 @@ export interface AppConfig {
   readonly deploymentMode: DeploymentMode
   readonly rateLimitPerMinute: number
   readonly publicRateLimitPerMinute: number
+  /** Failed authentications per minute per client address, and per API key prefix, before 429s. */
+  readonly authFailuresPerMinute: number
   readonly outboundAllowPrivate: string | undefined
   readonly outboundAllowHttp: boolean
   /** Extra CA certificates (a PEM file) trusted by outbound HTTPS calls, e.g. a private CA's. */
@@ -161,6 +163,7 @@ export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
   adminKey: secret("ADMIN_KEY"),
   rateLimitPerMinute: int("RATE_LIMIT_PER_MINUTE", 60, 1),
   publicRateLimitPerMinute: optionalInt("PUBLIC_RATE_LIMIT_PER_MINUTE", 1),
+  authFailuresPerMinute: int("AUTH_FAILURES_PER_MINUTE", 20, 1),
   outboundAllowPrivate: optional("OUTBOUND_ALLOW_PRIVATE"),
   outboundAllowHttp: flag("OUTBOUND_ALLOW_HTTP"),
   outboundCaFile: optional("OUTBOUND_CA_FILE"),
