@@ -200,13 +200,13 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
        * a miss or after the TTL. `beforeLookup` runs before a digest this node has never seen valid
        * is looked up (a key it verified before is only being re-read).
        */
-      const keySession = (token: string, beforeLookup?: Effect.Effect<void, AccessError>): Effect.Effect<Session, AccessError> => {
+      const keySession = (token: string, beforeLookup?: () => Effect.Effect<void, AccessError>): Effect.Effect<Session, AccessError> => {
         const digest = keyDigest(secrets, token)
         const now = Date.now()
         const entry = keys.get(digest)
         if (entry !== undefined) return entry.until < now ? readKey(digest, now) : keyEntrySession(entry, now)
         if (unknown.get(digest, now) !== undefined) return Effect.fail(fail)
-        return beforeLookup === undefined ? readKey(digest, now) : Effect.andThen(beforeLookup, readKey(digest, now))
+        return beforeLookup === undefined ? readKey(digest, now) : Effect.andThen(beforeLookup(), readKey(digest, now))
       }
 
       const jwtSession = (token: string) =>
@@ -240,9 +240,8 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
 
       const authenticateClient = (token: string, client: string): Effect.Effect<Session, AccessError> => {
         if (token === "") return Effect.fail(fail)
-        const refuseIfThrottled = Effect.flatMap(failures.throttled(token, client), (refusal) =>
-          refusal === undefined ? Effect.void : throttled(refusal)
-        )
+        // Built only when a key this node has never seen valid is about to be looked up.
+        const refuseIfThrottled = () => Effect.flatMap(failures.throttled(token, client), (refusal) => (refusal === undefined ? Effect.void : throttled(refusal)))
         const session = looksLikeApiKey(token) ? keySession(token, refuseIfThrottled) : jwtSession(token)
         // Only a refused credential counts; a throttled one was never checked.
         return Effect.catch(session, (error) => {
