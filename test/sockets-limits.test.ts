@@ -1,7 +1,8 @@
 /**
  * The edges of `GET /api/v1/ws`: an oversized frame is answered (INVALID_FRAME, then close 1009
  * with a reason) instead of a dropped connection; `case:<id>` subscribes only to a case of the
- * caller's organization (NOT_FOUND otherwise); a socket holds at most 100 channels; refused
+ * caller's organization (NOT_FOUND otherwise), each lookup counted against the credential's rate
+ * limit; a socket holds at most 100 channels; refused
  * credentials count against the address's budget of failures, shared with HTTP (then close 4429).
  */
 import { randomBytes } from "node:crypto"
@@ -118,5 +119,23 @@ describe("failed socket authentications", () => {
     const elsewhere = connectFrom(freshAddress(), org.key)
     await elsewhere.opened
     await subscribed(elsewhere, "notifications")
+  })
+})
+
+describe("case lookups and the credential's rate limit", () => {
+  const limited = useServer({ RATE_LIMIT_PER_MINUTE: "3", PUBLIC_RATE_LIMIT_PER_MINUTE: "1000" })
+  const owner = useFixture(() => registerOrg(limited.url, "Limited"))
+
+  it("each case lookup counts as a request of the key: past its limit RATE_LIMIT_EXCEEDED with retry_after, the socket stays", async () => {
+    const cases = await insertCases(limited.run, owner.orgUuid, 4)
+    const client = track(await connected(`${limited.url.replace(/^http/, "ws")}/api/v1/ws`, owner.key))
+    for (const id of cases.slice(0, 3)) await subscribed(client, `case:${id}`)
+    const channel = `case:${cases[3]}`
+    client.send({ type: "subscribe", channel })
+    const error = await nextError(client)
+    expect(error).toMatchObject({ code: "RATE_LIMIT_EXCEEDED", channel })
+    expect(error.retry_after).toBeGreaterThanOrEqual(1)
+    // Channels that need no lookup are not counted.
+    await subscribed(client, "notifications")
   })
 })
