@@ -18,6 +18,7 @@ import { readFileSync } from "node:fs"
 import { PgClient } from "@effect/sql-pg"
 import { Redacted } from "effect"
 import { freshDatabaseUrl } from "../test/support/database.js"
+import { freePort } from "../test/support/server.js"
 import { AGENTS, authorizeBody, benchOrganization, POLICIES, startGateway } from "./support/gateway.js"
 import { measureInsertRate } from "./support/insert-rate.js"
 import { type LoadResult, round3, runLoad } from "./support/load.js"
@@ -59,8 +60,10 @@ const main = async () => {
       8,
       seconds
     )
+    // Metrics have a listener of their own; the batch sizes below are read from it.
+    const metricsPort = await freePort()
     server = await startGateway({
-      env: { DATABASE_URL: database.url },
+      env: { DATABASE_URL: database.url, METRICS_PORT: String(metricsPort) },
       ...(profileDir ? { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", profileDir] } : {})
     })
     const url = server.url
@@ -96,7 +99,7 @@ const main = async () => {
     )
     if (taken >= pending.length) console.error("note: the notarize phase ran out of authorized actions before its time was up")
     // How the agent entities committed: batch sizes and one-statement notarizations.
-    const metrics = await (await fetch(`${url}/metrics`)).text()
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
     const series = (name: string) => Number(metrics.match(new RegExp(`^${name} (\\d+)`, "m"))?.[1] ?? 0)
     const commits = series("agent_commit_batch_size_count")
     const transitions = series("agent_commit_batch_size_sum")

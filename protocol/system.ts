@@ -1,6 +1,9 @@
-/** Health, readiness and metrics (root paths, no `/api/v1` prefix). */
+/**
+ * Health and readiness (root paths, no `/api/v1` prefix). Prometheus metrics are not part of the
+ * public API: they are served on a listener of their own (`METRICS_PORT`), see the README.
+ */
 
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 
 const Check = Schema.Struct({
@@ -21,10 +24,7 @@ export class NotReady extends Schema.Error<NotReady>("NotReady")(readinessFields
 export class SystemGroup extends HttpApiGroup.make("system")
   .add(
     HttpApiEndpoint.get("health", "/health", { success: Health }),
-    HttpApiEndpoint.get("ready", "/health/ready", { success: Readiness, error: NotReady }),
-    HttpApiEndpoint.get("metrics", "/metrics", {
-      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/plain; version=0.0.4" }))
-    })
+    HttpApiEndpoint.get("ready", "/health/ready", { success: Readiness, error: NotReady })
   )
-  .annotateMerge(OpenApi.annotations({ title: "System", description: "Liveness, readiness (database and Redis) and Prometheus metrics." }))
+  .annotateMerge(OpenApi.annotations({ title: "System", description: "Liveness and readiness (database and Redis)." }))
 {}

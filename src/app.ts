@@ -86,6 +86,7 @@ import { Settlements } from "./settlements/service.js"
 import { SsoHttp } from "./sso/http.js"
 import { Sso } from "./sso/service.js"
 import { SystemHttp } from "./system/http.js"
+import { MetricsListener } from "./system/metrics-listener.js"
 import { WebhooksHttp } from "./webhooks/http.js"
 import { webhooksLayer } from "./webhooks/service.js"
 import { WhitelistHttp } from "./whitelist/http.js"
@@ -146,7 +147,7 @@ const serverOptions = (config: AppConfig) => ({
   shutdownGraceMs: config.shutdownGraceMs
 })
 
-const served = Layer.mergeAll(HttpRouter.serve(apiRoutes, { disableLogger: true }), SocketsLive)
+const served = Layer.mergeAll(HttpRouter.serve(apiRoutes, { disableLogger: true }), SocketsLive, MetricsListener.layer)
 
 /**
  * PORT=0 (tests): the server binds first, on a port the system chooses, and the

@@ -33,6 +33,7 @@ const program = Effect.gen(function* () {
       database: config.databaseUrl ? "postgres" : "embedded postgres",
       redis: config.redisUrl ? "redis" : "in-process",
       docs: `${config.baseUrl}/docs`,
+      metrics: config.metricsPort === undefined ? "off (METRICS_PORT unset)" : `http://${config.metricsHost}:${config.metricsPort}/metrics`,
       // Which native uWS file serves: the package's own, or its copy patched for glibc < 2.38.
       uws_binary: loadedUwsBinary()?.file
     })

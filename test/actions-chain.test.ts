@@ -11,11 +11,12 @@ import { verifyReceipt } from "../protocol/verifier/index.js"
 import { client, register } from "./support/api.js"
 import { call, type Org } from "./support/client.js"
 import { liveLayer } from "./support/effect.js"
+import { scrape } from "./support/metrics.js"
 import { Gateway } from "./support/server.js"
 
 class ChainOrg extends Context.Service<ChainOrg, Org>()("test/actions-chain/ChainOrg") {}
 
-const Setup = Layer.effect(ChainOrg, register("Chain Org")).pipe(Layer.provideMerge(Gateway.layer()))
+const Setup = Layer.effect(ChainOrg, register("Chain Org")).pipe(Layer.provideMerge(Gateway.layer({ METRICS_PORT: "0" })))
 
 /** The receipt as served, verified on its wire form (the signature covers the payload exactly as sent). */
 const receiptOf = (actionUuid: string) =>
@@ -66,7 +67,7 @@ const expectUnbrokenChain = (actionUuids: ReadonlyArray<string>) =>
 
 const metricsText = Effect.gen(function* () {
   const server = yield* Gateway
-  return yield* Effect.promise(async () => (await call(server.url, "GET", "/metrics")).text as string)
+  return yield* Effect.promise(() => scrape(server))
 })
 const metric = (text: string, pattern: RegExp) => Number(text.match(pattern)?.[1] ?? 0)
 

@@ -7,11 +7,13 @@ import { connect } from "node:net"
 import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
+import { loadConfig } from "../src/platform/config.js"
 import { call, registerOrg } from "./support/client.js"
 import { captureLog } from "./support/log.js"
+import { metricsUrl, scrape } from "./support/metrics.js"
 import { startServer, useServer } from "./support/server.js"
 
-const server = useServer({ BODY_TIMEOUT_MS: "1500" })
+const server = useServer({ BODY_TIMEOUT_MS: "1500", METRICS_PORT: "0" })
 
 const expectErrorShape = (body: any) => {
   expect(typeof body.code).toBe("string")
@@ -84,12 +86,32 @@ describe("transport", () => {
     expect(await docs.text()).toContain("<html")
   })
 
-  it("exposes Prometheus metrics per route and status", async () => {
+  it("exposes Prometheus metrics per route and status on the metrics listener only", async () => {
     await call(server.url, "GET", "/health")
-    const metrics = await call(server.url, "GET", "/metrics")
+    const url = await metricsUrl(server)
+    expect(new URL(url).port).not.toBe(new URL(server.url).port)
+    const metrics = await call(url, "GET", "")
     expect(metrics.status).toBe(200)
+    expect(metrics.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/)
     expect(metrics.text).toContain('http_requests_total{method="GET",route="/health",status="200"}')
     expect(metrics.text).toContain("http_request_duration_seconds_bucket")
+    // It serves nothing else.
+    expect((await call(url.replace(/\/metrics$/, ""), "GET", "/health")).status).toBe(404)
+  })
+
+  it("the public listener does not serve /metrics, with or without the admin key", async () => {
+    for (const headers of [{}, { "x-admin-key": "test-admin-key" }] as Array<Record<string, string>>) {
+      const reply = await call(server.url, "GET", "/metrics", { headers })
+      expect(reply.status).toBe(404)
+      expect(reply.text).not.toContain("http_requests_total")
+    }
+    const spec = await call(server.url, "GET", "/api/v1/openapi.json")
+    expect(Object.keys(spec.body.paths)).not.toContain("/metrics")
+  })
+
+  it("has no metrics listener unless METRICS_PORT is set", () => {
+    expect(loadConfig({}).metricsPort).toBeUndefined()
+    expect(loadConfig({ METRICS_PORT: "9464" })).toMatchObject({ metricsPort: 9464, metricsHost: "127.0.0.1" })
   })
 })
 
@@ -191,7 +213,7 @@ const inBatches = async (count: number, run: (i: number) => Promise<unknown>, wi
   }
 }
 const get = (path: string, init?: RequestInit) => fetch(server.url + path, init).then((response) => response.arrayBuffer())
-const metricsText = async () => (await call(server.url, "GET", "/metrics")).text
+const metricsText = () => scrape(server)
 const requestSeries = (text: string) => text.split("\n").filter((line) => line.startsWith("http_requests_total{"))
 const requestCount = (text: string, method: string, route: string, status: number) => {
   const prefix = `http_requests_total{method="${method}",route="${route}",status="${status}"} `

@@ -1,8 +1,11 @@
 /**
  * Rate limits with RATE_LIMIT_PER_MINUTE=5: the sixth request is 429 with the
- * headers; two gateway processes sharing one Redis still admit exactly 5.
+ * headers; two gateway processes sharing one Redis still admit exactly 5, and
+ * count one address's failed authentications together.
  */
+import { randomBytes } from "node:crypto"
 import { describe, expect, it } from "vitest"
+import { callFrom, freshAddress } from "./support/address.js"
 import { call, registerOrg } from "./support/client.js"
 import { freshDatabaseUrl } from "./support/database.js"
 import { spawnServer } from "./support/process.js"
@@ -55,30 +58,52 @@ describe("public routes are limited per client IP", () => {
 const shared = Boolean(process.env.REDIS_URL)
 if (!shared) console.log("rate-limit: the two-process test needs REDIS_URL; it did not run")
 
+/** Two gateway processes on one fresh database and the shared Redis, for `body`; stopped after it. */
+const withTwoProcesses = async (env: Record<string, string>, body: (first: string, second: string) => Promise<void>) => {
+  const database = await freshDatabaseUrl()
+  const shared = {
+    DATABASE_URL: database.url,
+    REDIS_URL: process.env.REDIS_URL!,
+    MASTER_KEY: "1111111111111111111111111111111111111111111111111111111111111111",
+    DATA_DIR: `/tmp/gw-rate-${process.pid}`,
+    ...env
+  }
+  const first = await spawnServer(shared)
+  const second = await spawnServer(shared)
+  try {
+    await body(first.url, second.url)
+  } finally {
+    await first.stop()
+    await second.stop()
+    await database.drop()
+  }
+}
+
 describe.runIf(shared)("two gateway processes sharing Redis", () => {
-  it("admit exactly 5 requests of one key in total", async () => {
-    const database = await freshDatabaseUrl()
-    const env = {
-      DATABASE_URL: database.url,
-      REDIS_URL: process.env.REDIS_URL!,
-      MASTER_KEY: "1111111111111111111111111111111111111111111111111111111111111111",
-      RATE_LIMIT_PER_MINUTE: "5",
-      PUBLIC_RATE_LIMIT_PER_MINUTE: "1000",
-      DATA_DIR: `/tmp/gw-rate-${process.pid}`
-    }
-    const first = await spawnServer(env)
-    const second = await spawnServer(env)
-    try {
-      const org = await registerOrg(first.url)
+  it("admit exactly 5 requests of one key in total", () =>
+    withTwoProcesses({ RATE_LIMIT_PER_MINUTE: "5", PUBLIC_RATE_LIMIT_PER_MINUTE: "1000" }, async (first, second) => {
+      const org = await registerOrg(first)
       const replies = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => call(i % 2 ? second.url : first.url, "GET", "/api/v1/team/members", { token: org.key }))
+        Array.from({ length: 20 }, (_, i) => call(i % 2 ? second : first, "GET", "/api/v1/team/members", { token: org.key }))
       )
       expect(replies.filter((reply) => reply.status === 200).length).toBe(5)
       expect(replies.filter((reply) => reply.status === 429).length).toBe(15)
-    } finally {
-      await first.stop()
-      await second.stop()
-      await database.drop()
-    }
-  })
+    }))
+
+  it("count failed authentications of one address together: past the budget both processes answer 429", () =>
+    withTwoProcesses(
+      // Its own key prefix: the address's count must start from zero whatever else ran on this Redis.
+      { AUTH_FAILURES_PER_MINUTE: "4", REDIS_KEY_PREFIX: `test-${process.pid}-${randomBytes(4).toString("hex")}:` },
+      async (first, second) => {
+        const address = freshAddress()
+        const statuses: Array<number> = []
+        for (let i = 0; i < 8; i++) {
+          const token = `svc_live_${randomBytes(24).toString("hex")}`
+          statuses.push((await callFrom(address, i % 2 ? second : first, "GET", "/api/v1/team/members", { token })).status)
+        }
+        expect(statuses).toEqual([401, 401, 401, 401, 429, 429, 429, 429])
+        // The budget is the address's, not the processes': another address still gets its 401s.
+        expect((await callFrom(freshAddress(), second, "GET", "/api/v1/team/members", { token: "svc_live_nope" })).status).toBe(401)
+      }
+    ))
 })

@@ -189,6 +189,27 @@ describe.each(variants)("platform redis services ($name)", (variant) => {
       })
     ))
 
+  it("peeks at what the next hit would get without counting it, also from another process", () =>
+    run(
+      Effect.gen(function* () {
+        const [first, second] = yield* variant.openTwo
+        const counting = Context.get(first, RateLimits)
+        const peeking = Context.get(second, RateLimits)
+        const key = uniqueKey("peek")
+        const untouched = yield* peeking.peek(key, 2, 10_000)
+        expect(untouched).toMatchObject({ allowed: true, remaining: 1, retryAfterSeconds: 0 })
+        // Peeking never counts: a window is still not started after many peeks.
+        for (let i = 0; i < 5; i++) yield* peeking.peek(key, 2, 10_000)
+        expect((yield* counting.consume(key, 2, 10_000)).remaining).toBe(1)
+        expect((yield* peeking.peek(key, 2, 10_000)).allowed).toBe(true)
+        yield* counting.consume(key, 2, 10_000)
+        const full = yield* peeking.peek(key, 2, 10_000)
+        expect(full.allowed).toBe(false)
+        expect(full.retryAfterSeconds).toBeGreaterThanOrEqual(1)
+        expect(full.resetMs).toBeLessThanOrEqual(10_000)
+      })
+    ))
+
   it("fans a message out from one process to a subscriber in another", () =>
     run(
       Effect.gen(function* () {

@@ -8,13 +8,14 @@
 import * as Effect from "effect/Effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { Events } from "../src/events/service.js"
+import { insertCases } from "./support/cases.js"
 import { addMember, call, registerOrg } from "./support/client.js"
 import { freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 import { useFixture } from "./support/fixture.js"
 import { signTestJwt } from "./support/jwt.js"
 import { spawnServer } from "./support/process.js"
 import { startServer, type TestServer, useServer } from "./support/server.js"
-import { type Client, connected, subscribed } from "./support/socket-client.js"
+import { type Client, connected, subscribed, useSockets } from "./support/socket-client.js"
 
 const wsUrlOf = (url: string) => `${url.replace(/^http/, "ws")}/api/v1/ws`
 
@@ -66,15 +67,7 @@ const answers = async (client: Client) => {
 describe("sockets lose their credential", () => {
   const server = useServer()
   const wsUrl = () => wsUrlOf(server.url)
-  const clients: Array<Client> = []
-  const track = (client: Client) => {
-    clients.push(client)
-    return client
-  }
-
-  afterAll(() => {
-    for (const client of clients) client.close()
-  })
+  const track = useSockets()
 
   it("revoking a key closes its sockets promptly, and only its sockets", async () => {
     const org = await registerOrg(server.url)
@@ -202,7 +195,8 @@ describe("subscribing needs the channel's read scope", () => {
     const cases = await createKey(server.url, org.token, { name: "cases", scopes: ["cases:read", "notifications:read"] })
     const caseSocket = await connected(wsUrl(), cases.key)
     clients.push(caseSocket)
-    await subscribed(caseSocket, "case:cas_7")
+    const [caseId] = await insertCases(server.run, org.orgUuid)
+    await subscribed(caseSocket, `case:${caseId}`)
     await subscribed(caseSocket, "notifications")
   })
 })

@@ -1,19 +1,22 @@
 
 import * as Effect from "effect/Effect"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { Events } from "../src/events/service.js"
 import { channelOfTopic, eventFrame } from "../src/ws/server.js"
+import { insertCases } from "./support/cases.js"
 import { call, registerOrg } from "./support/client.js"
 import { freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 import { useFixture } from "./support/fixture.js"
 import { spawnServer } from "./support/process.js"
 import { startServer } from "./support/server.js"
-import { type Client, connect, connected, subscribed } from "./support/socket-client.js"
+import { type Client, connect, connected, subscribed, useSockets } from "./support/socket-client.js"
 
 interface SocketServer {
   readonly url: string
   readonly wsUrl: string
   readonly announce: (orgUuid: string, channel: string, frame: Record<string, unknown>) => Promise<void>
+  /** A case of the organization (a `case:<id>` channel needs one). */
+  readonly newCase: (orgUuid: string) => Promise<string>
   readonly stop: () => Promise<void>
 }
 
@@ -28,6 +31,7 @@ const startSocketServer = async (env: Record<string, string | undefined> = {}): 
           yield* (yield* Events).announce(orgUuid, channel, frame)
         })
       ),
+    newCase: async (orgUuid) => (await insertCases(server.run, orgUuid))[0]!,
     stop: server.stop
   }
 }
@@ -52,15 +56,7 @@ describe("WebSocket /api/v1/ws", () => {
   )
   const orgA = useFixture(() => registerOrg(server.url, "Org A"))
   const orgB = useFixture(() => registerOrg(server.url, "Org B"))
-  const clients: Array<Client> = []
-  const track = (client: Client) => {
-    clients.push(client)
-    return client
-  }
-
-  afterAll(() => {
-    for (const client of clients) client.close()
-  })
+  const track = useSockets()
 
   it("closes an unauthenticated socket with an UNAUTHORIZED frame and code 4401", async () => {
     const client = track(await connected(server.wsUrl))
@@ -103,7 +99,7 @@ describe("WebSocket /api/v1/ws", () => {
   it("authenticates by a first auth frame (JWT) and subscribes", async () => {
     const client = track(await connected(server.wsUrl))
     client.send({ type: "auth", token: orgA.token })
-    await subscribed(client, "case:cas_123")
+    await subscribed(client, `case:${await server.newCase(orgA.orgUuid)}`)
   })
 
   it("answers malformed frames and unknown channels with an error frame, keeping the socket", async () => {
@@ -152,15 +148,16 @@ describe("WebSocket /api/v1/ws", () => {
 
   it("stops delivering after unsubscribe", async () => {
     const client = track(await connected(server.wsUrl, orgA.key))
+    const channel = `case:${await server.newCase(orgA.orgUuid)}`
     await subscribed(client, "actions")
-    await subscribed(client, "case:cas_9")
+    await subscribed(client, channel)
     client.send({ type: "unsubscribe", channel: "actions" })
     // Frames are handled in order: once the pong is back, the unsubscribe has been applied.
     client.send({ type: "ping" })
     await client.next((frame) => frame.type === "pong")
     await server.announce(orgA.orgUuid, "actions", { n: 1 })
-    await server.announce(orgA.orgUuid, "case:cas_9", { n: 2 })
-    await client.next((frame) => frame.type === "event" && frame.channel === "case:cas_9")
+    await server.announce(orgA.orgUuid, channel, { n: 2 })
+    await client.next((frame) => frame.type === "event" && frame.channel === channel)
     expect(client.frames.some((frame) => frame.type === "event" && frame.channel === "actions")).toBe(false)
   })
 
@@ -183,8 +180,9 @@ describe("WebSocket /api/v1/ws", () => {
     const slow = track(connect(server.wsUrl, orgA.key, false))
     const fast = track(connect(server.wsUrl, orgA.key, false))
     await Promise.all([slow.opened, fast.opened])
+    const channel = `case:${await server.newCase(orgA.orgUuid)}`
     for (const client of [slow, fast]) {
-      client.send({ type: "subscribe", channel: "case:cas_slow" })
+      client.send({ type: "subscribe", channel })
     }
     await Promise.all([slow, fast].map((client) => client.next(() => true)))
     // Stop reading: the kernel buffers fill, then uWS's per-socket buffer passes its limit.
@@ -193,7 +191,7 @@ describe("WebSocket /api/v1/ws", () => {
     const sent = 200
     // Paced by the reader that keeps up, so only the stalled one falls behind.
     for (let i = 0; i < sent; i++) {
-      await server.announce(orgA.orgUuid, "case:cas_slow", { i, blob })
+      await server.announce(orgA.orgUuid, channel, { i, blob })
       await fast.next(() => fast.frames.length === i + 2, 5_000)
     }
     ;(slow.socket as any)._socket.resume()

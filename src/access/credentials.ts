@@ -13,11 +13,13 @@ import { hmacSha256Hex } from "../platform/hmac.js"
 import type { ServerSecrets } from "../platform/secrets.js"
 
 export const KEY_PREFIX = "svc_live_"
+/** Characters of a key shown as its `key_prefix` (and counted per prefix when keys fail). */
+export const KEY_PREFIX_LENGTH = KEY_PREFIX.length + 6
 export const JWT_LIFETIME_SECONDS = 86_400
 
 export const generateApiKey = (): { key: string; prefix: string } => {
   const key = KEY_PREFIX + bs58.encode(randomBytes(32))
-  return { key, prefix: key.slice(0, KEY_PREFIX.length + 6) }
+  return { key, prefix: key.slice(0, KEY_PREFIX_LENGTH) }
 }
 
 export const looksLikeApiKey = (token: string): boolean => token.startsWith(KEY_PREFIX) || token.startsWith("svc_test_")

@@ -20,14 +20,19 @@ import { type RateLimitResult, rateLimitHeaders } from "../platform/redis/index.
 import { answer } from "../platform/wire-errors.js"
 import { Access } from "./service.js"
 
-const tooMany = (result: RateLimitResult, policy: string, requestId: string) => {
-  const message = `Rate limit of ${result.limit} requests per minute exceeded; retry in ${result.retryAfterSeconds} s`
-  return HttpServerResponse.jsonUnsafe(
+const tooMany = (
+  result: RateLimitResult,
+  policy: string,
+  requestId: string,
+  message = `Rate limit of ${result.limit} requests per minute exceeded; retry in ${result.retryAfterSeconds} s`
+) =>
+  HttpServerResponse.jsonUnsafe(
     { error: message, code: "RATE_LIMIT_EXCEEDED", message, request_id: requestId },
     { status: 429, headers: rateLimitHeaders(result, policy) }
   )
-}
 
+/** The `RateLimit-Policy` names of the failed-authentication budgets. */
+const failurePolicy = { address: "auth-failures-per-ip", key_prefix: "auth-failures-per-key-prefix" } as const
 
 const clientIp = (request: HttpServerRequest) => Option.getOrElse(request.remoteAddress, () => "unknown")
 
@@ -36,22 +41,30 @@ const invalidCredential = answer({ InvalidCredential: Unauthorized })
 /**
  * The middleware below run on every request, so they are plain `flatMap`s (no
  * generator per request) and read the request from the fiber's context directly.
+ * A refused credential counts against the caller's address (Access.authenticateClient);
+ * past that budget the answer is 429 before the credential is looked up.
  */
 export const AuthenticatedLive = Layer.effect(Authenticated)(
   Effect.gen(function* () {
     const access = yield* Access
     return Authenticated.of({
       bearer: (httpEffect, { credential }) =>
-        Effect.flatMap(invalidCredential(access.authenticate(Redacted.value(credential))), (principal) =>
-          Effect.flatMap(access.rateLimitPrincipal(principal), (limit) =>
-            Effect.withFiber((fiber) => {
-              const request = Context.getUnsafe(fiber.context, HttpServerRequest)
-              if (!limit.allowed) return Effect.succeed(tooMany(limit, "per-key", requestIdOf(request)))
-              addResponseHeaders(request, rateLimitHeaders(limit, "per-key"))
-              return Effect.provideService(httpEffect, CurrentPrincipal, principal)
-            })
-          )
-        )
+        Effect.withFiber((fiber) => {
+          const request = Context.getUnsafe(fiber.context, HttpServerRequest)
+          const session = access.authenticateClient(Redacted.value(credential), clientIp(request))
+          return Effect.matchEffect(session, {
+            onFailure: (error) =>
+              error.reason._tag === "CredentialsThrottled"
+                ? Effect.succeed(tooMany(error.reason.state, failurePolicy[error.reason.by], requestIdOf(request), error.reason.message))
+                : invalidCredential(Effect.fail(error)),
+            onSuccess: ({ principal }) =>
+              Effect.flatMap(access.rateLimitPrincipal(principal), (limit) => {
+                if (!limit.allowed) return Effect.succeed(tooMany(limit, "per-key", requestIdOf(request)))
+                addResponseHeaders(request, rateLimitHeaders(limit, "per-key"))
+                return Effect.provideService(httpEffect, CurrentPrincipal, principal)
+              })
+          })
+        })
     })
   })
 )

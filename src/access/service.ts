@@ -4,7 +4,9 @@
  * Keys and users are cached in process so that the hot path does no database
  * read; revocations, role changes and departures invalidate the cache on every
  * gateway process through the fan-out channel, and entries also expire after a
- * short time. `last_used_at` is collected in memory and written in one
+ * short time. Digests that matched no key are remembered for a minute (a
+ * bounded map), so a bogus key sent again costs no lookup either; and failed
+ * credentials count against their client's budget (failures.ts). `last_used_at` is collected in memory and written in one
  * statement every few seconds instead of once per request. Long-lived
  * connections (WebSockets) watch the invalidations to re-check their
  * credential.
@@ -17,15 +19,21 @@ import type * as Scope from "effect/Scope"
 import type { Principal } from "../../protocol/auth.js"
 import { Config } from "../platform/config.js"
 import { logLine } from "../platform/log.js"
-import { Fanout, type RateLimitResult, RateLimits } from "../platform/redis/index.js"
+import { record } from "../platform/metrics.js"
+import { ExpiringMap, Fanout, type RateLimitResult, RateLimits } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { digestsEqual, keyDigest, looksLikeApiKey, verifyJwt } from "./credentials.js"
-import { AccessError, InvalidCredential } from "./errors.js"
+import { AccessError, type CredentialsThrottled, InvalidCredential } from "./errors.js"
+import { makeFailureBudget } from "./failures.js"
+import { authFailures, authThrottled, keyLookups } from "./metrics.js"
 import { makeCredentialsStore } from "./store.js"
 
 const CACHE_TTL_MS = 30_000
 const INVALIDATION_TOPIC = "access-invalidate"
 const WINDOW_MS = 60_000
+/** Digests that matched no key: remembered this long, at most this many (the oldest go first). */
+const UNKNOWN_TTL_MS = 60_000
+const UNKNOWN_MAX = 10_000
 
 interface Cached<A> {
   readonly value: A | undefined
@@ -34,7 +42,7 @@ interface Cached<A> {
 
 /** What an invalidation names; every field is optional and each one drops what it matches. */
 export interface Invalidation {
-  /** Digest of a revoked key (the cache is keyed by digest). */
+  /** Digest of a revoked or newly created key (the caches are keyed by digest). */
   readonly keyDigest?: string
   /** Id of the same key (open connections are indexed by id). */
   readonly keyId?: string
@@ -53,6 +61,14 @@ export interface AccessService {
   readonly authenticate: (token: string) => Effect.Effect<Principal, AccessError>
   /** Like `authenticate`, with the credential's expiry, for connections that outlive a request. */
   readonly authenticateSession: (token: string) => Effect.Effect<Session, AccessError>
+  /**
+   * `authenticateSession` for a credential a client (its address) presents: a refused credential
+   * counts against the address and the key's prefix, and past their budget the answer is
+   * CredentialsThrottled. A key this node has verified passes unchecked by the budget, and a JWT
+   * proves itself by its signature; any other key from a throttled client is refused before it is
+   * looked up. An empty token (no credential) is refused without counting.
+   */
+  readonly authenticateClient: (token: string, client: string) => Effect.Effect<Session, AccessError>
   readonly rateLimitPrincipal: (principal: Principal) => Effect.Effect<RateLimitResult>
   readonly rateLimitClient: (ip: string) => Effect.Effect<RateLimitResult>
   /** When this process last saw the key used, if that is not yet written to the database. */
@@ -75,7 +91,10 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
       const limits = yield* RateLimits
       const fanout = yield* Fanout
 
+      const failures = makeFailureBudget(limits, config.authFailuresPerMinute)
+      // Only keys that were valid when read; a digest that matched none goes to `unknown`.
       const keys = new Map<string, Cached<Principal & { digest: string; expiresAt: number | null }>>()
+      const unknown = new ExpiringMap(UNKNOWN_MAX)
       const users = new Map<string, Cached<Principal>>()
       // Key id → when this process last saw it used (epoch ms), until written to the database.
       const usage = new Map<string, number>()
@@ -86,7 +105,10 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
 
       const dropLocal = (what: Invalidation) => {
         generation++
-        if (what.keyDigest) keys.delete(what.keyDigest)
+        if (what.keyDigest) {
+          keys.delete(what.keyDigest)
+          unknown.delete(what.keyDigest)
+        }
         if (what.userUuid) {
           users.delete(what.userUuid)
           for (const [digest, entry] of keys) if (entry.value?.userUuid === what.userUuid) keys.delete(digest)
@@ -147,6 +169,7 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
       const readKey = (digest: string, now: number) =>
         Effect.gen(function* () {
           const seen = generation
+          record(keyLookups, 1)
           const row = yield* Effect.orDie(store.keyByDigest(digest))
           const value =
             row && row.revoked_at === null && row.user_active && digestsEqual(row.key_hash, digest)
@@ -163,16 +186,27 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
                 }
               : undefined
           const entry: KeyEntry = { value, until: now + CACHE_TTL_MS }
-          if (generation === seen) keys.set(digest, entry)
+          if (generation === seen) {
+            if (value === undefined) {
+              keys.delete(digest)
+              unknown.set(digest, "", UNKNOWN_TTL_MS)
+            } else keys.set(digest, entry)
+          }
           return yield* keyEntrySession(entry, now)
         })
 
-      /** One HMAC and one map look-up when the key is cached; the database only on a miss or after the TTL. */
-      const keySession = (token: string): Effect.Effect<Session, AccessError> => {
+      /**
+       * One HMAC and one map look-up when the key is cached, valid or unknown; the database only on
+       * a miss or after the TTL. `beforeLookup` runs before a digest this node has never seen valid
+       * is looked up (a key it verified before is only being re-read).
+       */
+      const keySession = (token: string, beforeLookup?: () => Effect.Effect<void, AccessError>): Effect.Effect<Session, AccessError> => {
         const digest = keyDigest(secrets, token)
         const now = Date.now()
         const entry = keys.get(digest)
-        return entry === undefined || entry.until < now ? readKey(digest, now) : keyEntrySession(entry, now)
+        if (entry !== undefined) return entry.until < now ? readKey(digest, now) : keyEntrySession(entry, now)
+        if (unknown.get(digest, now) !== undefined) return Effect.fail(fail)
+        return beforeLookup === undefined ? readKey(digest, now) : Effect.andThen(beforeLookup(), readKey(digest, now))
       }
 
       const jwtSession = (token: string) =>
@@ -199,9 +233,28 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
         return looksLikeApiKey(token) ? keySession(token) : jwtSession(token)
       }
 
+      const throttled = (refusal: CredentialsThrottled) => {
+        record(authThrottled, 1)
+        return Effect.fail(new AccessError({ reason: refusal }))
+      }
+
+      const authenticateClient = (token: string, client: string): Effect.Effect<Session, AccessError> => {
+        if (token === "") return Effect.fail(fail)
+        // Built only when a key this node has never seen valid is about to be looked up.
+        const refuseIfThrottled = () => Effect.flatMap(failures.throttled(token, client), (refusal) => (refusal === undefined ? Effect.void : throttled(refusal)))
+        const session = looksLikeApiKey(token) ? keySession(token, refuseIfThrottled) : jwtSession(token)
+        // Only a refused credential counts; a throttled one was never checked.
+        return Effect.catch(session, (error) => {
+          if (error.reason._tag !== "InvalidCredential") return Effect.fail(error)
+          record(authFailures, 1)
+          return Effect.flatMap(failures.failed(token, client), (refusal) => (refusal === undefined ? Effect.fail(error) : throttled(refusal)))
+        })
+      }
+
       return Access.of({
         authenticate: (token) => Effect.map(authenticateSession(token), (session) => session.principal),
         authenticateSession,
+        authenticateClient,
         rateLimitPrincipal: (principal) =>
           limits.consume(principal.keyId ? `key:${principal.keyId}` : `user:${principal.userUuid}`, config.rateLimitPerMinute, WINDOW_MS),
         rateLimitClient: (ip) => limits.consume(`ip:${ip}`, config.publicRateLimitPerMinute, WINDOW_MS),

@@ -85,16 +85,10 @@ export const makeAccounts = Effect.gen(function* () {
   const mintKey = (orgUuid: string, userUuid: string, name: string, scopes: ReadonlyArray<string>, expiresAt: string | null) =>
     Effect.gen(function* () {
       const { key, prefix } = generateApiKey()
-      const row = yield* store.createKey({
-        id: newId("key"),
-        orgUuid,
-        userUuid,
-        name,
-        prefix,
-        digest: keyDigest(secrets, key),
-        scopes,
-        expiresAt
-      })
+      const digest = keyDigest(secrets, key)
+      const row = yield* store.createKey({ id: newId("key"), orgUuid, userUuid, name, prefix, digest, scopes, expiresAt })
+      // No node may still remember this digest as unknown (only a guess of the key could have put it there).
+      yield* access.invalidate({ keyDigest: digest })
       return { id: row.id, name: row.name, key, key_prefix: row.key_prefix, scopes: [...row.scopes], expires_at: row.expires_at, created_at: row.created_at }
     })
 

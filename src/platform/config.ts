@@ -29,6 +29,11 @@ export interface AppConfig {
   readonly deploymentMode: DeploymentMode
   readonly rateLimitPerMinute: number
   readonly publicRateLimitPerMinute: number
+  /** Failed authentications per minute per client address, and per API key prefix, before 429s. */
+  readonly authFailuresPerMinute: number
+  /** Port of the separate `/metrics` listener; undefined = no metrics listener (0 = a port the system chooses). */
+  readonly metricsPort: number | undefined
+  readonly metricsHost: string
   readonly outboundAllowPrivate: string | undefined
   readonly outboundAllowHttp: boolean
   /** Extra CA certificates (a PEM file) trusted by outbound HTTPS calls, e.g. a private CA's. */
@@ -161,6 +166,9 @@ export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
   adminKey: secret("ADMIN_KEY"),
   rateLimitPerMinute: int("RATE_LIMIT_PER_MINUTE", 60, 1),
   publicRateLimitPerMinute: optionalInt("PUBLIC_RATE_LIMIT_PER_MINUTE", 1),
+  authFailuresPerMinute: int("AUTH_FAILURES_PER_MINUTE", 20, 1),
+  metricsPort: optionalInt("METRICS_PORT", 0, 65_535),
+  metricsHost: string("METRICS_HOST", "127.0.0.1"),
   outboundAllowPrivate: optional("OUTBOUND_ALLOW_PRIVATE"),
   outboundAllowHttp: flag("OUTBOUND_ALLOW_HTTP"),
   outboundCaFile: optional("OUTBOUND_CA_FILE"),

@@ -1,7 +1,7 @@
 /**
  * The gateway's Prometheus metrics: Effect `Metric`s kept in a registry of
- * their own and rendered at `/metrics` by Effect's Prometheus text exposition
- * (`PrometheusMetrics` of `effect/observability`).
+ * their own and rendered at `/metrics` (on the metrics listener, src/system/metrics-listener.ts)
+ * by Effect's Prometheus text exposition (`PrometheusMetrics` of `effect/observability`).
  *
  * A registry of its own, not Effect's default one: the cluster runtime records
  * into the default registry too, some series per entity id (one per resident
@@ -25,4 +25,5 @@ const metricsContext = Context.make(Metric.MetricRegistry, registry) as Context.
 export const record = <Input>(metric: Metric.Metric<Input, unknown>, input: Input): void => metric.updateUnsafe(input, metricsContext)
 
 /** The Prometheus text exposition of every series recorded so far. */
-export const renderMetrics: Effect.Effect<string> = Effect.sync(() => PrometheusMetrics.formatUnsafe(metricsContext))
+export const metricsText = (): string => PrometheusMetrics.formatUnsafe(metricsContext)
+export const renderMetrics: Effect.Effect<string> = Effect.sync(metricsText)

@@ -1,10 +1,9 @@
-/** `/health`, `/health/ready`, `/metrics`. */
+/** `/health`, `/health/ready` (`/metrics` has a listener of its own: metrics-listener.ts). */
 import * as Effect from "effect/Effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
 import { NotReady } from "../../protocol/system.js"
 import { Database } from "../platform/db/index.js"
-import { renderMetrics } from "../platform/metrics.js"
 import { RedisHealth } from "../platform/redis/index.js"
 
 const timed = <E>(effect: Effect.Effect<boolean, E>, kind: string) =>
@@ -32,6 +31,5 @@ export const SystemHttp = HttpApiBuilder.group(GatewayApi, "system", (handlers) 
           return yield* Effect.fail(new NotReady({ status: "unavailable", checks }))
         })
       )
-      .handle("metrics", () => renderMetrics)
   })
 )

@@ -15,23 +15,36 @@
  * departure, deletion, role change; on every node through the fan-out) and
  * when it expires. One that no longer holds closes the socket as if it had
  * never authenticated; a role change only refreshes the socket's principal.
- * Subscribing needs the channel's read scope.
+ * A refused credential counts against the client address's budget of failed
+ * authentications (shared with HTTP); past it the socket closes with 4429.
+ * Subscribing needs the channel's read scope, and a `case:<id>` channel a case
+ * of the organization (channels.ts); a socket holds at most 100 channels. A
+ * frame over 16 KiB closes the socket with 1009 and a reason.
  */
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { Principal } from "../../protocol/auth.js"
-import { CLOSE_UNAUTHORIZED, ClientFrame } from "../../protocol/frames.js"
-import { hasScope } from "../access/guards.js"
+import {
+  CLOSE_RATE_LIMITED,
+  CLOSE_TOO_BIG,
+  CLOSE_UNAUTHORIZED,
+  ClientFrame,
+  MAX_FRAME_BYTES,
+  MAX_SUBSCRIPTIONS
+} from "../../protocol/frames.js"
+import type { AccessError, CredentialsThrottled } from "../access/errors.js"
 import { Access, type Session } from "../access/service.js"
 import { orgTopic } from "../events/service.js"
 import { UwsApp } from "../gateway/server.js"
 import type { WebSocket } from "../gateway/uws.js"
+import { Config } from "../platform/config.js"
 import { Fanout } from "../platform/redis/index.js"
+import { type ChannelVerdict, makeChannelCheck } from "./channels.js"
 import { OpenSockets } from "./open-sockets.js"
+
+export { channelScope } from "./channels.js"
 
 export const WS_PATH = "/api/v1/ws"
 export const AUTH_TIMEOUT_MS = 5_000
@@ -50,20 +63,28 @@ interface SocketState {
   checkedAt: number
   /** The upgrade's bearer token, checked once the socket is open. */
   bearer: string | undefined
+  /** The client's address: failed authentications count against it. */
+  readonly address: string
+  /** The channels held (at most MAX_SUBSCRIPTIONS). */
+  readonly channels: Set<string>
   closed: boolean
   authTimer: ReturnType<typeof setTimeout> | undefined
   expiryTimer: ReturnType<typeof setTimeout> | undefined
-  /** Frames that arrived while an auth frame was being checked, handled in order afterwards. */
+  /** Frames that arrived while a credential or a case was being checked, handled in order afterwards. */
   queued: Array<string> | undefined
 }
 
-/** The read scope a channel needs: `case:<id>` reads cases. */
-export const channelScope = (channel: string): string =>
-  channel === "actions" ? "actions:read" : channel === "notifications" ? "notifications:read" : "cases:read"
+/** Frames a socket may send while one is being checked: fewer before authentication, enough after for a burst of subscribes. */
+const MAX_QUEUED_UNAUTHENTICATED = 16
+const MAX_QUEUED = MAX_SUBSCRIPTIONS + 16
+/** The most uWS buffers of one frame; a larger one it drops without a close frame (1006). Ours is MAX_FRAME_BYTES. */
+const hardFrameCap = (maxJsonBodyBytes: number) => Math.max(maxJsonBodyBytes, MAX_FRAME_BYTES)
 
 const decodeFrame = Schema.decodeUnknownResult(ClientFrame)
 
-const errorFrame = (code: string, message: string) => JSON.stringify({ type: "error", code, message })
+const errorFrame = (code: string, message: string, extra?: { channel?: string; retry_after?: number }) =>
+  JSON.stringify({ type: "error", code, message, ...extra })
+const subscribedFrame = (channel: string) => JSON.stringify({ type: "subscribed", channel })
 const PONG = JSON.stringify({ type: "pong" })
 
 /** `{type:"event", channel, data}` around a message that is already JSON (what `Events.announce` publishes). */
@@ -95,31 +116,50 @@ export const SocketsLive = Layer.effectDiscard(
     const { app, connections } = yield* UwsApp
     const access = yield* Access
     const fanout = yield* Fanout
+    const config = yield* Config
+    const channelCheck = yield* makeChannelCheck(access)
     const open = new Set<WebSocket<SocketState>>()
     const watched = new OpenSockets<WebSocket<SocketState>>()
     let invalidations = 0
 
-    /** The session, undefined when the credential is refused, "error" when it could not be checked (database down). */
-    const check = (token: string): Promise<Session | undefined | "error"> =>
-      Effect.runPromiseExit(access.authenticateSession(token)).then((exit) =>
-        Exit.isSuccess(exit) ? exit.value : Cause.hasFails(exit.cause) ? undefined : "error"
+    /**
+     * The session; undefined when the credential is refused, its refusal when the client is past its
+     * budget of failures, "error" when it could not be checked (database down).
+     */
+    const outcome = (checking: Effect.Effect<Session, AccessError>): Promise<Session | CredentialsThrottled | undefined | "error"> =>
+      Effect.runPromise(Effect.result(checking)).then(
+        (result) => (Result.isSuccess(result) ? result.success : result.failure.reason._tag === "CredentialsThrottled" ? result.failure.reason : undefined),
+        () => "error" as const
       )
-    const authenticate = (token: string): Promise<Session | undefined> => check(token).then((session) => (session === "error" ? undefined : session))
+    const isThrottled = (value: Session | CredentialsThrottled | undefined | "error"): value is CredentialsThrottled =>
+      typeof value === "object" && "_tag" in value
+    /** A re-check of an open socket's credential: not a guess, so not counted (and never throttled). */
+    const check = (token: string) => outcome(access.authenticateSession(token)).then((session) => (isThrottled(session) ? undefined : session))
 
     const send = (ws: WebSocket<SocketState>, frame: string) => {
       if (!ws.getUserData().closed) ws.send(frame)
     }
 
-    const reject = (ws: WebSocket<SocketState>, message: string) => {
+    /** An error frame, then the close code; nothing more is sent, even if uWS runs the close handler later. */
+    const closeWith = (ws: WebSocket<SocketState>, frame: string, code: number, reason: string) => {
       const state = ws.getUserData()
       if (state.closed) return
-      // Nothing more is sent, even if uWS runs the close handler later.
       state.closed = true
       ws.cork(() => {
-        ws.send(errorFrame("UNAUTHORIZED", message))
-        ws.end(CLOSE_UNAUTHORIZED, "unauthorized")
+        ws.send(frame)
+        ws.end(code, reason)
       })
     }
+
+    const reject = (ws: WebSocket<SocketState>, message: string) => closeWith(ws, errorFrame("UNAUTHORIZED", message), CLOSE_UNAUTHORIZED, "unauthorized")
+
+    const throttle = (ws: WebSocket<SocketState>, refusal: CredentialsThrottled) =>
+      closeWith(
+        ws,
+        errorFrame(refusal.code, refusal.message, { retry_after: refusal.state.retryAfterSeconds }),
+        CLOSE_RATE_LIMITED,
+        "too many failed authentications"
+      )
 
     const armExpiry = (ws: WebSocket<SocketState>) => {
       const state = ws.getUserData()
@@ -177,29 +217,56 @@ export const SocketsLive = Layer.effectDiscard(
       }
     }
 
-    /** Checks the credential of an open socket; frames that arrive meanwhile are queued and handled after. */
-    const authenticateOpen = (ws: WebSocket<SocketState>, token: string) => {
+    /** Runs `then` with what `pending` resolves to; frames that arrive meanwhile are queued and handled after, in order. */
+    const whilePending = <A>(ws: WebSocket<SocketState>, pending: A | Promise<A>, then: (value: A) => void) => {
+      if (!(pending instanceof Promise)) return then(pending)
       const state = ws.getUserData()
       state.queued = []
-      const checkedAt = invalidations
-      void authenticate(token).then((session) => {
+      void pending.then((value) => {
         const queued = state.queued ?? []
         state.queued = undefined
         if (state.closed) return
-        if (session === undefined) return reject(ws, "Missing, invalid or revoked credentials")
-        clearTimeout(state.authTimer)
-        admit(ws, token, session, checkedAt)
         ws.cork(() => {
+          then(value)
           for (const text of queued) if (!state.closed) handleFrame(ws, text)
         })
+      })
+    }
+
+    /** Checks the credential of an open socket; a refusal counts against the client's address. */
+    const authenticateOpen = (ws: WebSocket<SocketState>, token: string) => {
+      const state = ws.getUserData()
+      const checkedAt = invalidations
+      whilePending(ws, outcome(access.authenticateClient(token, state.address)), (session) => {
+        if (session === undefined || session === "error") return reject(ws, "Missing, invalid or revoked credentials")
+        if (isThrottled(session)) return throttle(ws, session)
+        clearTimeout(state.authTimer)
+        admit(ws, token, session, checkedAt)
+      })
+    }
+
+    const subscribe = (ws: WebSocket<SocketState>, channel: string) => {
+      const state = ws.getUserData()
+      if (state.channels.has(channel)) return send(ws, subscribedFrame(channel))
+      if (state.channels.size >= MAX_SUBSCRIPTIONS) {
+        return send(ws, errorFrame("TOO_MANY_SUBSCRIPTIONS", `A socket holds at most ${MAX_SUBSCRIPTIONS} channels; unsubscribe from one first`, { channel }))
+      }
+      whilePending(ws, channelCheck(state.principal!, channel), (verdict: ChannelVerdict) => {
+        if (!verdict.ok) {
+          return send(ws, errorFrame(verdict.code, verdict.message, verdict.retryAfter === undefined ? { channel } : { channel, retry_after: verdict.retryAfter }))
+        }
+        state.channels.add(channel)
+        ws.subscribe(orgTopic(state.principal!.orgUuid, channel))
+        send(ws, subscribedFrame(channel))
       })
     }
 
     const handleFrame = (ws: WebSocket<SocketState>, text: string) => {
       const state = ws.getUserData()
       if (state.queued !== undefined) {
-        if (state.queued.length < 16) state.queued.push(text)
-        else reject(ws, "too many frames before authentication finished")
+        if (state.queued.length < (state.principal === undefined ? MAX_QUEUED_UNAUTHENTICATED : MAX_QUEUED)) state.queued.push(text)
+        else if (state.principal === undefined) reject(ws, "too many frames before authentication finished")
+        else closeWith(ws, errorFrame("INVALID_FRAME", "too many frames while a subscription was being checked"), 1008, "too many frames in flight")
         return
       }
       let raw: unknown
@@ -217,20 +284,17 @@ export const SocketsLive = Layer.effectDiscard(
         return authenticateOpen(ws, frame.token)
       }
       if (state.principal === undefined) return reject(ws, "authenticate first with {type:\"auth\", token}")
-      const topic = orgTopic(state.principal.orgUuid, frame.channel)
-      if (frame.type === "subscribe") {
-        const scope = channelScope(frame.channel)
-        if (!hasScope(state.principal, scope)) return send(ws, errorFrame("FORBIDDEN", `This key lacks the ${scope} scope`))
-        ws.subscribe(topic)
-        return send(ws, JSON.stringify({ type: "subscribed", channel: frame.channel }))
-      }
-      ws.unsubscribe(topic)
+      if (frame.type === "subscribe") return subscribe(ws, frame.channel)
+      state.channels.delete(frame.channel)
+      ws.unsubscribe(orgTopic(state.principal.orgUuid, frame.channel))
     }
 
     app.ws<SocketState>(WS_PATH, {
       idleTimeout: 60,
       sendPingsAutomatically: true,
-      maxPayloadLength: 16 * 1024,
+      // Frames up to this size reach `message`, which closes those over MAX_FRAME_BYTES with 1009 and a
+      // reason; beyond it uWS drops the connection without a close frame. The same memory a JSON body may hold.
+      maxPayloadLength: hardFrameCap(config.maxJsonBodyBytes),
       maxBackpressure: MAX_BACKPRESSURE_BYTES,
       // Drop-and-close instead of silently skipping messages.
       closeOnBackpressureLimit: true,
@@ -240,6 +304,7 @@ export const SocketsLive = Layer.effectDiscard(
         const protocol = req.getHeader("sec-websocket-protocol")
         const extensions = req.getHeader("sec-websocket-extensions")
         const token = bearerToken(req.getHeader("authorization"))
+        const address = Buffer.from(res.getRemoteAddressAsText()).toString() || "unknown"
         if (connections.open >= connections.cap) {
           res.cork(() => {
             res
@@ -258,6 +323,8 @@ export const SocketsLive = Layer.effectDiscard(
             principal: undefined,
             token: undefined,
             bearer: token,
+            address,
+            channels: new Set(),
             expiresAt: null,
             checkedAt: invalidations,
             closed: false,
@@ -285,6 +352,10 @@ export const SocketsLive = Layer.effectDiscard(
         }, AUTH_TIMEOUT_MS)
       },
       message: (ws, message, isBinary) => {
+        if (message.byteLength > MAX_FRAME_BYTES) {
+          const text = `frames are at most ${MAX_FRAME_BYTES} bytes; this one had ${message.byteLength}`
+          return closeWith(ws, errorFrame("INVALID_FRAME", text), CLOSE_TOO_BIG, `frame larger than ${MAX_FRAME_BYTES} bytes`)
+        }
         if (isBinary) return send(ws, errorFrame("INVALID_FRAME", "frames are JSON text"))
         handleFrame(ws, Buffer.from(message).toString("utf8"))
       },

@@ -50,6 +50,8 @@ export const startServer = async (env: ServerEnv = {}): Promise<TestServer> => {
     DATA_DIR: UNUSED_DATA_DIR,
     MASTER_KEY: "0000000000000000000000000000000000000000000000000000000000000001",
     RATE_LIMIT_PER_MINUTE: "100000",
+    // Tests refuse many credentials from 127.0.0.1 on purpose; those about the failure budget set their own.
+    AUTH_FAILURES_PER_MINUTE: "100000",
     ADMIN_KEY: "test-admin-key",
     DATABASE_URL: database?.url ?? env.DATABASE_URL ?? "",
     // Each server counts its own rate limits on the shared Redis unless a test shares a prefix on purpose.

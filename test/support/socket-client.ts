@@ -1,4 +1,5 @@
 /** A WebSocket client for end-to-end tests: records every frame and the close code. */
+import { afterAll } from "vitest"
 import WebSocket from "ws"
 
 /** A client socket that records every frame and its close code. */
@@ -78,4 +79,16 @@ export const connected = async (url: string, token?: string) => {
 export const subscribed = async (client: Client, channel: string) => {
   client.send({ type: "subscribe", channel })
   await client.next((frame) => frame.type === "subscribed" && frame.channel === channel)
+}
+
+/** Keeps the sockets a test file (or describe block) opens, and closes them after its last test; `track(client)` returns the client. */
+export const useSockets = () => {
+  const clients: Array<Client> = []
+  afterAll(() => {
+    for (const client of clients) client.close()
+  })
+  return (client: Client): Client => {
+    clients.push(client)
+    return client
+  }
 }

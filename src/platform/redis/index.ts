@@ -13,7 +13,7 @@ import { RateLimits } from "./rate-limit.js"
 export { ExpiringMap, ShortCache } from "./cache.js"
 export { isCi, type RedisServices, redisLayer } from "./connection.js"
 export { Fanout, type FanoutHandler, type FanoutSubscribeOptions } from "./pubsub.js"
-export { FixedWindowCounters, type RateLimitResult, RateLimits, rateLimitHeaders, rateLimitResult } from "./rate-limit.js"
+export { FixedWindowCounters, type RateLimiter, type RateLimitResult, RateLimits, rateLimitHeaders, rateLimitResult } from "./rate-limit.js"
 
 /** Which backend is in use, and whether it answers (for `GET /health/ready`). */
 export class RedisHealth extends Context.Service<

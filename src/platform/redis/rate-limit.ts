@@ -59,6 +59,14 @@ export class FixedWindowCounters extends ExpiringEntries<{ count: number; readon
     if (entry.count <= limit) entry.count += 1
     return rateLimitResult(entry.count, limit, window, entry.expiresAt - now)
   }
+
+  /** What the next hit on `key` would get, without counting it. */
+  peek(key: string, limit: number, windowMs: number, now: number = Date.now()): RateLimitResult {
+    const window = normalizeWindow(windowMs)
+    const entry = this.entries.get(key)
+    if (entry === undefined || entry.expiresAt <= now) return rateLimitResult(1, limit, window, window)
+    return rateLimitResult(entry.count + 1, limit, window, entry.expiresAt - now)
+  }
 }
 
 export interface RateLimitRedisOptions {
@@ -70,13 +78,17 @@ export interface RateLimitMemoryOptions {
   readonly sweepEveryMs?: number
 }
 
-export class RateLimits extends Context.Service<
-  RateLimits,
-  {
-    /** Counts one hit on `key` and says whether it is within `limit` per `windowMs`. */
-    readonly consume: (key: string, limit: number, windowMs: number) => Effect.Effect<RateLimitResult>
-  }
->()("platform/redis/RateLimits") {
+export interface RateLimiter {
+  /** Counts one hit on `key` and says whether it is within `limit` per `windowMs`. */
+  readonly consume: (key: string, limit: number, windowMs: number) => Effect.Effect<RateLimitResult>
+  /**
+   * What the next hit on `key` would get, without counting it: lets a caller refuse before
+   * doing work whose outcome decides whether the hit counts (a failed credential check).
+   */
+  readonly peek: (key: string, limit: number, windowMs: number) => Effect.Effect<RateLimitResult>
+}
+
+export class RateLimits extends Context.Service<RateLimits, RateLimiter>()("platform/redis/RateLimits") {
   /** Counters in Redis, exact across every process sharing it. Needs `NodeRedis`. */
   static readonly layerRedis = (options: RateLimitRedisOptions = {}): Layer.Layer<RateLimits, never, NodeRedis.NodeRedis> =>
     Layer.effect(
@@ -99,7 +111,19 @@ export class RateLimits extends Context.Service<
             })
           )
         }
-        return RateLimits.of({ consume })
+        const peek = (key: string, limit: number, windowMs: number): Effect.Effect<RateLimitResult> => {
+          const redisKey = prefix + key
+          const window = normalizeWindow(windowMs)
+          return Effect.promise(() => client.multi().get(redisKey).pTTL(redisKey).exec()).pipe(
+            Effect.map((replies) => {
+              const count = Number(replies[0] ?? 0)
+              const ttl = Number(replies[1])
+              // No key, or one without a TTL left: the next hit starts a new window.
+              return count > 0 && ttl > 0 ? rateLimitResult(count + 1, limit, window, ttl) : rateLimitResult(1, limit, window, window)
+            })
+          )
+        }
+        return RateLimits.of({ consume, peek })
       })
     )
 
@@ -108,7 +132,8 @@ export class RateLimits extends Context.Service<
     Layer.sync(RateLimits, () => {
       const counters = new FixedWindowCounters(options.sweepEveryMs)
       return RateLimits.of({
-        consume: (key, limit, windowMs) => Effect.sync(() => counters.consume(key, limit, windowMs))
+        consume: (key, limit, windowMs) => Effect.sync(() => counters.consume(key, limit, windowMs)),
+        peek: (key, limit, windowMs) => Effect.sync(() => counters.peek(key, limit, windowMs))
       })
     })
 }
