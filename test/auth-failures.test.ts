@@ -73,6 +73,16 @@ describe("failed authentications per client address", () => {
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
   })
 
+  it("the public model catalogue counts a refused credential too, and answers the same 429 past the budget", async () => {
+    const address = freshAddress()
+    for (let i = 0; i < BUDGET; i++) expect((await callFrom(address, server.url, "GET", "/api/v1/models", { token: bogusKey() })).status).toBe(401)
+    const refused = await callFrom(address, server.url, "GET", "/api/v1/models", { token: bogusKey() })
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get("ratelimit-policy")).toBe(`"auth-failures-per-ip";q=${BUDGET};w=60`)
+    // Without a credential the catalogue stays public.
+    expect((await callFrom(address, server.url, "GET", "/api/v1/models")).status).toBe(200)
+  })
+
   it("a missing credential is not a guess and does not count", async () => {
     const address = freshAddress()
     for (let i = 0; i < BUDGET * 2; i++) expect((await callFrom(address, server.url, "GET", ROUTE)).status).toBe(401)

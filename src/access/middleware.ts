@@ -18,6 +18,7 @@ import { addResponseHeaders, requestIdOf } from "../gateway/request.js"
 import { Config } from "../platform/config.js"
 import { type RateLimitResult, rateLimitHeaders } from "../platform/redis/index.js"
 import { answer } from "../platform/wire-errors.js"
+import type { CredentialsThrottled } from "./errors.js"
 import { Access } from "./service.js"
 
 const tooMany = (
@@ -33,6 +34,10 @@ const tooMany = (
 
 /** The `RateLimit-Policy` names of the failed-authentication budgets. */
 const failurePolicy = { address: "auth-failures-per-ip", key_prefix: "auth-failures-per-key-prefix" } as const
+
+/** The 429 of a credential refused unchecked because its address or key prefix failed too often. */
+export const throttledCredentialResponse = (reason: CredentialsThrottled, requestId: string) =>
+  tooMany(reason.state, failurePolicy[reason.by], requestId, reason.message)
 
 const clientIp = (request: HttpServerRequest) => Option.getOrElse(request.remoteAddress, () => "unknown")
 
@@ -55,7 +60,7 @@ export const AuthenticatedLive = Layer.effect(Authenticated)(
           return Effect.matchEffect(session, {
             onFailure: (error) =>
               error.reason._tag === "CredentialsThrottled"
-                ? Effect.succeed(tooMany(error.reason.state, failurePolicy[error.reason.by], requestIdOf(request), error.reason.message))
+                ? Effect.succeed(throttledCredentialResponse(error.reason, requestIdOf(request)))
                 : invalidCredential(Effect.fail(error)),
             onSuccess: ({ principal }) =>
               Effect.flatMap(access.rateLimitPrincipal(principal), (limit) => {

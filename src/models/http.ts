@@ -6,9 +6,11 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
+import { CurrentClient } from "../../protocol/auth.js"
 import { pagination } from "../../protocol/common.js"
 import { BadRequest, Conflict, NotFound, Unauthorized, Unprocessable } from "../../protocol/errors.js"
 import { requireRole, requireScope } from "../access/guards.js"
+import { throttledCredentialResponse } from "../access/middleware.js"
 import { Access } from "../access/service.js"
 import { requestIdOf } from "../gateway/request.js"
 import { answer } from "../platform/wire-errors.js"
@@ -33,9 +35,15 @@ export const ModelsHttp = HttpApiBuilder.group(GatewayApi, "models", (handlers) 
     const access = yield* Access
     return handlers.handle("catalogue", ({ query }) =>
       Effect.gen(function* () {
-        // Public route: a credential, when sent, must be valid (a typo should not silently downgrade the view).
-        const bearer = bearerOf(yield* HttpServerRequest)
-        const principal = bearer === undefined ? undefined : yield* invalidCredential(access.authenticate(bearer ?? ""))
+        // Public route: a credential, when sent, must be valid (a typo should not silently downgrade the view),
+        // and a refused one counts against the caller's failed-authentication budget like anywhere else.
+        const request = yield* HttpServerRequest
+        const bearer = bearerOf(request)
+        const checked = bearer === undefined ? undefined : yield* Effect.result(access.authenticateClient(bearer, (yield* CurrentClient).ip))
+        if (checked?._tag === "Failure" && checked.failure.reason._tag === "CredentialsThrottled") {
+          return throttledCredentialResponse(checked.failure.reason, requestIdOf(request))
+        }
+        const principal = checked === undefined ? undefined : (yield* invalidCredential(Effect.fromResult(checked))).principal
         const includeDisabled = query.include_disabled === "true" || query.include_disabled === "1"
         return yield* models.catalogue(principal, includeDisabled)
       })
