@@ -42,7 +42,7 @@ export interface ServeOptions {
 }
 
 const failureOf = (cause: unknown, options: ServeOptions): WorkerFailure => {
-  const error = cause as { name?: string; message?: string; limit?: unknown; maximum?: unknown; constructor?: { name?: string } }
+  const error = cause as { message?: string; limit?: unknown; maximum?: unknown; constructor?: { name?: string } }
   if (typeof error?.limit === "string" && typeof error.maximum === "number") return { kind: "limit", limit: error.limit as Limit, maximum: error.maximum }
   const message = String(error?.message ?? cause)
   if (error?.constructor?.name === "CorruptFile") return { kind: "corrupt", message }
@@ -92,7 +92,8 @@ export const serve = (handlers: Record<string, Handler>, options: ServeOptions):
     } catch (cause) {
       const after = options.afterJob?.(true)
       const failure = after?.failure ?? failureOf(cause, options)
-      port.postMessage({ kind: "done", ok: false, failure, retire: failure.kind === "limit" || (after?.retire ?? false) || heapGrew() } satisfies FromWorker)
+      // A budget refused is no reason to replace the worker; memory it took is (`afterJob`, `heapGrew`).
+      port.postMessage({ kind: "done", ok: false, failure, retire: (after?.retire ?? false) || heapGrew() } satisfies FromWorker)
     }
   })
   port.postMessage({ kind: "ready" } satisfies FromWorker)
