@@ -42,10 +42,10 @@ const failureOf = (failure: WorkerFailure): Error => {
 
 export const makeWorkerPool = (options: WorkerPoolOptions): WorkerPool => {
   const live = new Set<Worker>()
-  const ready = new WeakSet<Worker>()
+  /** Workers that came up, with the heap each really has. */
+  const heapOf = new WeakMap<Worker, number>()
   const idle: Worker[] = []
   const waiting: Array<(worker: Worker) => void> = []
-  const heapMb = options.resourceLimits.maxOldGenerationSizeMb ?? 0
 
   const spawn = (): Worker => {
     const worker = new Worker(options.script, { stdout: true, stderr: true, resourceLimits: options.resourceLimits })
@@ -53,7 +53,7 @@ export const makeWorkerPool = (options: WorkerPoolOptions): WorkerPool => {
     worker.stderr.resume()
     worker.unref()
     worker.on("message", (message: FromWorker) => {
-      if (message.kind === "ready") ready.add(worker)
+      if (message.kind === "ready") heapOf.set(worker, message.heapMb)
     })
     worker.on("error", (error: Error & { code?: string }) => logLine("warn", "decoder worker failed", { code: error.code ?? null, message: error.message }))
     worker.once("exit", () => {
@@ -110,13 +110,20 @@ export const makeWorkerPool = (options: WorkerPoolOptions): WorkerPool => {
         worker.off("message", onMessage)
         handOut()
         // A worker that never came up is our fault, not the file's.
-        if (!ready.has(worker)) return reject(new Error(`the decoder worker did not start (exit code ${code})`))
+        const heapMb = heapOf.get(worker)
+        if (heapMb === undefined) return reject(new Error(`the decoder worker did not start (exit code ${code})`))
         logLine("warn", "decoder worker died during a job; the file is refused as too complex", { op: job.op, exit_code: code })
         reject(new LimitExceeded("decoder_memory_mb", heapMb))
       }
       worker.on("message", onMessage)
       worker.once("exit", onExit)
-      worker.postMessage({ kind: "job", op: job.op, payload: job.payload }, [...(job.transfer ?? [])])
+      try {
+        worker.postMessage({ kind: "job", op: job.op, payload: job.payload }, [...(job.transfer ?? [])])
+      } catch (error) {
+        // A payload that cannot be sent leaves the worker as it was.
+        done(false)
+        reject(error)
+      }
     })
   }
 

@@ -14,7 +14,8 @@ export type WorkerFailure =
   | { readonly kind: "failed"; readonly message: string }
 
 export type FromWorker =
-  | { readonly kind: "ready" }
+  /** The V8 heap the worker really has (a process's --max-old-space-size overrides resource limits). */
+  | { readonly kind: "ready"; readonly heapMb: number }
   | { readonly kind: "call"; readonly call: number; readonly payload: unknown }
   | { readonly kind: "done"; readonly ok: true; readonly result: unknown; readonly retire: boolean }
   | { readonly kind: "done"; readonly ok: false; readonly failure: WorkerFailure; readonly retire: boolean }
@@ -96,5 +97,5 @@ export const serve = (handlers: Record<string, Handler>, options: ServeOptions):
       port.postMessage({ kind: "done", ok: false, failure, retire: (after?.retire ?? false) || heapGrew() } satisfies FromWorker)
     }
   })
-  port.postMessage({ kind: "ready" } satisfies FromWorker)
+  port.postMessage({ kind: "ready", heapMb: Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024) } satisfies FromWorker)
 }
