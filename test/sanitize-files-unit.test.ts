@@ -7,9 +7,10 @@ import fc from "fast-check"
 import * as mupdf from "mupdf"
 import sharp from "sharp"
 import { describe, expect, it } from "vitest"
+import { stopDecoders } from "../src/sanitize/files/decoders.js"
 import { detectFileType, downloadName, type FileType } from "../src/sanitize/files/detect.js"
 import { coveredWords, openImage } from "../src/sanitize/files/image.js"
-import { extractPdf, stopPdfThread } from "../src/sanitize/files/mupdf-thread.js"
+import { extractPdf } from "../src/sanitize/files/mupdf-thread.js"
 import { layout, makeOcrPool, type OcrWord, wordOffsets } from "../src/sanitize/files/ocr.js"
 import { spanRects } from "../src/sanitize/files/pdf.js"
 import { LimitExceeded, MAX_IMAGE_PIXELS, MAX_SCANNED_PAGES, OcrBusy, OcrTimeout } from "../src/sanitize/files/reasons.js"
@@ -105,8 +106,9 @@ describe("OCR layout", () => {
 
 describe("PDF rectangles", () => {
   it("a span becomes one rectangle per line, each the union of its characters' boxes", () => {
-    const boxes: Array<[number, number, number, number] | null> = [[0, 0, 5, 10], [5, 0, 10, 10], null, [0, 20, 5, 30], [5, 21, 12, 31]]
-    const page = { kind: "text" as const, text: "ab\ncd", boxes }
+    // Four numbers per character, NaN for the line break.
+    const boxes = new Float32Array([0, 0, 5, 10, 5, 0, 10, 10, Number.NaN, Number.NaN, Number.NaN, Number.NaN, 0, 20, 5, 30, 5, 21, 12, 31])
+    const page = { kind: "text" as const, text: "ab\ncd", boxes, imageBytes: 0 }
     expect(spanRects(page, 0, 5)).toEqual([
       [0, 0, 10, 10],
       [0, 20, 12, 31]
@@ -178,6 +180,6 @@ describe("limits before work", () => {
     for (let i = 0; i <= MAX_SCANNED_PAGES; i++) pdf.insertPage(-1, pdf.addPage([0, 0, 20, 20], 0, pdf.newDictionary(), ""))
     const bytes = pdf.saveToBuffer("compress").asUint8Array().slice()
     await expect(extractPdf(bytes)).rejects.toMatchObject({ limit: "scanned_pages" })
-    await stopPdfThread()
+    await stopDecoders()
   }, 60_000)
 })

@@ -1,13 +1,16 @@
 /**
- * The DICOM worker thread (dicom-worker.ts), started on first use and kept. Jobs and the OCR
- * calls they make are matched by id; an OCR refusal (busy, too slow) fails the job with the same
- * error the image path would raise.
+ * DICOM files through their worker thread (dicom-worker.ts), one at a time, with decode memory
+ * held for dcmjs' copy of the file and the frames it renders, once the structure check passed. The OCR calls a job makes come back
+ * to the main thread's pool; an OCR refusal (busy, too slow) fails the job with the same error the
+ * image path would raise.
  */
-import { Worker } from "node:worker_threads"
 import type { SanitizeFinding, SanitizeMode, SanitizePolicy } from "../text.js"
+import { MAX_IMAGE_PIXELS, MAX_INFLATED_BYTES, RASTER_COPIES, rasterBytes } from "./budgets.js"
+import { decodeBudget } from "./decode-budget.js"
 import type { DicomTagAction, PixelRedaction } from "./dicom.js"
-import { CorruptFile } from "./errors.js"
+import { checkDicom, DEFLATED, transferSyntaxOf } from "./dicom-scan.js"
 import type { Ocr } from "./ocr.js"
+import { makeWorkerPool } from "./worker-pool.js"
 
 export interface DicomThreadResult {
   readonly bytes: Uint8Array
@@ -20,77 +23,44 @@ export interface DicomThreadResult {
   readonly pixel_redactions: PixelRedaction[]
 }
 
-interface Pending {
-  readonly ocr: Ocr
-  readonly resolve: (value: DicomThreadResult) => void
-  readonly reject: (error: Error) => void
-  /** The first OCR refusal of this job: the job fails with it. */
-  ocrError?: Error
+/** V8 heap of the DICOM worker: dcmjs' dataset, the tag text and the text engine's work on it. */
+export const DICOM_HEAP_MB = 256
+/** dcmjs' copy of the dataset, the pixel data copied for redaction, the file written back, per byte. */
+const DATASET_COPIES = 4
+
+const workers = makeWorkerPool({
+  script: new URL(import.meta.url.endsWith(".ts") ? "./dicom-worker.ts" : "./dicom-worker.js", import.meta.url),
+  size: 1,
+  resourceLimits: { maxOldGenerationSizeMb: DICOM_HEAP_MB, maxYoungGenerationSizeMb: 16 }
+})
+
+/** Decode memory of one DICOM job: the dataset (inflated, at most the ceiling), and one frame rendered for OCR. */
+const dicomJobBytes = (bytes: Uint8Array, includePixelRedaction: boolean) => {
+  const dataset = transferSyntaxOf(bytes) === DEFLATED ? MAX_INFLATED_BYTES : bytes.length
+  return dataset * DATASET_COPIES + (includePixelRedaction ? rasterBytes(MAX_IMAGE_PIXELS, 3) * RASTER_COPIES : 0)
 }
 
-const workerUrl = () => new URL(import.meta.url.endsWith(".ts") ? "./dicom-worker.ts" : "./dicom-worker.js", import.meta.url)
-
-let worker: Worker | undefined
-let nextId = 0
-const jobs = new Map<number, Pending>()
-
-type Message =
-  | { kind: "ready" }
-  | { kind: "ocr"; job: number; call: number; image: Uint8Array }
-  | { kind: "done"; id: number; ok: boolean; result?: DicomThreadResult; corrupt?: boolean; message?: string }
-
-const thread = (): Worker => {
-  if (worker !== undefined) return worker
-  // dcmjs prints parser warnings that may quote the file; they are dropped, not logged.
-  const started = new Worker(workerUrl(), { stdout: true, stderr: true })
-  started.stdout.resume()
-  started.stderr.resume()
-  started.unref()
-  started.on("message", (message: Message) => {
-    if (message.kind === "ready") return
-    if (message.kind === "ocr") {
-      const job = jobs.get(message.job)
-      const answer = (ok: boolean, result?: unknown) => started.postMessage({ kind: "ocr", call: message.call, ok, result })
-      if (job === undefined) return answer(false)
-      job.ocr(message.image).then(
-        (result) => answer(true, result),
-        (error: Error) => {
-          job.ocrError ??= error
-          answer(false)
-        }
-      )
-      return
-    }
-    const job = jobs.get(message.id)
-    if (job === undefined) return
-    jobs.delete(message.id)
-    if (message.ok) job.resolve(message.result!)
-    else job.reject(job.ocrError ?? (message.corrupt ? new CorruptFile(message.message) : new Error(message.message)))
-  })
-  const fail = (error: Error) => {
-    worker = undefined
-    for (const job of jobs.values()) job.reject(error)
-    jobs.clear()
-  }
-  started.on("error", fail)
-  started.on("exit", () => fail(new Error("the DICOM worker stopped")))
-  worker = started
-  return started
-}
-
-export const sanitizeDicomInThread = (
+export const sanitizeDicomInThread = async (
   bytes: Uint8Array,
   options: { policy: SanitizePolicy; mode: SanitizeMode; includePixelRedaction: boolean; ocr: Ocr }
-): Promise<DicomThreadResult> =>
-  new Promise((resolve, reject) => {
-    const id = nextId++
-    jobs.set(id, { ocr: options.ocr, resolve, reject })
-    thread().postMessage({ kind: "job", id, bytes, options: { policy: options.policy, mode: options.mode, includePixelRedaction: options.includePixelRedaction } })
-  })
+): Promise<DicomThreadResult> => {
+  let ocrError: Error | undefined
+  const ocr = (image: unknown) =>
+    options.ocr(image as Uint8Array).catch((error: Error) => {
+      // The first refusal is what the job fails with.
+      ocrError ??= error
+      throw error
+    })
+  // Checked here first as well (a deflated dataset only measured): a file refused costs no copy
+  // to the worker, nor starting it.
+  await checkDicom(bytes, options.includePixelRedaction, false)
+  const job = { op: "dicom.sanitize", payload: { bytes, options: { policy: options.policy, mode: options.mode, includePixelRedaction: options.includePixelRedaction } }, onCall: ocr }
+  try {
+    return await decodeBudget.run(dicomJobBytes(bytes, options.includePixelRedaction), () => workers.run<DicomThreadResult>(job))
+  } catch (error) {
+    throw ocrError ?? error
+  }
+}
 
 /** Stops the thread (tests, shutdown); the next job starts a new one. */
-export const stopDicomThread = async () => {
-  const running = worker
-  worker = undefined
-  if (running) await running.terminate()
-}
+export const stopDicomThread = (): Promise<void> => workers.stop()

@@ -8,8 +8,10 @@ import { createHash, randomUUID } from "node:crypto"
 import dcmjs, { type DicomDataset, type DicomElement } from "dcmjs"
 import sharp from "sharp"
 import { type SanitizeFinding, type SanitizeMode, type SanitizePolicy, sanitizeText, TokenBook } from "../text.js"
+import { MAX_NESTING_DEPTH, MAX_OCR_FRAMES, MAX_TEXT_CHARACTERS } from "./budgets.js"
 import { type ProfileAction, type ProfileCategory, profile } from "./dicom-profile.js"
-import { CorruptFile } from "./errors.js"
+import { checkDicom, checkFramePixels, DEFLATED } from "./dicom-scan.js"
+import { CorruptFile, LimitExceeded } from "./errors.js"
 
 /** The OCR function of the shared contract (src/sanitize/files/ocr.ts), repeated here structurally. */
 export type DicomOcr = (image: Uint8Array) => Promise<{
@@ -49,13 +51,9 @@ export interface DicomOptions {
   tokens: TokenBook
 }
 
-/** Frames OCR'd per file; beyond it a warning finding says the rest were not looked at. */
-export const MAX_OCR_FRAMES = 16
-
 const DEIDENTIFICATION_METHOD_TEXT = "DICOM PS3.15 E.1 Basic Application Confidentiality Profile"
 const EXPLICIT_LE = "1.2.840.10008.1.2.1"
-const NATIVE_SYNTAXES = new Set(["1.2.840.10008.1.2", EXPLICIT_LE, "1.2.840.10008.1.2.1.99"])
-const DEFLATED = "1.2.840.10008.1.2.1.99"
+const NATIVE_SYNTAXES = new Set(["1.2.840.10008.1.2", EXPLICIT_LE, DEFLATED])
 
 /** Character VRs whose values are text a person could have typed (their content is scanned). */
 const TEXT_VRS = new Set(["PN", "LO", "SH", "ST", "LT", "UT", "UC", "UR", "CS", "AE", "DA", "TM", "DT", "AS"])
@@ -155,7 +153,9 @@ interface Visited {
   readonly text: string | null
 }
 
-const walk = (dataset: DicomDataset, prefix: string, removedBy: Visited | null, out: Visited[]) => {
+const walk = (dataset: DicomDataset, prefix: string, removedBy: Visited | null, out: Visited[], depth = 0) => {
+  // Implicit VR sequences of defined length escape the structure check (dicom-scan.ts): checked here.
+  if (depth > MAX_NESTING_DEPTH) throw new LimitExceeded("nesting_depth", MAX_NESTING_DEPTH)
   for (const key of Object.keys(dataset).sort()) {
     const element = dataset[key]!
     const name = nameOf(key)
@@ -166,7 +166,7 @@ const walk = (dataset: DicomDataset, prefix: string, removedBy: Visited | null, 
     out.push(visited)
     if (element.vr === "SQ")
       (element.Value ?? []).forEach((item, index) => {
-        if (typeof item === "object" && item !== null) walk(item as DicomDataset, `${path}[${index}]`, removedBy ?? (own.action === "X" ? visited : null), out)
+        if (typeof item === "object" && item !== null) walk(item as DicomDataset, `${path}[${index}]`, removedBy ?? (own.action === "X" ? visited : null), out, depth + 1)
       })
   }
 }
@@ -236,8 +236,9 @@ const fromText = (vr: string, text: string): DicomElement => ({
   Value: text.split("\\").map((part) => (vr === "PN" ? { Alphabetic: part } : part)),
 })
 
-const parse = (bytes: Uint8Array) => {
-  if (bytes.byteLength < 132 || Buffer.from(bytes.subarray(128, 132)).toString("latin1") !== "DICM") throw new CorruptFile("not a DICOM Part 10 file")
+const parse = async (bytes: Uint8Array, includePixelRedaction: boolean) => {
+  // Lengths, nesting, element count and the frames to read checked before dcmjs allocates anything.
+  await checkDicom(bytes, includePixelRedaction)
   try {
     const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
     const file = dcmjs.data.DicomMessage.readFile(buffer)
@@ -378,6 +379,8 @@ const scanPixels = async (dataset: DicomDataset, syntax: string, options: DicomO
   })
   const layout = pixelLayout(dataset, syntax)
   if ("skipped" in layout) return { ...none, findings: [notScanned(layout.skipped)] }
+  // Again as dcmjs read them (the structure check reads only the top level's plain values).
+  checkFramePixels(layout.rows, layout.columns, layout.frames)
   const original = valueBytes(element)
   if (original.byteLength < layout.frames * layout.frameBytes) return { ...none, findings: [notScanned("the pixel data is shorter than its image attributes say")] }
   const pixels = new Uint8Array(original)
@@ -504,12 +507,13 @@ const tokenizedLines = (visited: ReadonlyArray<Visited>, options: DicomOptions):
   })
 
 export const sanitizeDicom = async (bytes: Uint8Array, options: DicomOptions): Promise<DicomSanitized> => {
-  const { file, syntax } = parse(bytes)
+  const { file, syntax } = await parse(bytes, options.includePixelRedaction)
   const visited: Visited[] = []
   walk(file.meta, "", null, visited)
   walk(file.dict, "", null, visited)
   const lines = visited.flatMap((v) => (v.text === null ? [] : [`${v.path}: ${v.text}`]))
   const tagText = lines.join("\n")
+  if (tagText.length > MAX_TEXT_CHARACTERS) throw new LimitExceeded("text_characters", MAX_TEXT_CHARACTERS)
   // The whole tag text is scanned once for the findings; its tokens go to a scratch book, since
   // the values themselves are tokenized below.
   const scan = tagText === "" ? null : sanitizeText(tagText, { policy: options.policy, mode: options.mode, tokens: new TokenBook() })

@@ -13,7 +13,7 @@ import { changesContent, type DicomTagAction, type FileOptions, type FileSanitiz
 
 export type { DicomTagAction, FileOptions, FileSanitized }
 
-const sanitizeImage = async (bytes: Uint8Array, type: FileType, options: FileOptions): Promise<FileSanitized> => {
+const sanitizeImage = async (bytes: Uint8Array, type: Exclude<FileType, "pdf" | "dicom">, options: FileOptions): Promise<FileSanitized> => {
   const image = await openImage(bytes, type)
   const read = await options.ocr(image.png)
   const tokens = new TokenBook()

@@ -1,6 +1,10 @@
 /** Why a file sanitize was refused (spec "Sanitize errors"; codes decided in docs/decisions.md). */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type { Limit } from "./errors.js"
+
+export { MAX_IMAGE_PIXELS, MAX_SCANNED_PAGES } from "./budgets.js"
+export { LimitExceeded } from "./errors.js"
 
 /** The OCR pool's queue is full; the caller retries after a moment. */
 export class OcrBusy extends Error {
@@ -16,23 +20,15 @@ export class OcrTimeout extends Error {
   }
 }
 
-/** The OCR workers could not start (the English data or the tesseract core is missing). */
-export class OcrUnavailable extends Error {}
-
-/** A file whose work would be unbounded: too many pixels, or too many pages to OCR. */
-export class LimitExceeded extends Error {
-  constructor(
-    readonly limit: "pixels" | "scanned_pages",
-    readonly maximum: number
-  ) {
-    super(`more than ${maximum} ${limit.replace("_", " ")}`)
+/** Too many decode jobs are waiting for decoder memory; the caller retries after a moment. */
+export class DecodeBusy extends Error {
+  constructor(readonly waiting: number) {
+    super(`decoder memory is taken (${waiting} jobs waiting)`)
   }
 }
 
-/** Pixels of one image or rendered page (about 8000 × 8000 at most). */
-export const MAX_IMAGE_PIXELS = 64_000_000
-/** Pages without a text layer OCR'd per PDF. */
-export const MAX_SCANNED_PAGES = 100
+/** The OCR workers could not start (the English data or the tesseract core is missing). */
+export class OcrUnavailable extends Error {}
 
 export class EmptyFile extends Schema.TaggedError<EmptyFile>()("EmptyFile", {}) {
   readonly code = "EMPTY_FILE"
@@ -70,9 +66,22 @@ export class OcrTooSlow extends Schema.TaggedError<OcrTooSlow>()("OcrTooSlow", {
   readonly details = { timeout_ms: this.timeout_ms }
 }
 
+/** What each budget counts, for the refusal's message. */
+const LIMIT_WORDS: Record<Limit, string> = {
+  pixels: "pixels in one image, page or frame",
+  file_pixels: "pixels in its images, pages or frames together",
+  pages: "pages",
+  scanned_pages: "pages without a text layer",
+  page_characters: "characters of text on one page",
+  text_characters: "characters of text",
+  elements: "DICOM elements",
+  nesting_depth: "levels of nesting",
+  decoder_memory_mb: "MB of decoder memory"
+}
+
 export class FileTooComplex extends Schema.TaggedError<FileTooComplex>()("FileTooComplex", { limit: Schema.String, maximum: Schema.Number }) {
   readonly code = "FILE_TOO_COMPLEX"
-  override readonly message = `the file has more than ${this.maximum} ${this.limit.replace("_", " ")}; split it or scale it down`
+  override readonly message = `the file asks for more than ${this.maximum} ${LIMIT_WORDS[this.limit as Limit] ?? this.limit}; split it or scale it down`
   readonly details = { limit: this.limit, maximum: this.maximum }
 }
 

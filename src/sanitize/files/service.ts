@@ -21,14 +21,14 @@ import { Secrets } from "../../platform/secrets.js"
 import { AI_SYSTEM_PROMPT, type AiItem, aiPrompt, itemsOf, MAX_AI_REVIEW_CHARS } from "../ai-pass.js"
 import type { SanitizeFinding, SanitizeMode, SanitizePolicy } from "../text.js"
 import type { Review } from "./ai-review.js"
+import { stopDecoders } from "./decoders.js"
 import { contentTypeOf, detectFileType, downloadName, type FileType } from "./detect.js"
 import { stopDicomThread } from "./dicom-thread.js"
 import { type DicomTagAction, sanitizeFile } from "./engine.js"
 import { CorruptFile } from "./errors.js"
 import type { PixelRedaction } from "./image.js"
-import { stopPdfThread } from "./mupdf-thread.js"
 import { makeOcrPool } from "./ocr.js"
-import { CorruptFileReason, EmptyFile, FileTooComplex, LimitExceeded, MissingDependency, OcrBusy, OcrTimeout, OcrTooSlow, OcrUnavailable, refuse, ServerBusy, TokenNotFound, UnsupportedFileType } from "./reasons.js"
+import { CorruptFileReason, DecodeBusy, EmptyFile, FileTooComplex, LimitExceeded, MissingDependency, OcrBusy, OcrTimeout, OcrTooSlow, OcrUnavailable, refuse, ServerBusy, TokenNotFound, UnsupportedFileType } from "./reasons.js"
 import { makeSanitizedFileStore } from "./store.js"
 
 export interface Upload {
@@ -82,7 +82,7 @@ export const makeSanitizeFiles = Effect.gen(function* () {
     queueLimit: config.sanitizeOcrQueue,
     timeoutMs: config.sanitizeOcrTimeoutMs
   })
-  yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([pool.close(), stopPdfThread(), stopDicomThread()])))
+  yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([pool.close(), stopDecoders(), stopDicomThread()])))
 
   const calls = yield* ModelCalls
   const preferences = yield* makeModelsStore
@@ -126,7 +126,7 @@ export const makeSanitizeFiles = Effect.gen(function* () {
     }).pipe(
       Effect.catch((cause) => {
         if (cause instanceof CorruptFile) return refuse(new CorruptFileReason({ file_type: type }))
-        if (cause instanceof OcrBusy) return refuse(new ServerBusy({ retry_after_seconds: RETRY_AFTER_SECONDS }))
+        if (cause instanceof OcrBusy || cause instanceof DecodeBusy) return refuse(new ServerBusy({ retry_after_seconds: RETRY_AFTER_SECONDS }))
         if (cause instanceof OcrTimeout) return refuse(new OcrTooSlow({ timeout_ms: cause.timeoutMs }))
         if (cause instanceof LimitExceeded) return refuse(new FileTooComplex({ limit: cause.limit, maximum: cause.maximum }))
         if (cause instanceof OcrUnavailable) return refuse(new MissingDependency({ file_type: type }))
