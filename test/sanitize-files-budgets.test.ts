@@ -134,7 +134,7 @@ describe("the decode semaphore", () => {
 })
 
 describe("the worker pool", () => {
-  const pool = makeWorkerPool({ script: new URL("./support/greedy-worker.ts", import.meta.url), size: 1, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 } })
+  const pool = makeWorkerPool({ script: new URL("./support/greedy-worker.ts", import.meta.url), size: 1, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 }, jobTimeoutMs: 60_000 })
   afterAll(() => pool.stop())
 
   it("refuses the job whose worker died as too complex, replaces the worker, and the next job runs", async () => {
@@ -160,8 +160,25 @@ describe("the worker pool", () => {
     expect(asked).toEqual({ asked: 20, answer: 42 })
   })
 
+  it("stops a job that computes past its time limit, without counting the time its calls to the main thread take", async () => {
+    const timed = makeWorkerPool({ script: new URL("./support/greedy-worker.ts", import.meta.url), size: 1, resourceLimits: {}, jobTimeoutMs: 1_500 })
+    try {
+      // Warm the worker first: its start-up is not part of a job.
+      await expect(timed.run({ op: "echo", payload: "up" })).resolves.toBe("up")
+      const loop = timed.run({ op: "spin", payload: null })
+      // Queued behind the loop on the pool's one worker: it runs once the loop is stopped.
+      const next = timed.run<string>({ op: "echo", payload: "after the loop" })
+      await expect(loop).rejects.toMatchObject({ limit: "decoder_seconds", maximum: 2 })
+      await expect(next).resolves.toBe("after the loop")
+      const slowAnswer = await timed.run({ op: "ask", payload: 1, onCall: () => new Promise((resolve) => setTimeout(() => resolve(2), 2_500)) })
+      expect(slowAnswer).toEqual({ asked: 1, answer: 2 })
+    } finally {
+      await timed.stop()
+    }
+  }, 60_000)
+
   it("a worker that cannot start is our failure, not the file's", async () => {
-    const broken = makeWorkerPool({ script: new URL("./support/no-such-worker.ts", import.meta.url), size: 1, resourceLimits: {} })
+    const broken = makeWorkerPool({ script: new URL("./support/no-such-worker.ts", import.meta.url), size: 1, resourceLimits: {}, jobTimeoutMs: 60_000 })
     const failure = await broken.run({ op: "echo", payload: 1 }).catch((error: Error) => error)
     expect(failure).toBeInstanceOf(Error)
     expect(failure).not.toBeInstanceOf(LimitExceeded)

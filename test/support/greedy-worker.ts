@@ -1,7 +1,7 @@
 /**
  * A worker for the worker-pool tests (plain erasable TypeScript, loaded as it is): jobs that
- * answer, ask the main thread, fail in each way a decoder can, or fill the heap until V8 stops the
- * worker.
+ * answer, ask the main thread, fail in each way a decoder can, fill the heap until V8 stops the
+ * worker, or never finish.
  */
 const source = (path: string) => new URL(`../../src/sanitize/files/${path}.ts`, import.meta.url).href
 const { serve }: typeof import("../../src/sanitize/files/worker-serve.js") = await import(source("worker-serve"))
@@ -30,6 +30,10 @@ serve(
     // array can abort the whole process instead, nodejs/node#47224).
     hog: () => {
       for (;;) held = { next: held, data: new Array(10_000).fill(1.5) }
+    },
+    // A decoder caught in a loop.
+    spin: () => {
+      for (;;) held = null
     }
   },
   { otherErrors: "failed" }

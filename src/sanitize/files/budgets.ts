@@ -38,6 +38,8 @@ export const DECODE_QUEUE = 32
 export const DECODER_WORKERS = 2
 /** V8 heap of each decoder worker; a worker that reaches it dies and its file is refused. */
 export const DECODER_HEAP_MB = 128
+/** Computing time of one decoder or DICOM job (waiting for OCR excluded): far above any honest file, a bound on a decoder caught in a loop. */
+export const DECODER_JOB_MS = 120_000
 /** WebAssembly memory (mupdf) one decoder worker may grow to; an allocation past it fails. */
 export const WASM_MEMORY_BYTES = 256 * 1024 * 1024
 /** A worker whose WebAssembly memory grew beyond this is replaced after its job (memory.grow never shrinks). */

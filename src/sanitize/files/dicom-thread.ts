@@ -5,7 +5,7 @@
  * image path would raise.
  */
 import type { SanitizeFinding, SanitizeMode, SanitizePolicy } from "../text.js"
-import { MAX_IMAGE_PIXELS, MAX_INFLATED_BYTES, RASTER_COPIES, rasterBytes } from "./budgets.js"
+import { DECODER_JOB_MS, MAX_IMAGE_PIXELS, MAX_INFLATED_BYTES, RASTER_COPIES, rasterBytes } from "./budgets.js"
 import { decodeBudget } from "./decode-budget.js"
 import type { DicomTagAction, PixelRedaction } from "./dicom.js"
 import { checkDicom, DEFLATED, transferSyntaxOf } from "./dicom-scan.js"
@@ -31,7 +31,8 @@ const DATASET_COPIES = 4
 const workers = makeWorkerPool({
   script: new URL(import.meta.url.endsWith(".ts") ? "./dicom-worker.ts" : "./dicom-worker.js", import.meta.url),
   size: 1,
-  resourceLimits: { maxOldGenerationSizeMb: DICOM_HEAP_MB, maxYoungGenerationSizeMb: 16 }
+  resourceLimits: { maxOldGenerationSizeMb: DICOM_HEAP_MB, maxYoungGenerationSizeMb: 16 },
+  jobTimeoutMs: DECODER_JOB_MS
 })
 
 /** Decode memory of one DICOM job: the dataset (inflated, at most the ceiling), and one frame rendered for OCR. */

@@ -16,6 +16,7 @@ export type Limit =
   | "elements"
   | "nesting_depth"
   | "decoder_memory_mb"
+  | "decoder_seconds"
 
 /** Decoding the file would pass one of the budgets (budgets.ts) (→ 422 FILE_TOO_COMPLEX). */
 export class LimitExceeded extends Error {

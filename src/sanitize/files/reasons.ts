@@ -76,7 +76,8 @@ const LIMIT_WORDS: Record<Limit, string> = {
   text_characters: "characters of text",
   elements: "DICOM elements",
   nesting_depth: "levels of nesting",
-  decoder_memory_mb: "MB of decoder memory"
+  decoder_memory_mb: "MB of decoder memory",
+  decoder_seconds: "seconds of decoding"
 }
 
 export class FileTooComplex extends Schema.TaggedError<FileTooComplex>()("FileTooComplex", { limit: Schema.String, maximum: Schema.Number }) {

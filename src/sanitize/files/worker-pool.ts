@@ -2,7 +2,8 @@
  * A few worker threads for the decoders (mupdf, sharp, dcmjs), each under V8 resource limits and
  * given one job at a time, so a worker that dies is that job's doing: the job is refused as too
  * complex, the worker is replaced, and the process goes on. Jobs wait in order for a free worker.
- * A worker that reports its WebAssembly memory grew large is retired after its job. Worker output
+ * A worker that reports its WebAssembly memory grew large is retired after its job; one that runs
+ * past the job time limit is terminated and the job refused the same way. Worker output
  * (parser warnings that may quote the file) is dropped, not logged.
  */
 import { type ResourceLimits, Worker } from "node:worker_threads"
@@ -15,6 +16,8 @@ export interface WorkerPoolOptions {
   readonly script: URL
   readonly size: number
   readonly resourceLimits: ResourceLimits
+  /** A job still running after this long is stopped (a decoder caught in a loop must not hold its worker). */
+  readonly jobTimeoutMs: number
 }
 
 export interface Job {
@@ -84,7 +87,28 @@ export const makeWorkerPool = (options: WorkerPoolOptions): WorkerPool => {
   const run = async <A>(job: Job): Promise<A> => {
     const worker = await acquire()
     return new Promise<A>((resolve, reject) => {
+      // The clock runs only while the worker computes: time spent answering its calls (OCR) is not its own.
+      let left = options.jobTimeoutMs
+      let since = 0
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const overrun = () => {
+        worker.off("message", onMessage)
+        worker.off("exit", onExit)
+        logLine("warn", "decoder worker ran past its time limit; the file is refused as too complex", { op: job.op, limit_ms: options.jobTimeoutMs })
+        // The exit frees its place in the pool (the listener set in spawn).
+        void worker.terminate()
+        reject(new LimitExceeded("decoder_seconds", Math.round(options.jobTimeoutMs / 1000)))
+      }
+      const startClock = () => {
+        since = Date.now()
+        timer = setTimeout(overrun, Math.max(0, left))
+      }
+      const stopClock = () => {
+        clearTimeout(timer)
+        left -= Date.now() - since
+      }
       const done = (retire: boolean) => {
+        clearTimeout(timer)
         worker.off("message", onMessage)
         worker.off("exit", onExit)
         if (retire) void worker.terminate()
@@ -93,7 +117,11 @@ export const makeWorkerPool = (options: WorkerPoolOptions): WorkerPool => {
       }
       const onMessage = (message: FromWorker) => {
         if (message.kind === "call") {
-          const answer = (ok: boolean, result?: unknown) => worker.postMessage({ kind: "answer", call: message.call, ok, result })
+          stopClock()
+          const answer = (ok: boolean, result?: unknown) => {
+            startClock()
+            worker.postMessage({ kind: "answer", call: message.call, ok, result })
+          }
           if (job.onCall === undefined) return answer(false)
           job.onCall(message.payload).then(
             (result) => answer(true, result),
@@ -107,6 +135,7 @@ export const makeWorkerPool = (options: WorkerPoolOptions): WorkerPool => {
         else reject(failureOf(message.failure))
       }
       const onExit = (code: number) => {
+        clearTimeout(timer)
         worker.off("message", onMessage)
         handOut()
         // A worker that never came up is our fault, not the file's.
@@ -117,6 +146,7 @@ export const makeWorkerPool = (options: WorkerPoolOptions): WorkerPool => {
       }
       worker.on("message", onMessage)
       worker.once("exit", onExit)
+      startClock()
       try {
         worker.postMessage({ kind: "job", op: job.op, payload: job.payload }, [...(job.transfer ?? [])])
       } catch (error) {
