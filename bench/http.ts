@@ -1,9 +1,10 @@
 /**
  * `npm run bench:http`: a hello route served raw by uWS, through the adapter
- * (HttpApi, no auth), and through the full chain (API-key auth + rate limit
- * with the in-process store), all in this run, with the ratios to raw; and
- * the same routes and services on Effect's own node:http server (the peer),
- * to say what uWS buys us.
+ * (HttpApi, no auth), through the full chain (API-key auth + rate limit
+ * with the in-process store), and a realistic read (GET /api/v1/actions/{id}:
+ * a cached key and one indexed row), all in this run, with the ratios to raw;
+ * and the same routes and services on Effect's own node:http server (the
+ * peer), to say what uWS and the compiled routes buy us.
  * Last line: one JSON object with every figure.
  * BENCH_PROFILE=<dir>: each target writes a CPU profile there and prints its top frames.
  */
@@ -71,7 +72,10 @@ const raw = await startTarget("raw")
 const rawResult = await measure(raw, "/hello")
 await raw.stop()
 
-/** `/health` and the authenticated `/api/v1/auth/whoami` on one server (the first run registers the bench account). */
+/**
+ * `/health`, the authenticated `/api/v1/auth/whoami` and GET /api/v1/actions/{id} on one server
+ * (each run registers its own account and records one action to read).
+ */
 const measureApp = async (mode: "app" | "node", email: string) => {
   const server = await startTarget(mode)
   const registered = await fetch(`${server.url}/api/v1/auth/register`, {
@@ -80,25 +84,38 @@ const measureApp = async (mode: "app" | "node", email: string) => {
     body: JSON.stringify({ email, password: "benchmark password", org_name: "Bench" })
   }).then((r) => r.json() as Promise<any>)
   const auth = { authorization: `Bearer ${registered.api_key.key}` }
+  const action = await fetch(`${server.url}/api/v1/actions`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ action_type: "read_report", details: "quarterly numbers" })
+  }).then((r) => r.json() as Promise<any>)
+  if (typeof action.action_uuid !== "string") throw new Error(`could not record the action to read: ${JSON.stringify(action)}`)
   const adapter = await measure(server, "/health")
   const chain = await measure(server, "/api/v1/auth/whoami", auth)
+  const read = await measure(server, `/api/v1/actions/${action.action_uuid}`, auth)
   await server.stop()
-  return { adapter, chain }
+  return { adapter, chain, read }
 }
 
-const { adapter: adapterResult, chain: chainResult } = await measureApp("app", "bench@example.test")
-const { adapter: nodeAdapterResult, chain: nodeChainResult } = await measureApp("node", "bench-node@example.test")
+const { adapter: adapterResult, chain: chainResult, read: readResult } = await measureApp("app", "bench@example.test")
+const { adapter: nodeAdapterResult, chain: nodeChainResult, read: nodeReadResult } = await measureApp("node", "bench-node@example.test")
 await dataDir.remove()
 
 console.log(`HTTP hello, ${connections} connections, ${seconds} s each, client ${client} (server in another process)`)
 row("raw uWS", rawResult)
 row("adapter (HttpApi, no auth)", adapterResult, adapterResult.rps / rawResult.rps)
 row("full chain (key auth + rate limit)", chainResult, chainResult.rps / rawResult.rps)
+row("read: GET /api/v1/actions/{id}", readResult, readResult.rps / rawResult.rps)
 row("node:http peer, /health", nodeAdapterResult, nodeAdapterResult.rps / rawResult.rps)
 row("node:http peer, full chain", nodeChainResult, nodeChainResult.rps / rawResult.rps)
+row("node:http peer, read", nodeReadResult, nodeReadResult.rps / rawResult.rps)
 const chainOverNode = chainResult.rps / nodeChainResult.rps
-console.log(`our uWS path / node:http peer: full chain ${chainOverNode.toFixed(2)}×, /health ${(adapterResult.rps / nodeAdapterResult.rps).toFixed(2)}×`)
-console.log("targets: full chain >= 0.5 × raw uWS, adapter >= 0.7 × raw uWS, full chain >= 2 × the node:http peer")
+console.log(
+  `our uWS path / node:http peer: full chain ${chainOverNode.toFixed(2)}×, /health ${(adapterResult.rps / nodeAdapterResult.rps).toFixed(2)}×, read ${(readResult.rps / nodeReadResult.rps).toFixed(2)}×`
+)
+console.log(
+  "targets: adapter >= 0.7 × raw uWS; full chain >= 0.5 × raw, >= 2 × the node:http peer, p99 <= 2 ms, <= 16 µs CPU; read >= 0.3 × raw, p99 <= 5 ms"
+)
 console.log(
   JSON.stringify({
     client,
@@ -118,10 +135,18 @@ console.log(
     chain_p99_ms: chainResult.p99_ms,
     chain_cpu_us: chainResult.cpu_us_per_request,
     chain_ratio: Math.round((chainResult.rps / rawResult.rps) * 1000) / 1000,
+    read_rps: readResult.rps,
+    read_p50_ms: readResult.p50_ms,
+    read_p99_ms: readResult.p99_ms,
+    read_cpu_us: readResult.cpu_us_per_request,
+    read_ratio: Math.round((readResult.rps / rawResult.rps) * 1000) / 1000,
     node_server_rps: nodeChainResult.rps,
     node_server_health_rps: nodeAdapterResult.rps,
+    node_server_read_rps: nodeReadResult.rps,
+    node_server_read_p99_ms: nodeReadResult.p99_ms,
     chain_over_node: Math.round(chainOverNode * 1000) / 1000,
-    errors: rawResult.errors + adapterResult.errors + chainResult.errors + nodeAdapterResult.errors + nodeChainResult.errors
+    errors:
+      rawResult.errors + adapterResult.errors + chainResult.errors + readResult.errors + nodeAdapterResult.errors + nodeChainResult.errors + nodeReadResult.errors
   })
 )
 process.exit(0)

@@ -54,6 +54,8 @@ import { ExplanationsHttp, ExplanationsPublicHttp } from "./explanations/http.js
 import { Explanations } from "./explanations/service.js"
 import { FlagsAdminHttp, FlagsHttp } from "./flags/http.js"
 import { Flags } from "./flags/service.js"
+import type { AnyApi } from "./gateway/compiled/effect-internals.js"
+import { type CompiledRoutes, compiledRoutesLayer } from "./gateway/compiled/routes.js"
 import { RouteLabel } from "./gateway/observe.js"
 import { UwsApp, uwsServerLayer } from "./gateway/server.js"
 import { ModelCalls } from "./models/calls.js"
@@ -147,7 +149,14 @@ const serverOptions = (config: AppConfig) => ({
   shutdownGraceMs: config.shutdownGraceMs
 })
 
-const served = Layer.mergeAll(HttpRouter.serve(apiRoutes, { disableLogger: true }), SocketsLive, MetricsListener.layer)
+/** Every endpoint on its own native uWS route (the router above serves what uWS does not match). */
+const compiledRoutes = compiledRoutesLayer(GatewayApi as unknown as AnyApi).pipe(
+  Layer.provide(handlers),
+  Layer.provide(middleware)
+  // The handlers' per-request requirements (SqlClient and the like) are in the app's context, as for the router.
+) as unknown as Layer.Layer<CompiledRoutes, never, UwsApp>
+
+const served = Layer.mergeAll(HttpRouter.serve(apiRoutes, { disableLogger: true }), compiledRoutes, SocketsLive, MetricsListener.layer)
 
 /**
  * PORT=0 (tests): the server binds first, on a port the system chooses, and the

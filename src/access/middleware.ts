@@ -14,6 +14,7 @@ import * as Redacted from "effect/Redacted"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { AdminKey, Authenticated, CurrentClient, CurrentPrincipal, ErrorShape, OptionallyAuthenticated, PublicRoute } from "../../protocol/auth.js"
 import { Unauthorized, unauthorized } from "../../protocol/errors.js"
+import { provide, respond, syncMiddleware, syncSecurity } from "../gateway/compiled/sync-middleware.js"
 import { addResponseHeaders, requestIdOf } from "../gateway/request.js"
 import { Config } from "../platform/config.js"
 import { type RateLimitResult, rateLimitHeaders } from "../platform/redis/index.js"
@@ -52,11 +53,23 @@ const invalidCredential = answer({ InvalidCredential: Unauthorized })
 export const AuthenticatedLive = Layer.effect(Authenticated)(
   Effect.gen(function* () {
     const access = yield* Access
-    return Authenticated.of({
+    const now = access.now
+    // A cached key with the in-process limiter: answered without an effect (see compiled/sync-middleware.ts).
+    const bearerNow =
+      now &&
+      ((token: string, request: HttpServerRequest) => {
+        const session = now.cachedSession(token)
+        if (session === undefined) return undefined
+        const limit = now.rateLimitPrincipal(session.principal)
+        if (!limit.allowed) return respond(tooMany(limit, "per-key", requestIdOf(request)))
+        addResponseHeaders(request, rateLimitHeaders(limit, "per-key"))
+        return provide(CurrentPrincipal, session.principal)
+      })
+    return Object.assign(Authenticated.of({
       bearer: (httpEffect, { credential }) =>
         Effect.withFiber((fiber) => {
           const request = Context.getUnsafe(fiber.context, HttpServerRequest)
-          const session = access.authenticateClient(Redacted.value(credential), clientIp(request))
+          const session = access.authenticateClient(Redacted.value(credential), () => clientIp(request))
           return Effect.matchEffect(session, {
             onFailure: (error) =>
               error.reason._tag === "CredentialsThrottled"
@@ -70,13 +83,14 @@ export const AuthenticatedLive = Layer.effect(Authenticated)(
               })
           })
         })
-    })
+    }), bearerNow === undefined ? {} : { [syncSecurity]: { bearer: bearerNow } })
   })
 )
 
 const publicMiddleware = Effect.gen(function* () {
   const access = yield* Access
-  return <E>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, CurrentClient>) =>
+  const now = access.now
+  const run = <E>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, CurrentClient>) =>
     Effect.withFiber((fiber) => {
       const request = Context.getUnsafe(fiber.context, HttpServerRequest)
       const ip = clientIp(request)
@@ -86,6 +100,16 @@ const publicMiddleware = Effect.gen(function* () {
         return Effect.provideService(httpEffect, CurrentClient, { ip })
       })
     })
+  if (now === undefined) return run
+  // With the in-process limiter the compiled routes take this path and skip the effect above.
+  const runNow = (request: HttpServerRequest) => {
+    const ip = clientIp(request)
+    const limit = now.rateLimitClient(ip)
+    if (!limit.allowed) return respond(tooMany(limit, "per-ip", requestIdOf(request)))
+    addResponseHeaders(request, rateLimitHeaders(limit, "per-ip"))
+    return provide(CurrentClient, { ip })
+  }
+  return Object.assign(run, { [syncMiddleware]: runNow })
 })
 
 export const PublicRouteLive = Layer.effect(PublicRoute)(Effect.map(publicMiddleware, (run) => PublicRoute.of(run)))

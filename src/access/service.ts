@@ -11,6 +11,7 @@
  * connections (WebSockets) watch the invalidations to re-check their
  * credential.
  */
+import { hash, randomBytes } from "node:crypto"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -66,11 +67,24 @@ export interface AccessService {
    * counts against the address and the key's prefix, and past their budget the answer is
    * CredentialsThrottled. A key this node has verified passes unchecked by the budget, and a JWT
    * proves itself by its signature; any other key from a throttled client is refused before it is
-   * looked up. An empty token (no credential) is refused without counting.
+   * looked up. An empty token (no credential) is refused without counting. `client` may be a
+   * function: the address is then read only when the budget is consulted (reading it is a system call).
    */
-  readonly authenticateClient: (token: string, client: string) => Effect.Effect<Session, AccessError>
+  readonly authenticateClient: (token: string, client: string | (() => string)) => Effect.Effect<Session, AccessError>
   readonly rateLimitPrincipal: (principal: Principal) => Effect.Effect<RateLimitResult>
   readonly rateLimitClient: (ip: string) => Effect.Effect<RateLimitResult>
+  /**
+   * The synchronous paths of the hot requests, present only when the rate limits are counted in
+   * this process (no Redis). `cachedSession` answers only for an API key this node holds valid in
+   * its cache (anything else: undefined, and the caller takes `authenticateClient`).
+   */
+  readonly now:
+    | {
+        readonly cachedSession: (token: string) => Session | undefined
+        readonly rateLimitPrincipal: (principal: Principal) => RateLimitResult
+        readonly rateLimitClient: (ip: string) => RateLimitResult
+      }
+    | undefined
   /** When this process last saw the key used, if that is not yet written to the database. */
   readonly pendingUse: (keyId: string) => string | undefined
   /** Drop cached credentials everywhere (after revocation, role change, departure, deletion). */
@@ -92,8 +106,13 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
       const fanout = yield* Fanout
 
       const failures = makeFailureBudget(limits, config.authFailuresPerMinute)
-      // Only keys that were valid when read; a digest that matched none goes to `unknown`.
+      // Only keys that were valid when read, by `cacheKeyOf` (not the stored digest); a digest that matched none goes to `unknown`.
       const keys = new Map<string, Cached<Principal & { digest: string; expiresAt: number | null }>>()
+      // The cache's own keyed digest: one SHA-256 over a secret drawn at start and the key (one native
+      // call, ~1 µs), where the stored HMAC takes two and buffer copies. The HMAC is computed only
+      // when the cache has no entry. Neither the key nor anything derived without a secret is kept.
+      const cacheSalt = randomBytes(32).toString("base64")
+      const cacheKeyOf = (token: string) => hash("sha256", cacheSalt + token, "base64")
       const unknown = new ExpiringMap(UNKNOWN_MAX)
       const users = new Map<string, Cached<Principal>>()
       // Key id → when this process last saw it used (epoch ms), until written to the database.
@@ -106,7 +125,7 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
       const dropLocal = (what: Invalidation) => {
         generation++
         if (what.keyDigest) {
-          keys.delete(what.keyDigest)
+          for (const [cacheKey, entry] of keys) if (entry.value?.digest === what.keyDigest) keys.delete(cacheKey)
           unknown.delete(what.keyDigest)
         }
         if (what.userUuid) {
@@ -166,7 +185,7 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
         return Effect.succeed({ principal, expiresAt: principal.expiresAt })
       }
 
-      const readKey = (digest: string, now: number) =>
+      const readKey = (cacheKey: string, digest: string, now: number) =>
         Effect.gen(function* () {
           const seen = generation
           record(keyLookups, 1)
@@ -188,9 +207,9 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
           const entry: KeyEntry = { value, until: now + CACHE_TTL_MS }
           if (generation === seen) {
             if (value === undefined) {
-              keys.delete(digest)
+              keys.delete(cacheKey)
               unknown.set(digest, "", UNKNOWN_TTL_MS)
-            } else keys.set(digest, entry)
+            } else keys.set(cacheKey, entry)
           }
           return yield* keyEntrySession(entry, now)
         })
@@ -201,12 +220,14 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
        * is looked up (a key it verified before is only being re-read).
        */
       const keySession = (token: string, beforeLookup?: () => Effect.Effect<void, AccessError>): Effect.Effect<Session, AccessError> => {
-        const digest = keyDigest(secrets, token)
+        const cacheKey = cacheKeyOf(token)
         const now = Date.now()
-        const entry = keys.get(digest)
-        if (entry !== undefined) return entry.until < now ? readKey(digest, now) : keyEntrySession(entry, now)
+        const entry = keys.get(cacheKey)
+        if (entry !== undefined && entry.until >= now) return keyEntrySession(entry, now)
+        const digest = keyDigest(secrets, token)
+        if (entry !== undefined) return readKey(cacheKey, digest, now)
         if (unknown.get(digest, now) !== undefined) return Effect.fail(fail)
-        return beforeLookup === undefined ? readKey(digest, now) : Effect.andThen(beforeLookup(), readKey(digest, now))
+        return beforeLookup === undefined ? readKey(cacheKey, digest, now) : Effect.andThen(beforeLookup(), readKey(cacheKey, digest, now))
       }
 
       const jwtSession = (token: string) =>
@@ -238,25 +259,46 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
         return Effect.fail(new AccessError({ reason: refusal }))
       }
 
-      const authenticateClient = (token: string, client: string): Effect.Effect<Session, AccessError> => {
+      const authenticateClient = (token: string, clientOf: string | (() => string)): Effect.Effect<Session, AccessError> => {
         if (token === "") return Effect.fail(fail)
+        const client = () => (typeof clientOf === "string" ? clientOf : clientOf())
         // Built only when a key this node has never seen valid is about to be looked up.
-        const refuseIfThrottled = () => Effect.flatMap(failures.throttled(token, client), (refusal) => (refusal === undefined ? Effect.void : throttled(refusal)))
+        const refuseIfThrottled = () => Effect.flatMap(failures.throttled(token, client()), (refusal) => (refusal === undefined ? Effect.void : throttled(refusal)))
         const session = looksLikeApiKey(token) ? keySession(token, refuseIfThrottled) : jwtSession(token)
         // Only a refused credential counts; a throttled one was never checked.
         return Effect.catch(session, (error) => {
           if (error.reason._tag !== "InvalidCredential") return Effect.fail(error)
           record(authFailures, 1)
-          return Effect.flatMap(failures.failed(token, client), (refusal) => (refusal === undefined ? Effect.fail(error) : throttled(refusal)))
+          return Effect.flatMap(failures.failed(token, client()), (refusal) => (refusal === undefined ? Effect.fail(error) : throttled(refusal)))
         })
       }
 
+      const principalLimitKey = (principal: Principal) => (principal.keyId ? `key:${principal.keyId}` : `user:${principal.userUuid}`)
+      const consumeNow = limits.consumeNow
+
+      const cachedSession = (token: string): Session | undefined => {
+        if (!looksLikeApiKey(token)) return undefined
+        const entry = keys.get(cacheKeyOf(token))
+        const now = Date.now()
+        const principal = entry?.value
+        if (entry === undefined || principal === undefined || entry.until < now || (principal.expiresAt !== null && principal.expiresAt <= now)) return undefined
+        usage.set(principal.keyId!, now)
+        return { principal, expiresAt: principal.expiresAt }
+      }
+
       return Access.of({
+        now:
+          consumeNow === undefined
+            ? undefined
+            : {
+                cachedSession,
+                rateLimitPrincipal: (principal) => consumeNow(principalLimitKey(principal), config.rateLimitPerMinute, WINDOW_MS),
+                rateLimitClient: (ip) => consumeNow(`ip:${ip}`, config.publicRateLimitPerMinute, WINDOW_MS)
+              },
         authenticate: (token) => Effect.map(authenticateSession(token), (session) => session.principal),
         authenticateSession,
         authenticateClient,
-        rateLimitPrincipal: (principal) =>
-          limits.consume(principal.keyId ? `key:${principal.keyId}` : `user:${principal.userUuid}`, config.rateLimitPerMinute, WINDOW_MS),
+        rateLimitPrincipal: (principal) => limits.consume(principalLimitKey(principal), config.rateLimitPerMinute, WINDOW_MS),
         rateLimitClient: (ip) => limits.consume(`ip:${ip}`, config.publicRateLimitPerMinute, WINDOW_MS),
         pendingUse: (keyId) => {
           const at = usage.get(keyId)

@@ -30,19 +30,17 @@ export const AuthHandlers = HttpApiBuilder.group(GatewayApi, "auth", (handlers) 
     return handlers
       .handle("register", ({ payload }) => Effect.flatMap(auditContext, (audit) => registerErrors(accounts.register(payload, audit))))
       .handle("login", ({ payload }) => loginErrors(accounts.login(payload)))
+      // A map, not a generator: every SDK calls this first and some call it often.
       .handle("whoami", () =>
-        Effect.gen(function* () {
-          const principal = yield* CurrentPrincipal
-          return {
-            kind: principal.kind,
-            org_uuid: principal.orgUuid,
-            user_uuid: principal.userUuid,
-            email: principal.email,
-            role: principal.role,
-            scopes: [...principal.scopes],
-            key_id: principal.keyId ?? null
-          }
-        })
+        Effect.map(CurrentPrincipal, (principal) => ({
+          kind: principal.kind,
+          org_uuid: principal.orgUuid,
+          user_uuid: principal.userUuid,
+          email: principal.email,
+          role: principal.role,
+          scopes: [...principal.scopes],
+          key_id: principal.keyId ?? null
+        }))
       )
       .handle("leaveOrg", () =>
         Effect.gen(function* () {

@@ -32,7 +32,9 @@ export interface RequestSource {
   body: Uint8Array
   /** The body decoded as UTF-8, when the transport already decoded it (JSON and form bodies it screened). */
   text?: string
-  /** The route template the router matched (set by `RouteLabel`); unset for unmatched requests. */
+  /** Path parameters read by a native route (compiled endpoints); unset for the catch-all. */
+  readonly params?: Record<string, string>
+  /** The route template the request matched (a native route's, or the router's via `RouteLabel`); unset for unmatched requests. */
   route?: string
   /** Headers the transport adds to whatever response is written (rate-limit state, set by middleware). */
   responseHeaders?: Record<string, string>
@@ -63,7 +65,8 @@ export class UwsRequest extends Inspectable.Class implements Request.HttpServerR
 
   private cachedHeaders: Headers.Headers | undefined
   get headers(): Headers.Headers {
-    return (this.cachedHeaders ??= this.headersOverride ?? Headers.fromInput(this.source.headers))
+    const headers = this.source.headers
+    return (this.cachedHeaders ??= this.headersOverride ?? (Headers.isHeaders(headers) ? headers : Headers.fromInput(headers)))
   }
 
   private cachedCookies: Record<string, string> | undefined
@@ -164,6 +167,28 @@ export class UwsRequest extends Inspectable.Class implements Request.HttpServerR
 }
 
 export const emptyBody = empty
+
+const headersPrototype = Object.getPrototypeOf(Headers.empty)
+
+/**
+ * An empty record that is already Effect's `Headers` (its prototype), for the transport to fill
+ * with uWS's header names (lowercase already): the request hands it to the app without a copy.
+ */
+export const newHeaders = (): Record<string, string> => Object.create(headersPrototype)
+
+/** The query of a request URL as the router gives it: repeated keys collect into arrays. */
+export const searchParamsOf = (url: string): Record<string, string | Array<string>> => {
+  const out: Record<string, string | Array<string>> = Object.create(null)
+  const mark = url.indexOf("?")
+  if (mark === -1 || mark === url.length - 1) return out
+  for (const [key, value] of new URLSearchParams(url.slice(mark + 1))) {
+    const entry = out[key]
+    if (entry === undefined) out[key] = value
+    else if (Array.isArray(entry)) entry.push(value)
+    else out[key] = [entry, value]
+  }
+  return out
+}
 
 /** The body as UTF-8 text, or undefined when it is not valid UTF-8. */
 export const decodeUtf8 = (body: Uint8Array): string | undefined => {

@@ -1,23 +1,27 @@
 /**
  * Effect's `HttpServer` service implemented on uWebSockets.js.
  *
- * One `app.any("/*")` route feeds every request to the Effect app: the body is
- * read with its cap and pace enforced while it streams (body-clock.ts), input no
- * handler can store is refused (screen.ts), then one fiber runs per request
- * (interrupted by `res.onAborted`), and the response is written inside
- * `res.cork`. Native WebSocket routes are registered on the same app by the
- * sockets module through the `UwsApp` service.
+ * Every API endpoint is a native uWS route (registered through `UwsApp.serveNative`
+ * by compiled/routes.ts); one `app.any("/*")` route feeds everything else (pages,
+ * OpenAPI, unmatched paths) to the Effect app. Either way the body is read with its
+ * cap and pace enforced while it streams (body-clock.ts), input no handler can
+ * store is refused (screen.ts), then one fiber runs per request (interrupted by
+ * `res.onAborted`), and the response is written inside `res.cork`. Native
+ * WebSocket routes are registered on the same app by the sockets module.
  */
-import { randomUUID } from "node:crypto"
+import { getRandomValues } from "node:crypto"
 import { STATUS_CODES } from "node:http"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as Cookies from "effect/http/Cookies"
+import * as Headers from "effect/http/Headers"
 import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpServer from "effect/http/HttpServer"
-import { HttpServerRequest } from "effect/http/HttpServerRequest"
+import { causeResponse } from "effect/http/HttpServerError"
+import { HttpServerRequest, ParsedSearchParams } from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as NetAddress from "effect/net/NetAddress"
@@ -26,9 +30,9 @@ import * as Stream from "effect/Stream"
 import { BodyClock, UWS_PROGRESS_BYTES } from "./body-clock.js"
 import { openFileLimit } from "./limits.js"
 import { failureText, recordRequest } from "./observe.js"
-import { decodeUtf8, type RequestSource, UwsRequest } from "./request.js"
+import { decodeUtf8, emptyBody, newHeaders, type RequestSource, searchParamsOf, UwsRequest } from "./request.js"
 import { formIssues, jsonIssues, MAX_ISSUES, urlIssues, validationBody } from "./screen.js"
-import { type HttpResponse, loadUws, type TemplatedApp, type us_listen_socket } from "./uws.js"
+import { type HttpRequest, type HttpResponse, loadUws, type TemplatedApp, type us_listen_socket } from "./uws.js"
 
 export interface UwsServerOptions {
   readonly host: string
@@ -45,16 +49,45 @@ export interface UwsServerOptions {
   readonly shutdownGraceMs: number
 }
 
-/** The uWS app, for modules that register native routes (WebSockets). */
+/**
+ * One endpoint served by its own uWS route. `program` answers the request; it reads the
+ * request, its query and its path parameters from the fiber's context, which is `context`
+ * plus the request (built once at startup, so nothing is merged per request).
+ */
+export interface NativeRoute {
+  readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+  /** uWS pattern: `/api/v1/actions/:action_uuid`. */
+  readonly pattern: string
+  /** The route template for metrics and logs (the same text the router's label gives). */
+  readonly label: string
+  /** Names of the pattern's parameters, in order. */
+  readonly paramNames: ReadonlyArray<string>
+  readonly context: Context.Context<never>
+  readonly program: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest | ParsedSearchParams>
+}
+
+/** The uWS app, for modules that register native routes (WebSockets, compiled endpoints). */
 export class UwsApp extends Context.Service<UwsApp, {
   readonly app: TemplatedApp
   /** Sockets and requests currently open, shared with the WebSocket cap. */
   readonly connections: { open: number; readonly cap: number }
   /** The port bound: the configured one, or the one the system chose for port 0. */
   readonly port: number
+  /** Serves one endpoint on its own uWS route, with the transport's body, screening and response handling. */
+  readonly serveNative: (route: NativeRoute) => void
 }>()("gateway/UwsApp") {}
 
+/** Longest path parameter the Effect router accepts (its `maxParamLength`); longer ones are left to it (404). */
+const MAX_PARAM_LENGTH = 100
+
 const decoder = new TextDecoder()
+
+/** The headers object `collectHeader` fills: one module-level function instead of a closure per request. */
+let collecting: Record<string, string> = {}
+const collectHeader = (key: string, value: string) => {
+  const previous = collecting[key]
+  collecting[key] = previous === undefined ? value : `${previous}, ${value}`
+}
 const statusLines = new Map<number, string>()
 const statusLine = (status: number): string => {
   let line = statusLines.get(status)
@@ -65,7 +98,21 @@ const statusLine = (status: number): string => {
   return line
 }
 
-export const newRequestId = (): string => `req_${randomUUID().replaceAll("-", "")}`
+const HEX: string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"))
+/** Random bytes drawn 4 KiB at a time: one CSPRNG call serves 256 request ids. */
+const idPool = new Uint8Array(4096)
+let idOffset = idPool.length
+
+/** 128 random bits as 32 hex digits, like a UUID without its dashes and version bits. */
+export const newRequestId = (): string => {
+  if (idOffset === idPool.length) {
+    getRandomValues(idPool)
+    idOffset = 0
+  }
+  let id = "req_"
+  for (let end = idOffset + 16; idOffset < end; idOffset++) id += HEX[idPool[idOffset]!]
+  return id
+}
 
 /** Every JSON object body carries its request id; bodies that already name one are left alone. */
 const withRequestId = (json: string, requestId: string): string => {
@@ -85,21 +132,79 @@ const emptyErrors: Record<number, [string, string]> = {
   503: ["SERVICE_UNAVAILABLE", "Service unavailable"]
 }
 
-interface Exchange {
-  readonly res: HttpResponse
-  readonly source: RequestSource
-  readonly started: number
-  aborted: boolean
-  done: boolean
-  /** Set once the request no longer counts against the connection cap. */
-  release: () => void
-  fiber: Fiber.Fiber<void, never> | undefined
+/** What a request's exchange shares with the server that accepted it. */
+interface ServerState {
+  readonly inFlight: Set<Exchange>
+  readonly connections: { open: number; readonly cap: number }
+}
+
+/**
+ * What the transport knows about one request. A class, not an object literal: V8 builds an
+ * instance of a class with a prototype getter in a few nanoseconds, while a literal with an
+ * accessor (the lazy address below) cost microseconds per request on the bench.
+ */
+class Source implements RequestSource {
+  body: Uint8Array = emptyBody
+  text: string | undefined = undefined
+  route: string | undefined = undefined
+  responseHeaders: Record<string, string> | undefined = undefined
+  exchange: Exchange | undefined = undefined
+  private address: string | undefined | null = null
+  constructor(
+    readonly requestId: string,
+    readonly method: string,
+    readonly url: string,
+    readonly headers: Record<string, string>,
+    readonly params: Record<string, string> | undefined
+  ) {}
+
+  /** Read when first asked for (a system call), and only while the response can still be used. */
+  get remoteAddress(): string | undefined {
+    if (this.address === null) {
+      const exchange = this.exchange
+      this.address = exchange === undefined || exchange.aborted || exchange.done ? undefined : decoder.decode(exchange.res.getRemoteAddressAsText()) || undefined
+    }
+    return this.address
+  }
+}
+
+export class Exchange {
+  aborted = false
+  done = false
+  fiber: Fiber.Fiber<void, unknown> | undefined = undefined
+  /** The scope of a native route's request (the router's requests get theirs from HttpEffect). */
+  scope: Scope.Closeable | undefined = undefined
   /** The request fiber has started and not yet exited. */
-  running: boolean
+  running = false
   /** A 5xx written while the fiber ran: logged when the fiber exits, with its cause. */
-  failed: { readonly status: number; readonly millis: number } | undefined
+  failed: { readonly status: number; readonly millis: number } | undefined = undefined
   /** Wakes a streaming writer waiting for `onWritable`. */
-  writable: (() => void) | undefined
+  writable: (() => void) | undefined = undefined
+  /** The body's pace and deadline, while it streams. */
+  clock: BodyClock | undefined = undefined
+  private released = false
+  constructor(
+    readonly res: HttpResponse,
+    readonly source: Source,
+    readonly started: number,
+    private readonly server: ServerState
+  ) {}
+
+  /** The request no longer counts against the connection cap. */
+  release() {
+    if (this.released) return
+    this.released = true
+    this.server.inFlight.delete(this)
+    this.server.connections.open--
+  }
+
+  /** The client went away: stop the body clock and the fiber. */
+  abort() {
+    this.aborted = true
+    this.clock?.stop()
+    this.fiber?.interruptUnsafe()
+    this.release()
+  }
 }
 
 const answerDirectly = (exchange: Exchange, status: number, body: string, close: boolean, cause?: string) => {
@@ -148,9 +253,12 @@ const writeHead = (exchange: Exchange, response: HttpServerResponse.HttpServerRe
   const res = exchange.res
   res.writeStatus(statusLine(response.status))
   const headers = response.headers
-  for (const name in headers) {
-    if (name === "content-length" || name === "x-request-id") continue
-    res.writeHeader(name, headers[name]!)
+  // Most responses carry none of their own. (`for…in` would also walk the Headers prototype.)
+  if (headers !== Headers.empty) {
+    for (const name of Object.keys(headers)) {
+      if (name === "content-length" || name === "x-request-id") continue
+      res.writeHeader(name, headers[name]!)
+    }
   }
   if (!Cookies.isEmpty(response.cookies)) {
     for (const cookie of Cookies.toSetCookieHeaders(response.cookies)) res.writeHeader("set-cookie", cookie)
@@ -274,7 +382,28 @@ const writeStream = (
 }
 
 const handleResponse = (request: HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
-  Effect.suspend(() => writeResponse((request.source as RequestSource & { exchange: Exchange }).exchange, response))
+  Effect.suspend(() => writeResponse((request.source as Source).exchange!, response))
+
+const exchangeOf = (fiber: Fiber.Fiber<unknown, unknown>): Exchange => (Context.getUnsafe(fiber.context, HttpServerRequest).source as Source).exchange!
+
+const writeFrom = (response: HttpServerResponse.HttpServerResponse) => Effect.withFiber((fiber) => writeResponse(exchangeOf(fiber), response))
+
+/**
+ * A native route's program with its answer written: the response it succeeds with, or the one
+ * its failure stands for (as HttpEffect derives it). The fiber still fails with that cause, for
+ * the request's log line. Writing is uninterruptible; the program keeps its own interruptibility.
+ * HttpEffect's pre-response handlers are not run here: no endpoint registers one.
+ */
+const answered = (program: NativeRoute["program"]) =>
+  Effect.uninterruptible(
+    Effect.matchCauseEffect(program, {
+      onSuccess: writeFrom,
+      onFailure: (cause) =>
+        Effect.flatMap(causeResponse(cause), ([response, rest]) =>
+          rest.reasons.length === 0 ? writeFrom(response) : Effect.andThen(writeFrom(response), Effect.failCause(rest))
+        )
+    })
+  )
 
 export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOptions) {
   const uws = loadUws()
@@ -283,54 +412,38 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
   // Leave room for the database pool, Redis, log files and outbound calls.
   const derivedCap = Math.max(64, limit - 512)
   const connections = { open: 0, cap: options.maxConnections > 0 ? Math.min(options.maxConnections, derivedCap) : derivedCap }
-  let handler: ((res: HttpResponse, source: RequestSource, exchange: Exchange) => void) | undefined
+  let handler: ((source: RequestSource, exchange: Exchange) => void) | undefined
   let draining = false
   const inFlight = new Set<Exchange>()
+  const state: ServerState = { inFlight, connections }
 
-  app.any("/*", (res, req) => {
+  /** Called with every request, from the catch-all or a native route; runs before anything awaits. */
+  const accept = (res: HttpResponse, req: HttpRequest, route: NativeRoute | undefined, run: (source: RequestSource, exchange: Exchange) => void) => {
+    let params: Record<string, string> | undefined
+    if (route !== undefined) {
+      params = {}
+      for (let i = 0; i < route.paramNames.length; i++) {
+        const value = req.getParameter(i) ?? ""
+        // What the Effect router would decode, refuse or route elsewhere is left to it (the catch-all).
+        if (value === "" || value.length > MAX_PARAM_LENGTH || value.includes("%") || value.includes(";")) {
+          req.setYield(true)
+          return
+        }
+        params[route.paramNames[i]!] = value
+      }
+    }
     const method = req.getCaseSensitiveMethod().toUpperCase()
     const query = req.getQuery()
     const url = query ? `${req.getUrl()}?${query}` : req.getUrl()
-    const headers: Record<string, string> = {}
-    req.forEach((key, value) => {
-      headers[key] = headers[key] === undefined ? value : `${headers[key]}, ${value}`
-    })
+    const headers = newHeaders()
+    collecting = headers
+    req.forEach(collectHeader)
     const requestId = newRequestId()
     headers["x-request-id"] = requestId
-    const source: RequestSource & { exchange?: Exchange } = {
-      requestId,
-      method,
-      url,
-      headers,
-      remoteAddress: decoder.decode(res.getRemoteAddressAsText()) || undefined,
-      body: new Uint8Array(0)
-    }
-    let released = false
-    const exchange: Exchange = {
-      res,
-      source,
-      started: performance.now(),
-      aborted: false,
-      done: false,
-      fiber: undefined,
-      running: false,
-      failed: undefined,
-      writable: undefined,
-      release: () => {
-        if (released) return
-        released = true
-        inFlight.delete(exchange)
-        connections.open--
-      }
-    }
+    const source = new Source(requestId, method, url, headers, params)
+    const exchange = new Exchange(res, source, performance.now(), state)
     source.exchange = exchange
-    res.onAborted(() => {
-      exchange.aborted = true
-      clock?.stop()
-      exchange.fiber?.interruptUnsafe()
-      exchange.release()
-    })
-    let clock: BodyClock | undefined
+    res.onAborted(() => exchange.abort())
     connections.open++
     inFlight.add(exchange)
     if (draining || handler === undefined) {
@@ -340,18 +453,25 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
       return answerDirectly(exchange, 503, transportError("SERVER_BUSY", "too many open connections; retry shortly", requestId), true)
     }
     const contentType = headers["content-type"] ?? ""
-    const cap = contentType.startsWith("multipart/form-data")
-      ? options.maxMultipartBodyBytes
-      : (options.largeJsonBodies?.find((large) => url.startsWith(large.pathPrefix))?.maxBytes ?? options.maxJsonBodyBytes)
     const declared = headers["content-length"]
     const hasBody = (declared !== undefined && declared !== "0") || headers["transfer-encoding"] !== undefined
     if (!hasBody) {
-      if (screened(exchange, undefined)) handler(res, source, exchange)
+      if (screened(exchange, undefined)) run(source, exchange)
       return
     }
+    const cap = contentType.startsWith("multipart/form-data")
+      ? options.maxMultipartBodyBytes
+      : (options.largeJsonBodies?.find((large) => url.startsWith(large.pathPrefix))?.maxBytes ?? options.maxJsonBodyBytes)
     if (declared !== undefined && Number(declared) > cap) {
       return answerDirectly(exchange, 413, transportError("PAYLOAD_TOO_LARGE", `request body exceeds ${cap} bytes`, requestId), true)
     }
+    readBody(exchange, contentType, cap, run)
+  }
+
+  /** Reads the body with its cap and pace enforced while it streams; then screens it and runs the request. */
+  const readBody = (exchange: Exchange, contentType: string, cap: number, run: (source: RequestSource, exchange: Exchange) => void) => {
+    const { res, source } = exchange
+    const requestId = source.requestId
     const chunks: Uint8Array[] = []
     let received = 0
     const bodyClock = new BodyClock(options.bodyIdleTimeoutMs, options.bodyTimeoutMs, (reason) => {
@@ -361,7 +481,7 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
           : `request body stalled: less than ${UWS_PROGRESS_BYTES} bytes arrived in ${options.bodyIdleTimeoutMs} ms`
       answerDirectly(exchange, 408, transportError("REQUEST_TIMEOUT", message, requestId), true)
     })
-    clock = bodyClock
+    exchange.clock = bodyClock
     res.onData((chunk, isLast) => {
       if (exchange.done || exchange.aborted) return
       received += chunk.byteLength
@@ -377,9 +497,64 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
       }
       bodyClock.stop()
       source.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
-      if (screened(exchange, contentType)) handler!(res, source, exchange)
+      if (screened(exchange, contentType)) run(source, exchange)
     })
-  })
+  }
+
+  /** Logs and counts the request when its fiber exits, and answers 500 if nothing was written. */
+  const exited = (exchange: Exchange, exit: Exit.Exit<void, unknown>) => {
+    exchange.running = false
+    const scope = exchange.scope
+    if (scope !== undefined) {
+      const closing = Scope.closeUnsafe(scope, exit)
+      if (closing !== undefined) Effect.runFork(closing)
+    }
+    // Rendered only for 5xx: 4xx answers fail the fiber too (a 404 is a failure), and rendering costs.
+    const cause = () => (exit._tag === "Failure" ? failureText(exit.cause) : undefined)
+    if (exchange.failed !== undefined) recordRequest(exchange.source, exchange.failed.status, exchange.failed.millis, cause())
+    else if (!exchange.done && !exchange.aborted) {
+      answerDirectly(exchange, 500, transportError("INTERNAL_ERROR", "the request failed", exchange.source.requestId), false, cause())
+    }
+    exchange.release()
+  }
+
+  /** Most requests finish before `runFork` returns; the others are watched until they exit. */
+  const watch = (exchange: Exchange, fiber: Fiber.Fiber<void, unknown>) => {
+    const exit = fiber.pollUnsafe()
+    if (exit !== undefined) return exited(exchange, exit)
+    exchange.fiber = fiber
+    fiber.addObserver((exit) => exited(exchange, exit))
+  }
+
+  const toApp = (source: RequestSource, exchange: Exchange) => handler!(source, exchange)
+  app.any("/*", (res, req) => accept(res, req, undefined, toApp))
+
+  const serveNative = (route: NativeRoute) => {
+    const handled = answered(route.program)
+    const run = (source: RequestSource, exchange: Exchange) => {
+      // Labelled only once it reaches the endpoint, as the router labels: the transport's own answers stay unmatched.
+      source.route = route.label
+      const request = new UwsRequest(source)
+      // The request's scope, closed once the fiber exits (HttpEffect gives the router's requests one too).
+      const scope = Scope.makeUnsafe()
+      exchange.scope = scope
+      const context = Context.add(route.context, HttpServerRequest, request).pipe(
+        Context.add(ParsedSearchParams, searchParamsOf(source.url)),
+        Context.add(Scope.Scope, scope)
+      )
+      exchange.running = true
+      watch(exchange, Effect.runForkWith(context)(handled))
+    }
+    registerRoute[route.method](route.pattern, (res, req) => accept(res, req, route, run))
+  }
+  type Register = (pattern: string, handler: (res: HttpResponse, req: HttpRequest) => void) => void
+  const registerRoute: Record<NativeRoute["method"], Register> = {
+    GET: (pattern, handler) => app.get(pattern, handler),
+    POST: (pattern, handler) => app.post(pattern, handler),
+    PUT: (pattern, handler) => app.put(pattern, handler),
+    PATCH: (pattern, handler) => app.patch(pattern, handler),
+    DELETE: (pattern, handler) => app.del(pattern, handler)
+  }
 
   const listenSocket = yield* Effect.callback<us_listen_socket, Error>((resume) => {
     app.listen(options.host, options.port, (socket) => {
@@ -408,34 +583,23 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
         const handled = HttpEffect.toHandled(httpApp, handleResponse, middleware)
         const scope = yield* Effect.scope
         const context = yield* Effect.context<never>()
-        handler = (_res, source, exchange) => {
+        handler = (source, exchange) => {
           const request = new UwsRequest(source)
           exchange.running = true
-          const fiber = Effect.runForkWith(Context.add(context, HttpServerRequest, request))(handled)
-          exchange.fiber = fiber
-          fiber.addObserver((exit) => {
-            exchange.running = false
-            // Rendered only for 5xx: 4xx answers fail the fiber too (a 404 is a failure), and rendering costs.
-            const cause = () => (exit._tag === "Failure" ? failureText(exit.cause) : undefined)
-            if (exchange.failed !== undefined) recordRequest(source, exchange.failed.status, exchange.failed.millis, cause())
-            else if (!exchange.done && !exchange.aborted) {
-              answerDirectly(exchange, 500, transportError("INTERNAL_ERROR", "the request failed", source.requestId), false, cause())
-            }
-            exchange.release()
-          })
+          watch(exchange, Effect.runForkWith(Context.add(context, HttpServerRequest, request))(handled))
         }
         yield* Scope.addFinalizer(scope, Effect.sync(() => {
           handler = undefined
         }))
       })
   })
-  return { server, app, connections, port }
+  return { server, app, connections, port, serveNative }
 })
 
 /** Provides `HttpServer` on uWS plus the `UwsApp` for native socket routes. */
 export const uwsServerLayer = (options: UwsServerOptions) =>
   Layer.effectContext(
-    Effect.map(makeUwsServer(options), ({ server, app, connections, port }) =>
-      Context.make(HttpServer.HttpServer, server).pipe(Context.add(UwsApp, { app, connections, port }))
+    Effect.map(makeUwsServer(options), ({ server, app, connections, port, serveNative }) =>
+      Context.make(HttpServer.HttpServer, server).pipe(Context.add(UwsApp, { app, connections, port, serveNative }))
     )
   )

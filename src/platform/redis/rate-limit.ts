@@ -86,6 +86,8 @@ export interface RateLimiter {
    * doing work whose outcome decides whether the hit counts (a failed credential check).
    */
   readonly peek: (key: string, limit: number, windowMs: number) => Effect.Effect<RateLimitResult>
+  /** `consume` answered at once; only drivers that never wait (the in-process one) have it. */
+  readonly consumeNow?: (key: string, limit: number, windowMs: number) => RateLimitResult
 }
 
 export class RateLimits extends Context.Service<RateLimits, RateLimiter>()("platform/redis/RateLimits") {
@@ -133,7 +135,8 @@ export class RateLimits extends Context.Service<RateLimits, RateLimiter>()("plat
       const counters = new FixedWindowCounters(options.sweepEveryMs)
       return RateLimits.of({
         consume: (key, limit, windowMs) => Effect.sync(() => counters.consume(key, limit, windowMs)),
-        peek: (key, limit, windowMs) => Effect.sync(() => counters.peek(key, limit, windowMs))
+        peek: (key, limit, windowMs) => Effect.sync(() => counters.peek(key, limit, windowMs)),
+        consumeNow: (key, limit, windowMs) => counters.consume(key, limit, windowMs)
       })
     })
 }

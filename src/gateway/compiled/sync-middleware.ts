@@ -1,0 +1,25 @@
+/**
+ * How a middleware answers without an effect when it needs nothing that waits (a cached
+ * credential, an in-process rate limit): the compiled routes call it first and run the
+ * middleware's effect only when it returns undefined (a cache miss, Redis, a refusal that
+ * must be counted). Middleware outside the gateway need not know about it.
+ */
+import type * as Context from "effect/Context"
+import type { HttpServerRequest } from "effect/http/HttpServerRequest"
+import type { HttpServerResponse } from "effect/http/HttpServerResponse"
+
+/** Let the request through with one service provided to the handler, or answer it now. */
+export type SyncOutcome =
+  | { readonly _tag: "Provide"; readonly key: Context.Key<any, any>; readonly value: unknown }
+  | { readonly _tag: "Respond"; readonly response: HttpServerResponse }
+
+/** A plain middleware's synchronous path (a property of the middleware function). */
+export const syncMiddleware: unique symbol = Symbol.for("gateway/syncMiddleware")
+export type SyncMiddleware = (request: HttpServerRequest) => SyncOutcome | undefined
+
+/** A security middleware's synchronous paths, by scheme name (a property of the service). */
+export const syncSecurity: unique symbol = Symbol.for("gateway/syncSecurity")
+export type SyncSecurity = (credential: string, request: HttpServerRequest) => SyncOutcome | undefined
+
+export const provide = <I, S>(key: Context.Key<I, S>, value: S): SyncOutcome => ({ _tag: "Provide", key, value })
+export const respond = (response: HttpServerResponse): SyncOutcome => ({ _tag: "Respond", response })
