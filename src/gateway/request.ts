@@ -177,10 +177,12 @@ const headersPrototype = Object.getPrototypeOf(Headers.empty)
 export const newHeaders = (): Record<string, string> => Object.create(headersPrototype)
 
 /** The query of a request URL as the router gives it: repeated keys collect into arrays. */
+const noQuery: Record<string, string | Array<string>> = Object.freeze(Object.create(null))
+
 export const searchParamsOf = (url: string): Record<string, string | Array<string>> => {
-  const out: Record<string, string | Array<string>> = Object.create(null)
   const mark = url.indexOf("?")
-  if (mark === -1 || mark === url.length - 1) return out
+  if (mark === -1 || mark === url.length - 1) return noQuery
+  const out: Record<string, string | Array<string>> = Object.create(null)
   for (const [key, value] of new URLSearchParams(url.slice(mark + 1))) {
     const entry = out[key]
     if (entry === undefined) out[key] = value

@@ -253,25 +253,39 @@ const writeHead = (exchange: Exchange, response: HttpServerResponse.HttpServerRe
   const res = exchange.res
   res.writeStatus(statusLine(response.status))
   const headers = response.headers
-  // Most responses carry none of their own. (`for…in` would also walk the Headers prototype.)
+  let ownContentType = false
+  // Most responses carry no headers of their own: then nothing is looked up on the Headers object
+  // (a miss walks its prototype, which is slow).
   if (headers !== Headers.empty) {
     for (const name of Object.keys(headers)) {
       if (name === "content-length" || name === "x-request-id") continue
+      if (name === "content-type") ownContentType = true
       res.writeHeader(name, headers[name]!)
     }
   }
-  if (!Cookies.isEmpty(response.cookies)) {
-    for (const cookie of Cookies.toSetCookieHeaders(response.cookies)) res.writeHeader("set-cookie", cookie)
+  const cookies = response.cookies
+  if (cookies !== Cookies.empty && !Cookies.isEmpty(cookies)) {
+    for (const cookie of Cookies.toSetCookieHeaders(cookies)) res.writeHeader("set-cookie", cookie)
   }
   const extra = exchange.source.responseHeaders
   if (extra !== undefined) {
-    for (const name in extra) if (headers[name] === undefined) res.writeHeader(name, extra[name]!)
+    const own = headers === Headers.empty ? undefined : headers
+    for (const name in extra) if (own === undefined || !Object.hasOwn(own, name)) res.writeHeader(name, extra[name]!)
   }
   res.writeHeader("x-request-id", exchange.source.requestId)
   const body = response.body
-  if (body._tag !== "Empty" && body.contentType && headers["content-type"] === undefined) {
-    res.writeHeader("content-type", body.contentType)
-  }
+  if (!ownContentType && body._tag !== "Empty" && body.contentType) res.writeHeader("content-type", body.contentType)
+}
+
+/** The response `writeCorked` writes: module state instead of a closure per response (cork runs it at once). */
+const corked: {
+  exchange: Exchange | undefined
+  response: HttpServerResponse.HttpServerResponse | undefined
+  payload: string | Uint8Array | undefined
+} = { exchange: undefined, response: undefined, payload: undefined }
+const writeCorked = () => {
+  writeHead(corked.exchange!, corked.response!)
+  corked.exchange!.res.end(corked.payload)
 }
 
 const finish = (exchange: Exchange, status: number) => {
@@ -308,11 +322,19 @@ const writeResponse = (exchange: Exchange, response: HttpServerResponse.HttpServ
       if (body.contentType.startsWith("application/json")) {
         payload = withRequestId(typeof payload === "string" ? payload : decoder.decode(payload), exchange.source.requestId)
       }
-      exchange.res.cork(() => {
-        writeHead(exchange, response)
-        if (isHead) exchange.res.endWithoutBody(typeof payload === "string" ? Buffer.byteLength(payload) : payload.byteLength)
-        else exchange.res.end(payload)
-      })
+      if (isHead) {
+        const length = typeof payload === "string" ? Buffer.byteLength(payload) : payload.byteLength
+        exchange.res.cork(() => {
+          writeHead(exchange, response)
+          exchange.res.endWithoutBody(length)
+        })
+      } else {
+        corked.exchange = exchange
+        corked.response = response
+        corked.payload = payload
+        exchange.res.cork(writeCorked)
+        corked.exchange = corked.response = corked.payload = undefined
+      }
       finish(exchange, response.status)
       return Effect.void
     }

@@ -150,19 +150,33 @@ const sfString = (value: string): string => `"${value.replace(/[\\"]/g, (c) => `
  * `X-RateLimit-*` trio (`X-RateLimit-Reset` in Unix epoch seconds, as GitHub
  * sends it). Names are lower case, as HTTP/2 and Effect's `Headers` use them.
  */
-const policyNames = new Map<string, string>()
+/** Per policy name: the quoted name and the two headers that depend only on its limit and window (every request sends them). */
+const policies = new Map<
+  string,
+  { readonly limitCount: number; readonly windowMs: number; readonly name: string; readonly policy: string; readonly limit: string }
+>()
+
+const policyOf = (policyName: string, limit: number, windowMs: number) => {
+  let found = policies.get(policyName)
+  if (found === undefined || found.limitCount !== limit || found.windowMs !== windowMs) {
+    const name = sfString(policyName)
+    found = { limitCount: limit, windowMs, name, policy: `${name};q=${limit};w=${Math.ceil(windowMs / 1000)}`, limit: String(limit) }
+    policies.set(policyName, found)
+  }
+  return found
+}
 
 export const rateLimitHeaders = (
   result: RateLimitResult,
   policyName: string,
   now: number = Date.now()
 ): Record<string, string> => {
-  const name = policyNames.get(policyName) ?? policyNames.set(policyName, sfString(policyName)).get(policyName)!
+  const { name, policy, limit } = policyOf(policyName, result.limit, result.windowMs)
   const resetSeconds = Math.ceil(result.resetMs / 1000)
   const headers: Record<string, string> = {
-    "ratelimit-policy": `${name};q=${result.limit};w=${Math.ceil(result.windowMs / 1000)}`,
+    "ratelimit-policy": policy,
     ratelimit: `${name};r=${result.remaining};t=${resetSeconds}`,
-    "x-ratelimit-limit": String(result.limit),
+    "x-ratelimit-limit": limit,
     "x-ratelimit-remaining": String(result.remaining),
     "x-ratelimit-reset": String(Math.ceil((now + result.resetMs) / 1000))
   }
