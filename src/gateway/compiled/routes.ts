@@ -8,6 +8,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as References from "effect/References"
 import { logLine } from "../../platform/log.js"
 import { UwsApp } from "../server.js"
 import { type AnyApi, assertInternals, type GroupService } from "./effect-internals.js"
@@ -49,7 +50,8 @@ export const compiledRoutesLayer = (api: AnyApi) =>
   Layer.effect(CompiledRoutes)(
     Effect.gen(function* () {
       const uws = yield* UwsApp
-      const context = yield* Effect.context<never>()
+      // No tracer is configured: spans (Effect.fn, SQL statements) would be built for nobody on every request.
+      const context = Context.add(yield* Effect.context<never>(), References.TracerEnabled, false)
       const { endpoints, skipped } = compileApi(api, context)
       for (const endpoint of endpoints) {
         uws.serveNative({ ...endpoint, label: endpoint.pattern, context })
