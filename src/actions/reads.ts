@@ -15,9 +15,9 @@ export interface ActionFilter {
 
 export const makeReads = ({ store, die }: ActionsContext) => {
   const get = Effect.fn("Actions.get")(function* (principal: Principal, actionUuid: string) {
-    const row = yield* die(store.byId(principal.orgUuid, actionUuid))
-    if (row === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
-    const authorizations = yield* die(store.cosignatures(principal.orgUuid, actionUuid))
+    const found = yield* die(store.byIdWithCosignatures(principal.orgUuid, actionUuid))
+    if (found === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+    const { action: row, cosignatures: authorizations } = found
     return {
       action_uuid: row.action_uuid,
       org_uuid: row.org_uuid,

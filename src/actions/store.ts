@@ -36,6 +36,13 @@ export interface ActionRow extends ActionFields {
   readonly updated_at: string
 }
 
+const toCosignature = (row: any) => ({
+  cosignature_uuid: row.cosignature_uuid as string,
+  action_uuid: row.action_uuid as string,
+  cosigner_email: row.cosigner_email as string,
+  cosigned_at: isoRequired(row.cosigned_at)
+})
+
 const toAction = (row: any): ActionRow => ({
   action_uuid: row.action_uuid,
   org_uuid: row.org_uuid,
@@ -189,6 +196,21 @@ export const makeActionsStore = Effect.gen(function* () {
         : sql`SELECT * FROM actions WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid}`
       ).pipe(Effect.map((rows) => (rows[0] ? toAction(rows[0]) : undefined))),
 
+    /** The action and its cosignatures in one round trip (GET /actions/{id}, the hottest read). */
+    byIdWithCosignatures: (orgUuid: string, actionUuid: string) =>
+      sql`SELECT a.*, COALESCE((
+            SELECT json_agg(json_build_object('cosignature_uuid', c.cosignature_uuid, 'action_uuid', c.action_uuid,
+                     'cosigner_email', c.cosigner_email, 'cosigned_at', c.cosigned_at) ORDER BY c.cosigned_at, c.cosignature_uuid)
+            FROM action_cosignatures c WHERE c.org_uuid = a.org_uuid AND c.action_uuid = a.action_uuid), '[]') AS cosignatures_json
+          FROM actions a WHERE a.org_uuid = ${orgUuid} AND a.action_uuid = ${actionUuid}`.pipe(
+        Effect.map((rows) => {
+          const row = rows[0]
+          if (row === undefined) return undefined
+          const cosignatures = jsonValue<ReadonlyArray<Record<string, unknown>>>((row as any).cosignatures_json, []).map(toCosignature)
+          return { action: toAction(row), cosignatures }
+        })
+      ),
+
     /** Public routes (code, legacy token) know no organization: look up by id alone. */
     byIdAnyOrg: (actionUuid: string) =>
       sql`SELECT * FROM actions WHERE action_uuid = ${actionUuid}`.pipe(Effect.map((rows) => (rows[0] ? toAction(rows[0]) : undefined))),
@@ -285,14 +307,7 @@ export const makeActionsStore = Effect.gen(function* () {
     cosignatures: (orgUuid: string, actionUuid: string) =>
       sql`SELECT cosignature_uuid, action_uuid, cosigner_email, cosigned_at FROM action_cosignatures
           WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid} ORDER BY cosigned_at, cosignature_uuid`.pipe(
-        Effect.map((rows) =>
-          rows.map((row: any) => ({
-            cosignature_uuid: row.cosignature_uuid as string,
-            action_uuid: row.action_uuid as string,
-            cosigner_email: row.cosigner_email as string,
-            cosigned_at: isoRequired(row.cosigned_at)
-          }))
-        )
+        Effect.map((rows) => rows.map(toCosignature))
       ),
 
     /** Undefined when this user already cosigned. */
