@@ -15,6 +15,8 @@ import { hasWrk, type LoadResult, runLoad, runWrk } from "./support/load.js"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
+/** Runs per figure: this VM's throughput varies by ±20 % from run to run, so each figure is the median run. */
+const runs = Math.max(1, Number(process.env.BENCH_RUNS ?? 3))
 
 const dataDir = benchDataDir("bench-http")
 
@@ -47,24 +49,32 @@ const row = (name: string, r: Measured, ratio?: number) =>
       .toFixed(3)
       .padStart(7)} ms   server CPU ${r.cpu_us_per_request.toFixed(1).padStart(6)} µs/req${
       ratio === undefined ? "" : `   ${ratio.toFixed(2)}× raw`
-    }${r.errors ? `   errors ${r.errors}` : ""}`
+    }${r.errors ? `   errors ${r.errors}` : ""}${r.runs_rps && r.runs_rps.length > 1 ? `   (runs ${r.runs_rps.join(", ")})` : ""}`
   )
 
-type Measured = LoadResult & { readonly cpu_us_per_request: number }
+type Measured = LoadResult & { readonly cpu_us_per_request: number; readonly runs_rps?: ReadonlyArray<number> }
 
-/** wrk when installed (a C client measures uWS, not the client), else the Node client. */
-const measure = async (
-  target: { url: string; cpuMicros: () => Promise<number> },
-  path: string,
-  headers?: Record<string, string>
-): Promise<Measured> => {
+/** One measured run: wrk when installed (a C client measures uWS, not the client), else the Node client. */
+const measureOnce = async (target: { url: string; cpuMicros: () => Promise<number> }, path: string, headers?: Record<string, string>): Promise<Measured> => {
   const url = target.url
-  // One second of warm-up (JIT, caches) before the measured run.
-  runWrk({ url, path, headers, connections, seconds: 1 }) ?? (await runLoad({ url, path, headers, connections, seconds: 1 }))
   const before = await target.cpuMicros()
   const result = runWrk({ url, path, headers, connections, seconds }) ?? (await runLoad({ url, path, headers, connections, seconds }))
   const cpu = (await target.cpuMicros()) - before
   return { ...result, cpu_us_per_request: Math.round((cpu / Math.max(1, result.requests)) * 10) / 10 }
+}
+
+/** One second of warm-up (JIT, caches), then `runs` measured runs; the median run by throughput, with every run's throughput. */
+const measure = async (
+  target: { url: string; cpuMicros: () => Promise<number> },
+  path: string,
+  headers?: Record<string, string>
+): Promise<Measured & { readonly runs_rps: ReadonlyArray<number> }> => {
+  const url = target.url
+  runWrk({ url, path, headers, connections, seconds: 1 }) ?? (await runLoad({ url, path, headers, connections, seconds: 1 }))
+  const results: Measured[] = []
+  for (let i = 0; i < runs; i++) results.push(await measureOnce(target, path, headers))
+  const sorted = [...results].sort((a, b) => a.rps - b.rps)
+  return { ...sorted[Math.floor(sorted.length / 2)]!, runs_rps: results.map((result) => result.rps) }
 }
 const client = hasWrk() ? "wrk" : "node:http"
 
@@ -101,7 +111,9 @@ const { adapter: adapterResult, chain: chainResult, read: readResult } = await m
 const { adapter: nodeAdapterResult, chain: nodeChainResult, read: nodeReadResult } = await measureApp("node", "bench-node@example.test")
 await dataDir.remove()
 
-console.log(`HTTP hello, ${connections} connections, ${seconds} s each, client ${client} (server in another process)`)
+console.log(
+  `HTTP hello, ${connections} connections, ${seconds} s each, median of ${runs} runs, client ${client} (server in another process)`
+)
 row("raw uWS", rawResult)
 row("adapter (HttpApi, no auth)", adapterResult, adapterResult.rps / rawResult.rps)
 row("full chain (key auth + rate limit)", chainResult, chainResult.rps / rawResult.rps)
@@ -121,6 +133,7 @@ console.log(
     client,
     connections,
     seconds,
+    runs,
     raw_rps: rawResult.rps,
     raw_p50_ms: rawResult.p50_ms,
     raw_p99_ms: rawResult.p99_ms,
