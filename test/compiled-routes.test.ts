@@ -30,10 +30,16 @@ const withoutRequestId = (body: unknown) => {
   return rest
 }
 
-/** Both answers to one request: the native route's and the router's. */
+const nativeStarted = async () => (await server.run(CompiledRoutes)).started()
+
+/** Both answers to one request: the native route's and the router's (each checked to have taken its path). */
 const both = async (method: string, path: string, options: Parameters<typeof call>[3] = {}) => {
+  const before = await nativeStarted()
   const native = await call(server.url, method, path, options)
+  const afterNative = await nativeStarted()
   const routed = await call(server.url, method, viaRouter(path), options)
+  expect(afterNative).toBe(before + 1)
+  expect(await nativeStarted()).toBe(afterNative)
   return { native, routed }
 }
 
@@ -89,10 +95,12 @@ describe("compiled routes", () => {
 
   it("leaves to the router what uWS would read differently (encoded parameters, HEAD)", async () => {
     const org = await registerOrg(server.url)
+    const before = await nativeStarted()
     const encoded = await call(server.url, "GET", "/api/v1/actions/00000000%2D0000-4000-8000-000000000000", { token: org.key })
     expect(encoded.status).toBe(404)
     const head = await fetch(`${server.url}/health`, { method: "HEAD" })
     expect(head.status).toBe(200)
+    expect(await nativeStarted()).toBe(before)
   })
 })
 

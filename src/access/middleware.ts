@@ -14,7 +14,7 @@ import * as Redacted from "effect/Redacted"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { AdminKey, Authenticated, CurrentClient, CurrentPrincipal, ErrorShape, OptionallyAuthenticated, PublicRoute } from "../../protocol/auth.js"
 import { Unauthorized, unauthorized } from "../../protocol/errors.js"
-import { provide, respond, syncMiddleware, syncSecurity } from "../gateway/compiled/sync-middleware.js"
+import { provide, respond, runOutcome, type SyncOutcome, syncMiddleware, syncSecurity } from "../gateway/compiled/sync-middleware.js"
 import { addResponseHeaders, requestIdOf } from "../gateway/request.js"
 import { Config } from "../platform/config.js"
 import { type RateLimitResult, rateLimitHeaders } from "../platform/redis/index.js"
@@ -44,6 +44,13 @@ const clientIp = (request: HttpServerRequest) => Option.getOrElse(request.remote
 
 const invalidCredential = answer({ InvalidCredential: Unauthorized })
 
+/** Past the rate limit: the 429; otherwise its headers on the answer and `service` for the handler. */
+const admit = <I, S>(limit: RateLimitResult, policy: string, request: HttpServerRequest, key: Context.Key<I, S>, service: S): SyncOutcome => {
+  if (!limit.allowed) return respond(tooMany(limit, policy, requestIdOf(request)))
+  addResponseHeaders(request, rateLimitHeaders(limit, policy))
+  return provide(key, service)
+}
+
 /**
  * The middleware below run on every request, so they are plain `flatMap`s (no
  * generator per request) and read the request from the fiber's context directly.
@@ -59,11 +66,7 @@ export const AuthenticatedLive = Layer.effect(Authenticated)(
       now &&
       ((token: string, request: HttpServerRequest) => {
         const session = now.cachedSession(token)
-        if (session === undefined) return undefined
-        const limit = now.rateLimitPrincipal(session.principal)
-        if (!limit.allowed) return respond(tooMany(limit, "per-key", requestIdOf(request)))
-        addResponseHeaders(request, rateLimitHeaders(limit, "per-key"))
-        return provide(CurrentPrincipal, session.principal)
+        return session && admit(now.rateLimitPrincipal(session.principal), "per-key", request, CurrentPrincipal, session.principal)
       })
     return Object.assign(Authenticated.of({
       bearer: (httpEffect, { credential }) =>
@@ -76,11 +79,9 @@ export const AuthenticatedLive = Layer.effect(Authenticated)(
                 ? Effect.succeed(throttledCredentialResponse(error.reason, requestIdOf(request)))
                 : invalidCredential(Effect.fail(error)),
             onSuccess: ({ principal }) =>
-              Effect.flatMap(access.rateLimitPrincipal(principal), (limit) => {
-                if (!limit.allowed) return Effect.succeed(tooMany(limit, "per-key", requestIdOf(request)))
-                addResponseHeaders(request, rateLimitHeaders(limit, "per-key"))
-                return Effect.provideService(httpEffect, CurrentPrincipal, principal)
-              })
+              Effect.flatMap(access.rateLimitPrincipal(principal), (limit) =>
+                runOutcome(admit(limit, "per-key", request, CurrentPrincipal, principal), httpEffect)
+              )
           })
         })
     }), bearerNow === undefined ? {} : { [syncSecurity]: { bearer: bearerNow } })
@@ -94,20 +95,13 @@ const publicMiddleware = Effect.gen(function* () {
     Effect.withFiber((fiber) => {
       const request = Context.getUnsafe(fiber.context, HttpServerRequest)
       const ip = clientIp(request)
-      return Effect.flatMap(access.rateLimitClient(ip), (limit) => {
-        if (!limit.allowed) return Effect.succeed(tooMany(limit, "per-ip", requestIdOf(request)))
-        addResponseHeaders(request, rateLimitHeaders(limit, "per-ip"))
-        return Effect.provideService(httpEffect, CurrentClient, { ip })
-      })
+      return Effect.flatMap(access.rateLimitClient(ip), (limit) => runOutcome(admit(limit, "per-ip", request, CurrentClient, { ip }), httpEffect))
     })
   if (now === undefined) return run
   // With the in-process limiter the compiled routes take this path and skip the effect above.
   const runNow = (request: HttpServerRequest) => {
     const ip = clientIp(request)
-    const limit = now.rateLimitClient(ip)
-    if (!limit.allowed) return respond(tooMany(limit, "per-ip", requestIdOf(request)))
-    addResponseHeaders(request, rateLimitHeaders(limit, "per-ip"))
-    return provide(CurrentClient, { ip })
+    return admit(now.rateLimitClient(ip), "per-ip", request, CurrentClient, { ip })
   }
   return Object.assign(run, { [syncMiddleware]: runNow })
 })

@@ -177,12 +177,18 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
 
       type KeyEntry = Cached<Principal & { digest: string; expiresAt: number | null }>
 
-      /** The session a cached (or just read) key entry stands for; an Exit, so a cache hit costs no fiber step. */
-      const keyEntrySession = (entry: KeyEntry, now: number): Effect.Effect<Session, AccessError> => {
+      /** The session a key entry stands for while its key is valid (its use recorded), else undefined. */
+      const validSession = (entry: KeyEntry, now: number): Session | undefined => {
         const principal = entry.value
-        if (principal === undefined || (principal.expiresAt !== null && principal.expiresAt <= now)) return Effect.fail(fail)
+        if (principal === undefined || (principal.expiresAt !== null && principal.expiresAt <= now)) return undefined
         usage.set(principal.keyId!, now)
-        return Effect.succeed({ principal, expiresAt: principal.expiresAt })
+        return { principal, expiresAt: principal.expiresAt }
+      }
+
+      /** `validSession` as an Exit, so a cache hit costs no fiber step. */
+      const keyEntrySession = (entry: KeyEntry, now: number): Effect.Effect<Session, AccessError> => {
+        const session = validSession(entry, now)
+        return session === undefined ? Effect.fail(fail) : Effect.succeed(session)
       }
 
       const readKey = (cacheKey: string, digest: string, now: number) =>
@@ -215,7 +221,8 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
         })
 
       /**
-       * One HMAC and one map look-up when the key is cached, valid or unknown; the database only on
+       * One SHA-256 and one map look-up when the key is cached and valid (the HMAC as well when it is
+       * unknown); the database only on
        * a miss or after the TTL. `beforeLookup` runs before a digest this node has never seen valid
        * is looked up (a key it verified before is only being re-read).
        */
@@ -280,10 +287,7 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
         if (!looksLikeApiKey(token)) return undefined
         const entry = keys.get(cacheKeyOf(token))
         const now = Date.now()
-        const principal = entry?.value
-        if (entry === undefined || principal === undefined || entry.until < now || (principal.expiresAt !== null && principal.expiresAt <= now)) return undefined
-        usage.set(principal.keyId!, now)
-        return { principal, expiresAt: principal.expiresAt }
+        return entry === undefined || entry.until < now ? undefined : validSession(entry, now)
       }
 
       return Access.of({

@@ -71,6 +71,8 @@ export class UwsApp extends Context.Service<UwsApp, {
   readonly port: number
   /** Serves one endpoint on its own uWS route, with the transport's body, screening and response handling. */
   readonly serveNative: (route: NativeRoute) => void
+  /** How many requests native routes have started (the catch-all's are not counted). */
+  readonly nativeStarted: () => number
 }>()("gateway/UwsApp") {}
 
 /** Longest path parameter the Effect router accepts (its `maxParamLength`); longer ones are left to it (404). */
@@ -261,9 +263,11 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
     starting.push({ start, source, exchange })
   }
 
+  let nativeStarted = 0
   const serveNative = (route: NativeRoute) => {
     const handled = answered(route.program)
     const run = startSoon((source: RequestSource, exchange: Exchange) => {
+      nativeStarted++
       // Labelled only once it reaches the endpoint, as the router labels: the transport's own answers stay unmatched.
       source.route = route.label
       const request = new UwsRequest(source)
@@ -325,13 +329,13 @@ export const makeUwsServer = Effect.fnUntraced(function* (options: UwsServerOpti
         }))
       })
   })
-  return { server, app, connections, port, serveNative }
+  return { server, app, connections, port, serveNative, nativeStarted: () => nativeStarted }
 })
 
 /** Provides `HttpServer` on uWS plus the `UwsApp` for native socket routes. */
 export const uwsServerLayer = (options: UwsServerOptions) =>
   Layer.effectContext(
-    Effect.map(makeUwsServer(options), ({ server, app, connections, port, serveNative }) =>
-      Context.make(HttpServer.HttpServer, server).pipe(Context.add(UwsApp, { app, connections, port, serveNative }))
+    Effect.map(makeUwsServer(options), ({ server, app, connections, port, serveNative, nativeStarted }) =>
+      Context.make(HttpServer.HttpServer, server).pipe(Context.add(UwsApp, { app, connections, port, serveNative, nativeStarted }))
     )
   )

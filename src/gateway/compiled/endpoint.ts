@@ -7,8 +7,7 @@
  * messages and statuses, but:
  * - the services come from the fiber's context, which the transport builds once from the
  *   app's context (HttpApiBuilder merges the group's context into every request);
- * - path parameters come from uWS's router (`RequestSource.params`), the query is parsed
- *   only when the endpoint reads it;
+ * - path parameters come from uWS's router (`RequestSource.params`);
  * - steps that finish synchronously (decoders, cached credentials) are chained eagerly,
  *   without a fiber step each;
  * - a JSON success body is written by a serializer compiled from its schema (json.ts).
@@ -33,7 +32,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import type { RequestSource } from "../request.js"
 import { type AnyEndpoint, type AnyGroup, type HandlerRuntime, internals, type ResponseEncoding } from "./effect-internals.js"
 import { compileJsonWriter, type JsonWriter } from "./json.js"
-import { type SyncMiddleware, type SyncOutcome, type SyncSecurity, syncMiddleware, syncSecurity } from "./sync-middleware.js"
+import { runOutcome, type SyncMiddleware, type SyncSecurity, syncMiddleware, syncSecurity } from "./sync-middleware.js"
 
 const { HttpApiSchemaError } = HttpApiError
 
@@ -268,9 +267,6 @@ const authorizationCredential = (authorization: string | undefined, scheme: stri
   return start === authorization.length ? undefined : authorization.slice(start)
 }
 
-const runOutcome = (outcome: SyncOutcome, handler: AnyEffect): AnyEffect =>
-  outcome._tag === "Respond" ? Effect.succeed(outcome.response) : Effect.provideService(handler, outcome.key, outcome.value)
-
 /**
  * A bearer scheme whose middleware has a synchronous path (sync-middleware.ts) tries it first;
  * the middleware's effect runs only when it declines. One scheme only: with several, the order
@@ -318,15 +314,6 @@ const applyMiddleware = (group: AnyGroup, endpoint: AnyEndpoint, context: Contex
   return handler
 }
 
-/** Runs `then` with the value now when `effect` has already finished; an effect step otherwise. */
-const andThen = <A, B>(effect: Effect.Effect<A, any, any>, then: (value: A) => Effect.Effect<B, any, any>): Effect.Effect<B, any, any> => {
-  if (Exit.isExit(effect)) return Exit.isSuccess(effect) ? then(effect.value as A) : (effect as any)
-  return Effect.flatMap(effect, then)
-}
-
-const wrapSchemaError = (kind: "Params" | "Headers" | "Query" | "Payload" | "Body", effect: Effect.Effect<any, Schema.SchemaError, any>) =>
-  Exit.isExit(effect) && Exit.isSuccess(effect) ? effect : HttpApiSchemaError.wrap(kind, effect)
-
 /** The program HttpApiBuilder builds for the endpoint, with its route context given per request. */
 const delegatedProgram = (route: HttpRouter.Route<any, any>) => {
   const handler = route.uninterruptible ? route.handler : Effect.interruptible(route.handler)
@@ -370,16 +357,15 @@ export const compileEndpoint = (
   const core: AnyEffect = Effect.withFiber((fiber) => {
     const httpRequest = Context.getUnsafe(fiber.context, HttpServerRequest)
     const source = httpRequest.source as RequestSource
-    let query: Record<string, string | Array<string>> | undefined
-    const readQuery = () => (query ??= Context.getUnsafe(fiber.context, ParsedSearchParams) as Record<string, string | Array<string>>)
+    const readQuery = () => Context.getUnsafe(fiber.context, ParsedSearchParams) as Record<string, string | Array<string>>
     const request: Record<string, unknown> = { request: httpRequest, endpoint, group }
     let steps: AnyEffect | undefined
     const step = (next: () => AnyEffect) => {
-      steps = steps === undefined ? next() : andThen(steps, next)
+      steps = steps === undefined ? next() : Effect.flatMapEager(steps, next)
     }
-    if (decodeParams) step(() => Effect.map(wrapSchemaError("Params", decodeParams(source.params ?? {})), (value) => void (request.params = value)))
-    if (decodeHeaders) step(() => Effect.map(wrapSchemaError("Headers", decodeHeaders(httpRequest.headers)), (value) => void (request.headers = value)))
-    if (decodeQuery) step(() => Effect.map(wrapSchemaError("Query", decodeQuery(readQuery())), (value) => void (request.query = value)))
+    if (decodeParams) step(() => Effect.mapEager(HttpApiSchemaError.wrap("Params", decodeParams(source.params ?? {})), (value) => void (request.params = value)))
+    if (decodeHeaders) step(() => Effect.mapEager(HttpApiSchemaError.wrap("Headers", decodeHeaders(httpRequest.headers)), (value) => void (request.headers = value)))
+    if (decodeQuery) step(() => Effect.mapEager(HttpApiSchemaError.wrap("Query", decodeQuery(readQuery())), (value) => void (request.query = value)))
     let early: Response.HttpServerResponse | undefined
     if (payloads) {
       step(() => {
@@ -388,17 +374,17 @@ export const compileEndpoint = (
           early = decoded
           return Effect.void
         }
-        return Effect.map(wrapSchemaError("Payload", decoded), (value) => void (request.payload = value))
+        return Effect.mapEager(HttpApiSchemaError.wrap("Payload", decoded), (value) => void (request.payload = value))
       })
     }
     const respond = (): AnyEffect => {
       if (early !== undefined) return Effect.succeed(early)
-      return andThen(handler(request), (value) => {
+      return Effect.flatMapEager(handler(request), (value) => {
         if (Response.isHttpServerResponse(value)) return Effect.succeed(value)
         return HttpApiSchemaError.wrap("Body", encodeSuccess(value))
       })
     }
-    return steps === undefined ? respond() : andThen(steps, respond)
+    return steps === undefined ? respond() : Effect.flatMapEager(steps, respond)
   })
 
   const program = applyMiddleware(group, endpoint, context, core).pipe(

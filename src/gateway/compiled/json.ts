@@ -47,12 +47,12 @@ const viaSchema = (ast: SchemaAST.AST): Write => {
 const acceptsUndefined = (ast: SchemaAST.AST): boolean =>
   ast._tag === "Undefined" || ast._tag === "Void" || ast._tag === "Unknown" || ast._tag === "Any" || (ast._tag === "Union" && ast.types.some(acceptsUndefined))
 
-const objectWriter = (ast: SchemaAST.Objects, seen: Set<SchemaAST.AST>): Write | undefined => {
+const objectWriter = (ast: SchemaAST.Objects): Write | undefined => {
   if (ast.indexSignatures.length > 0) return undefined
   const fields: Array<{ readonly key: string; readonly prefix: string; readonly optional: boolean; readonly write: Write }> = []
   for (const property of ast.propertySignatures) {
     if (typeof property.name !== "string") return undefined
-    const write = compile(property.type, seen)
+    const write = compile(property.type)
     if (write === undefined) return undefined
     fields.push({
       key: property.name,
@@ -82,9 +82,9 @@ const objectWriter = (ast: SchemaAST.Objects, seen: Set<SchemaAST.AST>): Write |
   }
 }
 
-const arrayWriter = (ast: SchemaAST.Arrays, seen: Set<SchemaAST.AST>): Write | undefined => {
+const arrayWriter = (ast: SchemaAST.Arrays): Write | undefined => {
   if (ast.elements.length > 0 || ast.rest.length !== 1) return undefined
-  const item = compile(ast.rest[0]!, seen)
+  const item = compile(ast.rest[0]!)
   if (item === undefined) return undefined
   return (value) => {
     if (!Array.isArray(value)) return MISS
@@ -100,7 +100,7 @@ const arrayWriter = (ast: SchemaAST.Arrays, seen: Set<SchemaAST.AST>): Write | u
   }
 }
 
-const compile = (ast: SchemaAST.AST, seen: Set<SchemaAST.AST>): Write | undefined => {
+const compile = (ast: SchemaAST.AST): Write | undefined => {
   if (ast.encoding !== undefined) return viaSchema(ast)
   switch (ast._tag) {
     case "String":
@@ -122,21 +122,18 @@ const compile = (ast: SchemaAST.AST, seen: Set<SchemaAST.AST>): Write | undefine
     case "Any":
       return json
     case "Objects":
-      return objectWriter(ast, seen)
+      return objectWriter(ast)
     case "Arrays":
-      return arrayWriter(ast, seen)
+      return arrayWriter(ast)
     case "Union": {
-      if (seen.has(ast)) return undefined
-      seen.add(ast)
       const members: Write[] = []
       for (const type of ast.types) {
         // An undefined member only matters for optional keys, handled by the object.
         if (type._tag === "Undefined" || type._tag === "Void") continue
-        const write = compile(type, seen)
+        const write = compile(type)
         if (write === undefined) return undefined
         members.push(write)
       }
-      seen.delete(ast)
       return (value) => {
         for (let i = 0; i < members.length; i++) {
           const text = members[i]!(value)
@@ -147,13 +144,14 @@ const compile = (ast: SchemaAST.AST, seen: Set<SchemaAST.AST>): Write | undefine
     }
     default:
       // Declarations, suspended (recursive) schemas, tuples, symbols, bigints: the schema encodes them.
+      // (So a writer never recurses into itself: without Suspend a schema's AST has no cycle.)
       return undefined
   }
 }
 
 /** A writer for the schema's bodies, or undefined when its shape is one the schema must encode itself. */
 export const compileJsonWriter = (schema: Schema.Top): JsonWriter | undefined => {
-  const write = compile(schema.ast, new Set())
+  const write = compile(schema.ast)
   if (write === undefined) return undefined
   return (value) => {
     const text = write(value)

@@ -22,6 +22,8 @@ export interface CompiledSummary {
   readonly delegated: number
   /** `METHOD path` of the endpoints left to the catch-all (paths uWS cannot express). */
   readonly skipped: ReadonlyArray<string>
+  /** Requests the native routes have started so far. */
+  readonly started: () => number
 }
 
 export class CompiledRoutes extends Context.Service<CompiledRoutes, CompiledSummary>()("gateway/CompiledRoutes") {}
@@ -59,9 +61,10 @@ export const compiledRoutesLayer = (api: AnyApi) =>
       const summary: CompiledSummary = {
         compiled: endpoints.filter((endpoint) => !endpoint.delegated).length,
         delegated: endpoints.filter((endpoint) => endpoint.delegated).length,
-        skipped
+        skipped,
+        started: uws.nativeStarted
       }
-      logLine("debug", "compiled routes", { ...summary })
+      logLine("debug", "compiled routes", { compiled: summary.compiled, delegated: summary.delegated, skipped })
       return summary
     })
   )

@@ -5,6 +5,7 @@
  * must be counted). Middleware outside the gateway need not know about it.
  */
 import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { HttpServerResponse } from "effect/http/HttpServerResponse"
 
@@ -23,3 +24,7 @@ export type SyncSecurity = (credential: string, request: HttpServerRequest) => S
 
 export const provide = <I, S>(key: Context.Key<I, S>, value: S): SyncOutcome => ({ _tag: "Provide", key, value })
 export const respond = (response: HttpServerResponse): SyncOutcome => ({ _tag: "Respond", response })
+
+/** An outcome carried out on the middleware's inner effect: the answer, or the handler with the service. */
+export const runOutcome = <A, E, R>(outcome: SyncOutcome, handler: Effect.Effect<A, E, R>): Effect.Effect<A | HttpServerResponse, E, any> =>
+  outcome._tag === "Respond" ? Effect.succeed(outcome.response) : Effect.provideService(handler, outcome.key, outcome.value)
