@@ -41,6 +41,23 @@ export const tlv = (tag: number, ...parts: ReadonlyArray<Uint8Array>): Uint8Arra
   return out
 }
 
+/** Size of the tag and length octets of a TLV whose content is `contentLength` bytes. */
+export const headerLength = (contentLength: number): number =>
+  contentLength < 0x80 ? 2 : contentLength < 0x100 ? 3 : contentLength < 0x10000 ? 4 : contentLength < 0x1000000 ? 5 : 6
+
+/** Writes a tag and DER length octets at `offset`; returns the offset of the content. */
+export const writeHeader = (out: Uint8Array, offset: number, tag: number, contentLength: number): number => {
+  out[offset++] = tag
+  if (contentLength < 0x80) {
+    out[offset++] = contentLength
+    return offset
+  }
+  const octets = headerLength(contentLength) - 2
+  out[offset++] = 0x80 | octets
+  for (let shift = (octets - 1) * 8; shift >= 0; shift -= 8) out[offset++] = (contentLength / 2 ** shift) & 0xff
+  return offset
+}
+
 export const TAG = {
   integer: 0x02,
   octetString: 0x04,
