@@ -7,10 +7,11 @@
  * Messages are data (they may cross processes in CLUSTER_MODE=sql) and
  * volatile: a lost message is a failed request the client retries, never a
  * silently replayed transition. The messages and both ports (`AgentWork`, the
- * work itself: lock, mint, write, record events, in one transaction; and
- * `AgentMailbox`, the callers' side implemented here) belong to the actions
- * area; the `agent_chains` row lock inside that transaction stays the
- * safety net should two runners ever hold the same entity during a shard move.
+ * work itself: check, link, sign, commit through the process's commit pipeline;
+ * and `AgentMailbox`, the callers' side implemented here) belong to the actions
+ * area; the pipeline's guard on the `agent_chains` head (it moves only from
+ * where this entity saw it) stays the safety net should two runners ever hold
+ * the same entity during a shard move.
  *
  * The entity keeps the chain head (`agent_sequence`, `previous_payload_hash`)
  * in memory, loaded from Postgres when it starts (memory is lost on
@@ -63,12 +64,12 @@ export interface AgentActorOptions {
   readonly maxIdleMs?: number
 }
 
-/** At most this many queued transitions of one agent share a transaction. */
+/** At most this many queued transitions of one agent are linked as one group. */
 export const MAX_GROUP_COMMIT = 64
 
-/** How many transitions each agent transaction carried: batches above 1 are group commits at work. */
-const commitBatchSize = Metric.histogram("agent_commit_batch_size", {
-  description: "Transitions committed together in one agent-chain transaction",
+/** How many transitions each agent group carried (the commit pipeline then shares commits across agents). */
+const groupSize = Metric.histogram("agent_group_size", {
+  description: "Transitions of one agent linked together as one group",
   boundaries: [1, 2, 4, 8, 16, 32, 64]
 })
 
@@ -80,10 +81,12 @@ interface Queued {
 /**
  * Registers the entity with Sharding; needs AgentWork and Sharding.
  *
- * The entity accepts messages concurrently but one worker fiber writes them: it
- * takes what has queued up (up to MAX_GROUP_COMMIT), runs it in order in one
- * transaction (group commit) and only then answers each caller. One agent's
- * receipts are therefore still minted one after another, in arrival order.
+ * The entity accepts messages concurrently but one worker fiber handles them: it
+ * takes what has queued up (up to MAX_GROUP_COMMIT), links it in order onto the
+ * head it keeps, waits for the commit and only then answers each caller and
+ * moves its head (a group that did not commit leaves the head where the
+ * database has it). One agent's receipts are therefore minted one after
+ * another, in arrival order.
  */
 export const agentActorLayer = (options: AgentActorOptions = {}) =>
   AgentActor.toLayer(
@@ -95,12 +98,7 @@ export const agentActorLayer = (options: AgentActorOptions = {}) =>
       const queue = yield* Queue.unbounded<Queued>()
 
       const answer = (queued: Queued, exit: Exit.Exit<TransitionResult, ActionsError>) => {
-        if (exit._tag === "Success") {
-          const result = exit.value
-          if (result._tag === "Done") head = { agent_sequence: result.agent_sequence, previous_payload_hash: result.receipt.payload_hash }
-          return Deferred.done(queued.reply, exit)
-        }
-        if (!Exit.hasDies(exit)) return Deferred.done(queued.reply, exit)
+        if (exit._tag === "Success" || !Exit.hasDies(exit)) return Deferred.done(queued.reply, exit)
         const defect = Cause.squash(exit.cause)
         logLine("error", "agent transition failed", { entity: address.entityId, request: queued.request._tag, cause: describeDefect(defect) })
         return Deferred.fail(queued.reply, new TransitionDefect({ message: defect instanceof Error ? defect.message : String(defect) }))
@@ -108,22 +106,24 @@ export const agentActorLayer = (options: AgentActorOptions = {}) =>
 
       const writeBatch = Effect.gen(function* () {
         const batch = yield* Queue.takeBetween(queue, 1, MAX_GROUP_COMMIT)
-        const exits = yield* work.runBatch(
-          orgUuid,
-          batch.map((queued) => queued.request)
+        const group = yield* Effect.exit(
+          work.runGroup(
+            orgUuid,
+            agentId,
+            head,
+            batch.map((queued) => queued.request)
+          )
         )
-        record(commitBatchSize, batch.length)
-        let died = false
-        for (let index = 0; index < batch.length; index++) {
-          const exit = exits[index]!
-          died ||= exit._tag === "Failure" && Exit.hasDies(exit)
-          yield* answer(batch[index]!, exit)
-        }
-        // The chain head may have moved in a transaction that failed after commit: reload it from the database.
-        if (died) {
+        record(groupSize, batch.length)
+        if (group._tag === "Failure") {
+          // The group died as a whole (the database went away): every caller gets the defect, and the head is read again.
+          for (const queued of batch) yield* answer(queued, Exit.failCause(group.cause) as Exit.Exit<TransitionResult, ActionsError>)
           const reloaded = yield* Effect.exit(work.head(orgUuid, agentId))
           if (reloaded._tag === "Success") head = reloaded.value
+          return
         }
+        head = group.value.head
+        for (let index = 0; index < batch.length; index++) yield* answer(batch[index]!, group.value.exits[index]!)
       })
       yield* Effect.forkScoped(Effect.forever(writeBatch))
 

@@ -19,6 +19,7 @@ import {
 import { Access } from "./access/service.js"
 import { AccountsHttp } from "./accounts/http.js"
 import { Accounts } from "./accounts/service.js"
+import { actionCommitsLayer } from "./actions/commits.js"
 import { ApprovalGrantsLive } from "./actions/grants.js"
 import { ActionsHttp } from "./actions/http.js"
 import { Actions } from "./actions/service.js"
@@ -110,6 +111,7 @@ export const servicesLayer = (config: AppConfig) => {
     (services) => Layer.provideMerge(Notifications.layer, services),
     (services) => Layer.provideMerge(MutualSigning.layer, services),
     Layer.provideMerge(actorsLayer(config)),
+    Layer.provideMerge(actionCommitsLayer),
     Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive, Sso.layer, CaseReceiptsLookup)),
     Layer.provideMerge(ModelCalls.layer.pipe(Layer.provideMerge(ProviderCredentials.layer))),
     Layer.provideMerge(Flags.layer),

@@ -113,9 +113,9 @@ liveLayer(Setup)("per-agent hash chain", (it) => {
         expect(statuses.filter((status) => status === 200)).toHaveLength(30)
         expect(statuses.filter((status) => status === 409)).toHaveLength(10)
         yield* expectUnbrokenChain(ids)
-        // Some of them shared a transaction (group commit), as the metric reports.
+        // Some of them shared a commit (the pipeline's batches), as the metric reports.
         const metrics = yield* metricsText
-        expect(metric(metrics, /^agent_commit_batch_size_count (\d+)/m)).toBeGreaterThan(metric(metrics, /^agent_commit_batch_size_bucket\{le="1"\} (\d+)/m))
+        expect(metric(metrics, /^commit_batch_rows_count (\d+)/m)).toBeGreaterThan(metric(metrics, /^commit_batch_rows_bucket\{le="1"\} (\d+)/m))
       }),
     120_000
   )

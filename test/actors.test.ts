@@ -22,10 +22,20 @@ const fakeWork = (delayMs = 1) => {
   const batches: Array<number> = []
   const layer = Layer.succeed(AgentWork)(
     AgentWork.of({
-      runBatch: (orgUuid, requests) =>
-        Effect.suspend(() => {
+      // Links from the head the entity hands over, as the real work does, and reports the head after the group.
+      runGroup: (orgUuid, _agentId, head, requests) =>
+        Effect.gen(function* () {
           batches.push(requests.length)
-          return Effect.forEach(requests, (request) => Effect.exit(runOne(orgUuid, request)))
+          let current = head
+          const exits: Array<Exit.Exit<TransitionResult, ActionsError>> = []
+          for (const request of requests) {
+            const exit = yield* Effect.exit(runOne(orgUuid, request, current))
+            if (exit._tag === "Success" && exit.value._tag === "Done") {
+              current = { agent_sequence: exit.value.agent_sequence, previous_payload_hash: exit.value.receipt.payload_hash }
+            }
+            exits.push(exit)
+          }
+          return { exits, head: current }
         }),
       run: (orgUuid, request) => runOne(orgUuid, request),
       head: (orgUuid, agentId) =>
@@ -35,7 +45,7 @@ const fakeWork = (delayMs = 1) => {
         }),
     })
   )
-  function runOne(orgUuid: string, request: TransitionRequest) {
+  function runOne(orgUuid: string, request: TransitionRequest, given?: ChainHead) {
         return Effect.gen(function* () {
           if (request._tag !== "Notarize") return yield* Effect.fail(new ActionsError({ reason: new InvalidActionState({ status: "unexpected" }) }))
           const [agentId, label] = request.action_uuid.split("/") as [string, string]
@@ -44,7 +54,7 @@ const fakeWork = (delayMs = 1) => {
           overall++
           maxPerAgent = Math.max(maxPerAgent, running.get(key)!)
           maxOverall = Math.max(maxOverall, overall)
-          const head = heads.get(key) ?? { agent_sequence: 0, previous_payload_hash: null }
+          const head = given ?? heads.get(key) ?? { agent_sequence: 0, previous_payload_hash: null }
           yield* Effect.sleep(delayMs)
           const sequence = head.agent_sequence + 1
           const hash = `h-${key}-${sequence}`
@@ -91,7 +101,30 @@ const notarize = (agent: string, label: string) => ({
   action_uuid: `${agent}/${label}`,
   outcome: "completed" as const,
   outcome_hash: null,
-  output_scan_flags: null
+  output_scan_flags: null,
+  read: {
+    action_uuid: `${agent}/${label}`,
+    org_uuid: "org",
+    agent_id: agent,
+    agent_version: null,
+    action_type: "t",
+    action_details_hash: "sha256:00",
+    instruction_hash: null,
+    details_sealed: null,
+    details_storage_key: null,
+    model_id: null,
+    model_version: null,
+    parent_action_uuid: null,
+    endpoint_url: null,
+    status: "authorized",
+    policy_uuid: null,
+    approved_by: null,
+    approved_at: null,
+    approval_via: null,
+    created_at: "",
+    parent_payload_hash: null,
+    agent_decommissioned: false
+  }
 })
 
 const run = <A, E>(effect: Effect.Effect<A, E, AgentMailbox>, layer: Layer.Layer<AgentMailbox>) => Effect.runPromise(Effect.scoped(Effect.provide(effect, layer)))

@@ -49,13 +49,33 @@ export const NewAction = Schema.Struct({
 })
 export type NewAction = typeof NewAction.Type
 
+/**
+ * An action as the service that sends a notarization read it (without a lock): the actor checks
+ * the request against it and signs the receipt from it; the commit's guards catch a read that
+ * went stale (the action or its agent changed meanwhile), and the request then runs on the locked path.
+ */
+export const ActionRead = Schema.Struct({
+  ...ActionFields.fields,
+  status: Text,
+  policy_uuid: OptionalText,
+  approved_by: OptionalText,
+  approved_at: OptionalText,
+  approval_via: OptionalText,
+  created_at: Text,
+  /** The payload hash of the parent action's receipt, when it has a parent with a receipt. */
+  parent_payload_hash: OptionalText,
+  agent_decommissioned: Schema.Boolean
+})
+export type ActionRead = typeof ActionRead.Type
+
 /** What a transition should do. */
 export const TransitionRequest = Schema.Union([
   Schema.TaggedStruct("Notarize", {
     action_uuid: Text,
     outcome: Schema.Literals(["completed", "failed"]),
     outcome_hash: OptionalText,
-    output_scan_flags: Schema.NullOr(Schema.Array(Json))
+    output_scan_flags: Schema.NullOr(Schema.Array(Json)),
+    read: ActionRead
   }),
   Schema.TaggedStruct("Expire", { action_uuid: Text, at: Text }),
   Schema.TaggedStruct("Deny", {
@@ -72,7 +92,9 @@ export const TransitionRequest = Schema.Union([
     row: NewAction,
     reasoning: Text,
     policy_uuid: OptionalText,
-    idempotency_key: OptionalText
+    idempotency_key: OptionalText,
+    /** The payload hash of the parent's receipt as authorize read it. */
+    parent_payload_hash: OptionalText
   })
 ])
 export type TransitionRequest = typeof TransitionRequest.Type

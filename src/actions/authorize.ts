@@ -17,7 +17,7 @@ import { type ActionsContext, sha256Text } from "./context.js"
 import { DuplicateRequest, EndpointNotWhitelisted, EndpointTlsMismatch, ParentNotFound, PolicyDenied, refuse, StoredRefusal } from "./errors.js"
 import { IDEMPOTENCY_RETENTION_MS, requestDigest, type StoredAnswer } from "./idempotency.js"
 
-export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus, announceNotification, mint, observed }: ActionsContext) =>
+export const makeAuthorize = ({ config, secrets, store, die, commit, announceStatus, announceNotification, mint, observed }: ActionsContext) =>
   Effect.gen(function* () {
     const policies = yield* PolicyDecisions
     const guard = yield* EndpointGuard
@@ -86,9 +86,11 @@ export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus
         const orgUuid = principal.orgUuid
         const agentId = input.agent_id ?? null
         const parentUuid = input.parent_action_uuid ?? null
+        let parentPayloadHash: string | null = null
         if (parentUuid !== null) {
           const parent = yield* die(store.byId(orgUuid, parentUuid))
           if (parent === undefined) return yield* refuse(new ParentNotFound({ parent_action_uuid: parentUuid }))
+          parentPayloadHash = parent.receipt_payload_hash
         }
         const warnings: Array<string> = []
         if (!input.instruction_hash) warnings.push("instruction_hash was not provided: the receipt cannot commit to the agent's instructions")
@@ -184,7 +186,8 @@ export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus
             row,
             reasoning: verdict.reasoning,
             policy_uuid: verdict.policy_uuid,
-            idempotency_key: idempotencyKey
+            idempotency_key: idempotencyKey,
+            parent_payload_hash: parentPayloadHash
           })
           const receiptUuid = result.receipt.receipt_uuid
           yield* observed(row)
@@ -215,13 +218,12 @@ export const makeAuthorize = ({ config, secrets, store, sql, die, announceStatus
               }
             : { orgUuid, type: "action.authorized", data: { action_uuid: actionUuid, action_type: row.action_type, agent_id: agentId, policy_uuid: verdict.policy_uuid } }
         ])
-        // Action and outbox event are one atomic statement; only an idempotency key needs a transaction around it.
-        const write = store.insertWithEvents(row, outbox)
-        yield* die(
-          idempotencyKey === null
-            ? write
-            : sql.withTransaction(Effect.andThen(write, store.completeIdempotency(orgUuid, idempotencyKey, 201, answer)))
-        )
+        // Action, outbox event and the idempotency record's answer commit together, with whatever else the pipeline holds.
+        yield* commit({
+          inserted: [{ row }],
+          events: outbox,
+          idempotency: idempotencyKey === null ? [] : [{ org_uuid: orgUuid, idempotency_key: idempotencyKey, status_code: 201, response: answer }]
+        })
         yield* observed(row)
         yield* announceStatus(row, status)
         if (pending) yield* announceNotification(row, "pending", status, row.approval_expires_at)

@@ -3,6 +3,7 @@
  * live-channel announcements and the road to the agent's actor.
  */
 import { createHash } from "node:crypto"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { SqlClient } from "effect/sql"
@@ -11,6 +12,7 @@ import { Config } from "../platform/config.js"
 import { Secrets } from "../platform/secrets.js"
 import type { TransitionDone, TransitionRequest } from "./agent-messages.js"
 import { approvalNotificationItem, reviewUrl } from "./approvals.js"
+import { ActionCommits, type CommitUnit } from "./commits.js"
 import { ActionObserver, AgentMailbox, type RecordedAction } from "./ports.js"
 import { makeActionsStore } from "./store.js"
 
@@ -31,6 +33,7 @@ export const makeActionsContext = Effect.gen(function* () {
   const observer = Option.getOrUndefined(yield* Effect.serviceOption(ActionObserver))
   const store = yield* makeActionsStore
   const sql = store.sql
+  const commits = yield* ActionCommits
 
   /** SQL failures are defects (500 with a request_id); the SqlClient in scope is ours (events and minting use it). */
   const die = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -82,10 +85,16 @@ export const makeActionsContext = Effect.gen(function* () {
       result._tag === "Done" ? Effect.succeed<TransitionDone>(result) : Effect.die(new Error("a receipt-minting transition was skipped"))
     )
 
+  /** Commits a unit through the process's commit pipeline; a failure is a defect (a new row has nothing to go stale). */
+  const commit = (unit: CommitUnit) =>
+    Effect.catch(commits.commit(unit), (failure) =>
+      Effect.die(failure._tag === "Failed" ? Cause.squash(failure.cause as Cause.Cause<unknown>) : new Error("a new action's commit reported a conflict"))
+    )
+
   /** Tells the observer (drift's live counts) of an action whose row committed. */
   const observed = (action: RecordedAction) => (observer === undefined ? Effect.void : observer.recorded(action))
 
-  return { config, secrets, store, sql, die, record, announceStatus, announceNotification, transition, mint, observed }
+  return { config, secrets, store, sql, die, record, commit, announceStatus, announceNotification, transition, mint, observed }
 })
 
 export type ActionsContext = Effect.Success<typeof makeActionsContext>

@@ -23,7 +23,7 @@ export const makeNotarize = ({ store, die, announceStatus, mint }: ActionsContex
         return yield* refuse(new InvalidOutcome({ outcome }))
       }
       const orgUuid = principal.orgUuid
-      const current = yield* die(store.byId(orgUuid, actionUuid))
+      const current = yield* die(store.forTransition(orgUuid, actionUuid))
       if (current === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
       if (current.status !== "authorized" && current.status !== "approved") return yield* refuse(new InvalidActionState({ status: current.status }))
       const details = input.outcome_details ?? null
@@ -47,7 +47,8 @@ export const makeNotarize = ({ store, die, announceStatus, mint }: ActionsContex
         action_uuid: actionUuid,
         outcome,
         outcome_hash: outcomeHash,
-        output_scan_flags: flags
+        output_scan_flags: flags,
+        read: current
       })
       yield* announceStatus(done.action, status, { receipt_uuid: done.receipt.receipt_uuid })
       return {

@@ -81,11 +81,16 @@ export class AgentWork extends Context.Service<
     readonly head: (orgUuid: string, agentId: string) => Effect.Effect<ChainHead>
     readonly run: (orgUuid: string, request: TransitionRequest) => Effect.Effect<TransitionResult, ActionsError>
     /**
-     * Several transitions of one agent, in order, in one transaction (group commit): one
-     * outcome per request, all known only after the commit. A defect (an SQL failure)
-     * surfaces as that request's `Exit.die`, after the others ran again on their own.
+     * Several transitions of one agent, in order, linked from `head` (the committed head its
+     * actor keeps): one outcome per request, all known only after their commit, and the head
+     * after them. A defect (an SQL failure) surfaces as that request's `Exit.die`.
      */
-    readonly runBatch: (orgUuid: string, requests: ReadonlyArray<TransitionRequest>) => Effect.Effect<ReadonlyArray<Exit.Exit<TransitionResult, ActionsError>>>
+    readonly runGroup: (
+      orgUuid: string,
+      agentId: string,
+      head: ChainHead,
+      requests: ReadonlyArray<TransitionRequest>
+    ) => Effect.Effect<{ readonly exits: ReadonlyArray<Exit.Exit<TransitionResult, ActionsError>>; readonly head: ChainHead }>
   }
 >()("gateway/AgentWork") {}
 

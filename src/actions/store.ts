@@ -9,7 +9,7 @@ import { type AuditEntry, insertAudit } from "../platform/audit.js"
 import { jsonb } from "../platform/db/index.js"
 import { count, iso, isoRequired, jsonValue, offset } from "../platform/sql.js"
 import type { MintedReceipt } from "../receipts/ports.js"
-import type { ActionFields, NewAction } from "./agent-messages.js"
+import type { ActionFields, ActionRead, NewAction } from "./agent-messages.js"
 import type { Member } from "./approvals.js"
 import { DEFAULT_AGENT_ID } from "./chain.js"
 
@@ -43,7 +43,8 @@ const toCosignature = (row: any) => ({
   cosigned_at: isoRequired(row.cosigned_at)
 })
 
-const toAction = (row: any): ActionRow => ({
+/** The columns every action carries from its authorization (agent-messages.ts `ActionFields`). */
+const toActionFields = (row: any): ActionFields => ({
   action_uuid: row.action_uuid,
   org_uuid: row.org_uuid,
   agent_id: row.agent_id ?? null,
@@ -57,6 +58,10 @@ const toAction = (row: any): ActionRow => ({
   model_version: row.model_version ?? null,
   parent_action_uuid: row.parent_action_uuid ?? null,
   endpoint_url: row.endpoint_url ?? null,
+})
+
+const toAction = (row: any): ActionRow => ({
+  ...toActionFields(row),
   status: row.status,
   legal_hold: Boolean(row.legal_hold),
   policy_uuid: row.policy_uuid ?? null,
@@ -77,6 +82,19 @@ const toAction = (row: any): ActionRow => ({
   agent_sequence: row.agent_sequence === null || row.agent_sequence === undefined ? null : Number(row.agent_sequence),
   created_at: isoRequired(row.created_at),
   updated_at: isoRequired(row.updated_at)
+})
+
+/** What the agent's actor needs of an action it did not lock (agent-messages.ts `ActionRead`), from its row. */
+const toRead = (row: any): ActionRead => ({
+  ...toActionFields(row),
+  status: row.status,
+  policy_uuid: row.policy_uuid ?? null,
+  approved_by: row.approved_by ?? null,
+  approved_at: iso(row.approved_at),
+  approval_via: row.approval_via ?? null,
+  created_at: isoRequired(row.created_at),
+  parent_payload_hash: row.parent_payload_hash ?? null,
+  agent_decommissioned: row.agent_decommissioned === true
 })
 
 /** What a terminal transition writes besides the status. */
@@ -177,19 +195,6 @@ export const makeActionsStore = Effect.gen(function* () {
       sql`WITH inserted AS (${insertAction(a)} RETURNING org_uuid, action_uuid, status, created_at)
           ${historyInsertion(sql`SELECT org_uuid, action_uuid, status, created_at FROM inserted`)}`.pipe(Effect.asVoid),
 
-    /**
-     * The action, its first status-history row and its outbox events in ONE statement (a
-     * data-modifying CTE runs exactly once and the statement is atomic): no BEGIN/COMMIT round trips.
-     */
-    insertWithEvents: (a: NewAction, events: ReadonlyArray<RecordedEvent>) =>
-      sql`WITH inserted AS (${insertAction(a)} RETURNING org_uuid, action_uuid, status, created_at), history AS (
-            ${historyInsertion(sql`SELECT org_uuid, action_uuid, status, created_at FROM inserted`)}
-          )
-          INSERT INTO events (event_id, org_uuid, type, data, created_at)
-          SELECT event_id, org_uuid, type, data, created_at
-          FROM jsonb_to_recordset(${eventRowsJson(events)})
-            AS r(event_id text, org_uuid text, type text, data jsonb, created_at timestamptz)`.pipe(Effect.asVoid),
-
     byId: (orgUuid: string, actionUuid: string, forUpdate = false) =>
       (forUpdate
         ? sql`SELECT * FROM actions WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid} FOR UPDATE`
@@ -210,6 +215,19 @@ export const makeActionsStore = Effect.gen(function* () {
           return { action: toAction(row), cosignatures }
         })
       ),
+
+    /**
+     * The action as a notarization reads it before it goes to the agent's actor: the row, its
+     * parent's receipt hash and whether its registered agent is decommissioned, in one round trip.
+     */
+    forTransition: (orgUuid: string, actionUuid: string) =>
+      sql`SELECT a.action_uuid, a.org_uuid, a.agent_id, a.agent_version, a.action_type, a.action_details_hash, a.instruction_hash,
+            a.details_sealed, a.details_storage_key, a.model_id, a.model_version, a.parent_action_uuid, a.endpoint_url, a.status,
+            a.policy_uuid, a.approved_by, a.approved_at, a.approval_via, a.created_at,
+            p.receipt_payload_hash AS parent_payload_hash,
+            EXISTS (SELECT 1 FROM agents g WHERE g.org_uuid = a.org_uuid AND g.agent_slug = a.agent_id AND g.status = 'decommissioned') AS agent_decommissioned
+          FROM actions a LEFT JOIN actions p ON p.org_uuid = a.org_uuid AND p.action_uuid = a.parent_action_uuid
+          WHERE a.org_uuid = ${orgUuid} AND a.action_uuid = ${actionUuid}`.pipe(Effect.map((rows: ReadonlyArray<any>) => (rows[0] === undefined ? undefined : toRead(rows[0])))),
 
     /** Public routes (code, legacy token) know no organization: look up by id alone. */
     byIdAnyOrg: (actionUuid: string) =>
@@ -367,6 +385,23 @@ export const makeActionsStore = Effect.gen(function* () {
       sql`DELETE FROM idempotency_keys WHERE org_uuid = ${orgUuid} AND idempotency_key = ${key} AND response IS NULL`.pipe(Effect.asVoid),
 
     pruneIdempotency: (olderThan: string) => sql`DELETE FROM idempotency_keys WHERE created_at < ${olderThan}`.pipe(Effect.asVoid),
+
+    /**
+     * An agent chain's committed head, its row created when missing (the commit pipeline moves a
+     * head only from where its actor saw it, so the row must exist before the first receipt).
+     */
+    chainHead: (orgUuid: string, agentId: string) =>
+      sql`WITH created AS (
+            INSERT INTO agent_chains (org_uuid, agent_id) VALUES (${orgUuid}, ${agentId})
+            ON CONFLICT (org_uuid, agent_id) DO NOTHING RETURNING last_sequence, last_payload_hash
+          )
+          SELECT last_sequence, last_payload_hash FROM created
+          UNION ALL SELECT last_sequence, last_payload_hash FROM agent_chains WHERE org_uuid = ${orgUuid} AND agent_id = ${agentId}`.pipe(
+        Effect.map((rows: ReadonlyArray<any>) => ({
+          agent_sequence: Number(rows[0]?.last_sequence ?? 0),
+          previous_payload_hash: (rows[0]?.last_payload_hash ?? null) as string | null
+        }))
+      ),
 
     // Chain head: insert-if-missing and lock in one statement (an upsert that
     // updates locks the row and RETURNING sees the latest committed head).

@@ -1,8 +1,12 @@
 /**
  * The terminal transitions of actions (the ones that mint a receipt), as the
- * AgentActor runs them: one transaction that locks the action row and the
- * `agent_chains` head, checks the state, mints the receipt at the head of the
- * agent's chain, writes the action and records the events (outbox).
+ * AgentActor runs them. The fast path (notarizations, policy denials): checked
+ * against the action as its service read it, linked at the head the actor keeps,
+ * committed with other agents' work through the commit pipeline (commits.ts),
+ * whose guards catch a stale read. The locked path (human decisions, expiries,
+ * and whatever the fast path found stale): one transaction that locks the action
+ * row and the `agent_chains` head, checks the state, mints the receipt at the
+ * head of the agent's chain, writes the action and records the events (outbox).
  *
  * Requests are data (agent-messages.ts) so they can be handled by whichever
  * process holds the agent's entity.
@@ -11,9 +15,10 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { type DomainEvent, stampEvents } from "../events/service.js"
-import { type MintedReceipt, type ReceiptApproval, type ReceiptContent, ReceiptMinter, type ReceiptStatus } from "../receipts/ports.js"
-import type { ChainHead, TransitionRequest, TransitionResult } from "./agent-messages.js"
-import { chainAgentId, nextLink } from "./chain.js"
+import { type MintedReceipt, type ReceiptApproval, type ReceiptContent, ReceiptMinter, type ReceiptStatus, type SignedReceipt } from "../receipts/ports.js"
+import type { ChainHead, TransitionDone, TransitionRequest, TransitionResult } from "./agent-messages.js"
+import { chainAgentId, DEFAULT_AGENT_ID, nextLink } from "./chain.js"
+import { ActionCommits, type CommitUnit } from "./commits.js"
 import { ActionNotFound, ActionsError, AgentDecommissioned, AlreadyResolved, CredentialExpired, InvalidActionState, PolicyDenied, refuse } from "./errors.js"
 import { refusalBody } from "./idempotency.js"
 import { AgentWork } from "./ports.js"
@@ -48,10 +53,41 @@ export const makeTransitions = Effect.gen(function* () {
   const minter = yield* ReceiptMinter
   const store = yield* makeActionsStore
   const sql = store.sql
+  const commits = yield* ActionCommits
+
+  const head_ = (orgUuid: string, agentId: string): Effect.Effect<ChainHead> => Effect.orDie(store.chainHead(orgUuid, agentId))
+
+  type Signable = Pick<
+    ActionRow,
+    "org_uuid" | "action_uuid" | "agent_id" | "agent_version" | "action_type" | "action_details_hash" | "instruction_hash" | "model_id" | "model_version" | "policy_uuid"
+  >
+
+  /** Signs the receipt of `row` as link `link` of its agent's chain; reads and stores nothing. */
+  const signAt = (row: Signable, part: ReceiptPart, link: ChainHead, parentPayloadHash: string | null) =>
+    minter.sign({
+      receipt_status: part.receipt_status,
+      action_uuid: row.action_uuid,
+      org_uuid: row.org_uuid,
+      agent_id: row.agent_id,
+      agent_version: row.agent_version,
+      action_type: row.action_type,
+      action_details_hash: row.action_details_hash,
+      instruction_hash: row.instruction_hash,
+      model_id: row.model_id,
+      model_version: row.model_version,
+      outcome: part.outcome,
+      outcome_hash: part.outcome_hash,
+      output_scan_flags: part.output_scan_flags,
+      policy_uuid: row.policy_uuid,
+      approval: part.approval,
+      parent_payload_hash: parentPayloadHash,
+      agent_sequence: link.agent_sequence,
+      previous_payload_hash: link.previous_payload_hash
+    })
 
   /** Signs the receipt of `row` at the head of its agent chain (locked here unless the caller locked it); stores nothing. */
   const signFor = (
-    row: Pick<ActionRow, "org_uuid" | "action_uuid" | "agent_id" | "agent_version" | "action_type" | "action_details_hash" | "instruction_hash" | "model_id" | "model_version" | "policy_uuid" | "parent_action_uuid">,
+    row: Signable & Pick<ActionRow, "parent_action_uuid">,
     part: ReceiptPart,
     lockedHead?: { readonly lastSequence: number; readonly lastPayloadHash: string | null }
   ) =>
@@ -60,31 +96,12 @@ export const makeTransitions = Effect.gen(function* () {
       const head = lockedHead ?? (yield* store.lockChain(row.org_uuid, agent))
       const link = nextLink(head)
       const parentPayloadHash = yield* store.parentPayloadHash(row.org_uuid, row.parent_action_uuid)
-      const signed = yield* minter.sign({
-        receipt_status: part.receipt_status,
-        action_uuid: row.action_uuid,
-        org_uuid: row.org_uuid,
-        agent_id: row.agent_id,
-        agent_version: row.agent_version,
-        action_type: row.action_type,
-        action_details_hash: row.action_details_hash,
-        instruction_hash: row.instruction_hash,
-        model_id: row.model_id,
-        model_version: row.model_version,
-        outcome: part.outcome,
-        outcome_hash: part.outcome_hash,
-        output_scan_flags: part.output_scan_flags,
-        policy_uuid: row.policy_uuid,
-        approval: part.approval,
-        parent_payload_hash: parentPayloadHash,
-        agent_sequence: link.agent_sequence,
-        previous_payload_hash: link.previous_payload_hash
-      })
+      const signed = yield* signAt(row, part, link, parentPayloadHash)
       // Receipt, head and action are written by the one statement that finishes the action.
       return { signed, minted: signed.minted, sequence: link.agent_sequence, chain: { orgUuid: row.org_uuid, agentId: agent } }
     })
 
-  const done = (row: Pick<ActionRow, "org_uuid" | "action_uuid" | "action_type" | "agent_id" | "created_at">, minted: MintedReceipt, sequence: number): TransitionResult => ({
+  const done = (row: Pick<ActionRow, "org_uuid" | "action_uuid" | "action_type" | "agent_id" | "created_at">, minted: MintedReceipt, sequence: number): TransitionDone => ({
     _tag: "Done",
     action: { org_uuid: row.org_uuid, action_uuid: row.action_uuid, action_type: row.action_type, agent_id: row.agent_id, created_at: row.created_at },
     receipt: minted,
@@ -110,6 +127,28 @@ export const makeTransitions = Effect.gen(function* () {
     })
 
   type NotarizeRequest = Extract<TransitionRequest, { _tag: "Notarize" }>
+  type PolicyDenialRequest = Extract<TransitionRequest, { _tag: "DenyByPolicy" }>
+
+  const policyDenialEvents = (orgUuid: string, request: PolicyDenialRequest, receipt: MintedReceipt): ReadonlyArray<DomainEvent> => [
+    {
+      orgUuid,
+      type: "action.denied_by_policy",
+      data: {
+        action_uuid: request.row.action_uuid,
+        action_type: request.row.action_type,
+        agent_id: request.row.agent_id,
+        policy_uuid: request.policy_uuid,
+        receipt_uuid: receipt.receipt_uuid,
+        reason: request.reasoning
+      }
+    }
+  ]
+
+  /** What a retried authorize with the same idempotency key answers: the 403 of the denial. */
+  const policyDenialAnswer = (request: PolicyDenialRequest, receipt: MintedReceipt) =>
+    refusalBody(
+      new PolicyDenied({ action_uuid: request.row.action_uuid, policy_uuid: request.policy_uuid, reasoning: request.reasoning, receipt_uuid: receipt.receipt_uuid })
+    )
   type NotarizedRow = Pick<ActionRow, "status" | "approved_at" | "approved_by" | "approval_via">
 
   const notarizing = (orgUuid: string, request: NotarizeRequest, row: NotarizedRow) => {
@@ -200,25 +239,11 @@ export const makeTransitions = Effect.gen(function* () {
             row.action_uuid,
             { status: "denied_by_policy", denial_reason: request.reasoning, receipt: receipt.minted, agent_sequence: receipt.sequence },
             receipt.chain,
-            stampEvents([
-              {
-                orgUuid,
-                type: "action.denied_by_policy",
-                data: {
-                  action_uuid: row.action_uuid,
-                  action_type: row.action_type,
-                  agent_id: row.agent_id,
-                  policy_uuid: request.policy_uuid,
-                  receipt_uuid: receipt.minted.receipt_uuid,
-                  reason: request.reasoning
-                }
-              }
-            ]),
+            stampEvents(policyDenialEvents(orgUuid, request, receipt.minted)),
             minter.insertion(receipt.signed)
           )
           if (request.idempotency_key !== null) {
-            const denied = new PolicyDenied({ action_uuid: row.action_uuid, policy_uuid: request.policy_uuid, reasoning: request.reasoning, receipt_uuid: receipt.minted.receipt_uuid })
-            yield* store.completeIdempotency(orgUuid, request.idempotency_key, 403, refusalBody(denied))
+            yield* store.completeIdempotency(orgUuid, request.idempotency_key, 403, policyDenialAnswer(request, receipt.minted))
           }
           return done(row, receipt.minted, receipt.sequence)
         })
@@ -239,41 +264,149 @@ export const makeTransitions = Effect.gen(function* () {
   const run = (orgUuid: string, request: TransitionRequest): Effect.Effect<TransitionResult, ActionsError> =>
     sql.withTransaction(settle(orgUuid, request)).pipe(Effect.catch((error) => (error instanceof ActionsError ? Effect.fail(error) : Effect.die(error))))
 
-  /**
-   * Group commit. Every refusal is decided before its request writes anything (plans check
-   * state first), so a refused request leaves nothing behind in the shared transaction and
-   * needs no savepoint. If the transaction itself fails, nothing of it committed: each request
-   * runs again alone, so one bad request costs the others only time.
-   */
-  const runBatch = (
-    orgUuid: string,
-    requests: ReadonlyArray<TransitionRequest>
-  ): Effect.Effect<ReadonlyArray<Exit.Exit<TransitionResult, ActionsError>>> => {
-    if (requests.length === 1) return Effect.map(Effect.exit(run(orgUuid, requests[0]!)), (exit) => [exit])
-    const together = sql.withTransaction(
-      // Refusals become their request's answer; a defect aborts the whole transaction.
-      Effect.forEach(requests, (request) =>
-        settle(orgUuid, request).pipe(
-          Effect.map((result) => Exit.succeed(result) as Exit.Exit<TransitionResult, ActionsError>),
-          Effect.catch((error) => Effect.succeed(Exit.fail(error)))
-        )
-      )
-    )
-    return together.pipe(
-      Effect.catchCause(() => Effect.forEach(requests, (request) => Effect.exit(run(orgUuid, request))))
-    )
+  /** What one request of a fast group adds to the group's commit unit once its receipt is linked. */
+  interface Linked {
+    readonly index: number
+    readonly request: TransitionRequest
+    readonly result: TransitionDone
+    readonly signed: SignedReceipt
+    readonly unit: CommitUnit
   }
 
-  const head = (orgUuid: string, agentId: string): Effect.Effect<ChainHead> =>
-    sql`SELECT last_sequence, last_payload_hash FROM agent_chains WHERE org_uuid = ${orgUuid} AND agent_id = ${agentId}`.pipe(
-      Effect.map((rows: ReadonlyArray<any>) => ({
-        agent_sequence: Number(rows[0]?.last_sequence ?? 0),
-        previous_payload_hash: (rows[0]?.last_payload_hash ?? null) as string | null
-      })),
-      Effect.orDie
-    )
+  /**
+   * The fast path of one request: checks it against what it carries (the action as its service
+   * read it, or the new row of a policy denial) and signs its receipt at `link`. Undefined: the
+   * request needs the locked path (a human decision or an expiry, rare and checked under locks).
+   */
+  const linkFast = (orgUuid: string, index: number, request: TransitionRequest, link: ChainHead, finishedHere: Map<string, string>) =>
+    Effect.gen(function* () {
+      if (request._tag === "Notarize") {
+        const read = request.read
+        if (read.agent_decommissioned) return yield* refuse(new AgentDecommissioned({ agent_id: read.agent_id ?? "" }))
+        const planned = yield* notarizing(orgUuid, request, { ...read, status: finishedHere.get(read.action_uuid) ?? read.status })
+        const signed = yield* signAt(read, planned.receipt, link, read.parent_payload_hash)
+        const status = planned.update.status
+        finishedHere.set(read.action_uuid, status)
+        return {
+          index,
+          request,
+          signed,
+          result: done(read, signed.minted, link.agent_sequence),
+          unit: {
+            finished: [
+              {
+                org_uuid: orgUuid,
+                action_uuid: read.action_uuid,
+                expected_status: read.status,
+                status,
+                outcome: planned.update.outcome ?? null,
+                outcome_hash: planned.update.outcome_hash ?? null,
+                output_scan_flags: planned.update.output_scan_flags ?? null,
+                receipt: signed.minted,
+                agent_sequence: link.agent_sequence
+              }
+            ],
+            events: stampEvents(planned.events(read, signed.minted))
+          }
+        } satisfies Linked
+      }
+      if (request._tag === "DenyByPolicy") {
+        const row = request.row
+        const part: ReceiptPart = { receipt_status: "denied", outcome: null, outcome_hash: null, output_scan_flags: null, approval: null }
+        const signed = yield* signAt(row, part, link, request.parent_payload_hash)
+        return {
+          index,
+          request,
+          signed,
+          result: done(row, signed.minted, link.agent_sequence),
+          unit: {
+            inserted: [{ row, finished: { denial_reason: request.reasoning, receipt: signed.minted, agent_sequence: link.agent_sequence } }],
+            events: stampEvents(policyDenialEvents(orgUuid, request, signed.minted)),
+            idempotency:
+              request.idempotency_key === null
+                ? []
+                : [{ org_uuid: orgUuid, idempotency_key: request.idempotency_key, status_code: 403, response: policyDenialAnswer(request, signed.minted) }]
+          }
+        } satisfies Linked
+      }
+      return undefined
+    })
 
-  return AgentWork.of({ run, runBatch, head })
+  /** One commit unit for a fast group: its rows, receipts and events, and the head moved from `from` to `to`. */
+  const unitOf = (orgUuid: string, agentId: string, linked: ReadonlyArray<Linked>, from: ChainHead, to: ChainHead): CommitUnit => ({
+    inserted: linked.flatMap((entry) => entry.unit.inserted ?? []),
+    finished: linked.flatMap((entry) => entry.unit.finished ?? []),
+    receipts: linked.map((entry) => entry.signed),
+    events: linked.flatMap((entry) => entry.unit.events ?? []),
+    idempotency: linked.flatMap((entry) => entry.unit.idempotency ?? []),
+    head: { org_uuid: orgUuid, agent_id: agentId, expected_sequence: from.agent_sequence, last_sequence: to.agent_sequence, last_payload_hash: to.previous_payload_hash ?? "" },
+    // A registered agent decommissioned meanwhile stops its notarizations (locked until they commit).
+    liveAgents: linked.some((entry) => entry.request._tag === "Notarize") && agentId !== DEFAULT_AGENT_ID ? [{ org_uuid: orgUuid, agent_id: agentId }] : []
+  })
+
+  /**
+   * A group of one agent's transitions, in order, from the chain head its actor keeps (`head`).
+   * Notarizations and policy denials are checked against what they carry, linked and signed here
+   * and committed together through the process's commit pipeline; human decisions and expiries
+   * run on the locked path (one transaction each, row locks). When the pipeline reports the
+   * group stale (an action or the head moved under it) or failed, nothing of it committed: its
+   * requests run again on the locked path, which checks them under locks. Answers each request
+   * and the head after the group.
+   */
+  const runGroup = (orgUuid: string, agentId: string, head: ChainHead, requests: ReadonlyArray<TransitionRequest>) =>
+    Effect.gen(function* () {
+      const exits = new Array<Exit.Exit<TransitionResult, ActionsError>>(requests.length)
+      let committed = head
+      let current = head
+      let linked: Array<Linked> = []
+      // Actions this group already finished: a second notarization of one is refused, as under a lock.
+      const finishedHere = new Map<string, string>()
+
+      const runLocked = (index: number, request: TransitionRequest) =>
+        Effect.map(Effect.exit(run(orgUuid, request)), (exit) => {
+          exits[index] = exit
+          if (exit._tag === "Success" && exit.value._tag === "Done") {
+            committed = current = { agent_sequence: exit.value.agent_sequence, previous_payload_hash: exit.value.receipt.payload_hash }
+          }
+        })
+
+      const flush = Effect.gen(function* () {
+        if (linked.length === 0) return
+        const group = linked
+        linked = []
+        const outcome = yield* Effect.exit(commits.commit(unitOf(orgUuid, agentId, group, committed, current)))
+        if (outcome._tag === "Success") {
+          for (const entry of group) exits[entry.index] = Exit.succeed(entry.result)
+          committed = current
+          return
+        }
+        // Nothing of the group committed; the head in the database is the truth from here on (the locked path reads it anyway).
+        const reloaded = yield* Effect.exit(head_(orgUuid, agentId))
+        committed = current = reloaded._tag === "Success" ? reloaded.value : committed
+        for (const entry of group) yield* runLocked(entry.index, entry.request)
+      })
+
+      for (let index = 0; index < requests.length; index++) {
+        const request = requests[index]!
+        const link = { agent_sequence: current.agent_sequence + 1, previous_payload_hash: current.agent_sequence === 0 ? null : current.previous_payload_hash }
+        const fast = yield* Effect.exit(linkFast(orgUuid, index, request, link, finishedHere))
+        if (fast._tag === "Failure") {
+          exits[index] = Exit.failCause(fast.cause)
+          continue
+        }
+        if (fast.value !== undefined) {
+          linked.push(fast.value)
+          current = { agent_sequence: link.agent_sequence, previous_payload_hash: fast.value.signed.minted.payload_hash }
+          continue
+        }
+        yield* flush
+        yield* runLocked(index, request)
+      }
+      yield* flush
+      return { exits: exits as ReadonlyArray<Exit.Exit<TransitionResult, ActionsError>>, head: current }
+    })
+
+  return AgentWork.of({ run, runGroup, head: head_ })
 })
 
 /** AgentWork for the entity handler; needs SqlClient and ReceiptMinter. */

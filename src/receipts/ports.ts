@@ -64,6 +64,8 @@ export class ReceiptMinter extends Context.Service<
      * terminal state (so action, receipt, chain head and events commit as one write).
      */
     readonly insertion: (receipt: SignedReceipt) => Statement.Fragment
+    /** Several receipts' INSERT in one, for a batch statement (the commit pipeline). */
+    readonly insertionOfAll: (receipts: ReadonlyArray<SignedReceipt>) => Statement.Fragment
   }
 >()("gateway/ReceiptMinter") {}
 

@@ -175,6 +175,11 @@ export const makeReceipts = Effect.gen(function* () {
     }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
   const insertion = (receipt: SignedReceipt) => store.receiptInsertion(sql, receipt.row)
+  const insertionOfAll = (receipts: ReadonlyArray<SignedReceipt>) =>
+    store.receiptsInsertion(
+      sql,
+      receipts.map((receipt) => receipt.row)
+    )
 
   // A token's CMS signature never changes, and checking it through pkijs costs milliseconds: the
   // answer is remembered per token (bounded, oldest forgotten first). The imprint is read by the
@@ -266,6 +271,7 @@ export const makeReceipts = Effect.gen(function* () {
     timestampDigest: timestamp,
     sign,
     insertion,
+    insertionOfAll,
 
     /**
      * Signs and timestamps any other signed document (a case receipt): JCS bytes, payload hash,
@@ -403,7 +409,7 @@ export class Receipts extends Context.Service<Receipts, Effect.Success<typeof ma
 export const ReceiptMinterLive = Layer.effect(ReceiptMinter)(
   Effect.gen(function* () {
     const receipts = yield* Receipts
-    return { sign: receipts.sign, insertion: receipts.insertion }
+    return { sign: receipts.sign, insertion: receipts.insertion, insertionOfAll: receipts.insertionOfAll }
   })
 )
 

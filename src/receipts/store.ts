@@ -106,6 +106,13 @@ export const receiptInsertion = (sql: SqlClient.SqlClient, receipt: ReceiptRow):
         ${receipt.receipt_status}, ${receipt.receipt_version}, ${receipt.signed_payload}, ${receipt.payload_hash}, ${receipt.signature},
         ${receipt.public_key_id}, ${receipt.timestamp_token}, ${receipt.created_at})`
 
+/**
+ * Many receipts in one INSERT, for the commit pipeline's batch statement: the rows travel as one
+ * JSON array and are read back as records of the table's own type.
+ */
+export const receiptsInsertion = (sql: SqlClient.SqlClient, receipts: ReadonlyArray<ReceiptRow>): Statement.Fragment =>
+  sql`INSERT INTO receipts SELECT * FROM jsonb_populate_recordset(NULL::receipts, ${JSON.stringify(receipts)}::jsonb)`
+
 export const receiptByUuid = (receiptUuid: string) => firstOf(ReceiptRow, (sql) => sql`SELECT * FROM receipts WHERE receipt_uuid = ${receiptUuid}`)
 
 export const latestReceiptOfAction = (actionUuid: string) =>

@@ -35,6 +35,7 @@ import compliance from "./0028_compliance.js"
 import dora from "./0029_dora.js"
 import fourEyes from "./0030_four_eyes.js"
 import endpointGrants from "./0031_endpoint_grants.js"
+import commitGuard from "./0032_commit_guard.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -66,5 +67,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0028_compliance": compliance,
   "0029_dora": dora,
   "0030_four_eyes": fourEyes,
-  "0031_endpoint_grants": endpointGrants
+  "0031_endpoint_grants": endpointGrants,
+  "0032_commit_guard": commitGuard
 }
