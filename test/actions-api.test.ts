@@ -154,6 +154,31 @@ describe("authorize and notarize", () => {
     const otherList = await call(server.url, "GET", "/api/v1/actions?action_type=listed-type", { token: other.key })
     expect(otherList.body.data).toHaveLength(0)
   })
+
+  it("counts a long list's total no further than ten pages ahead, exactly near its end, with an exact has_more", async () => {
+    // 300 of one agent's actions, written straight to the table (300 authorize calls would be slow).
+    await server.run(
+      Effect.flatMap(
+        Effect.service(SqlClient.SqlClient),
+        (sql) => sql`INSERT INTO actions (action_uuid, org_uuid, agent_id, action_type, action_details_hash, status, created_at)
+          SELECT 'act_bulklist' || lpad(g::text, 3, '0'), ${org.orgUuid}, 'bulk-lister', 'bulk', 'sha256:00', 'authorized',
+            now() - g * interval '1 second'
+          FROM generate_series(1, 300) AS g`
+      )
+    )
+    const listed = (query: string) => call(server.url, "GET", `/api/v1/actions?agent_id=bulk-lister&${query}`, { token: org.key })
+    const first = await listed("per_page=20")
+    expect(first.body.data[0].action_uuid).toBe("act_bulklist001")
+    // Past ten pages of 20: a lower bound (ten pages and one row), so a pager shows ten pages ahead.
+    expect(first.body.pagination).toEqual({ page: 1, per_page: 20, total: 201, has_more: true })
+    expect((await listed("page=6&per_page=20")).body.pagination).toEqual({ page: 6, per_page: 20, total: 300, has_more: true })
+    const last = await listed("page=15&per_page=20")
+    expect(last.body.data.map((a: any) => a.action_uuid).at(-1)).toBe("act_bulklist300")
+    expect(last.body.pagination).toEqual({ page: 15, per_page: 20, total: 300, has_more: false })
+    expect((await listed("page=16&per_page=20")).body.pagination).toEqual({ page: 16, per_page: 20, total: 300, has_more: false })
+    expect((await listed("page=3&per_page=100")).body.pagination).toEqual({ page: 3, per_page: 100, total: 300, has_more: false })
+    expect((await listed("page=2&per_page=100&action_type=none")).body.pagination).toEqual({ page: 2, per_page: 100, total: 0, has_more: false })
+  })
 })
 
 describe("policies", () => {

@@ -279,10 +279,18 @@ export const makeActionsStore = Effect.gen(function* () {
           ...(filter.agent_id !== undefined ? [sql`agent_id = ${filter.agent_id}`] : []),
           ...(filter.status !== undefined ? [sql`status = ${filter.status}`] : [])
         ])
+        const skip = offset(page, perPage)
         const rows = yield* sql`SELECT action_uuid, action_type, agent_id, status, legal_hold, created_at FROM actions
                                 WHERE ${where} ORDER BY created_at DESC, action_uuid DESC
-                                LIMIT ${perPage} OFFSET ${offset(page, perPage)}`
-        const totals = yield* sql`SELECT COUNT(*) AS n FROM actions WHERE ${where}`
+                                LIMIT ${perPage} OFFSET ${skip}`
+        // A short page that is not past the end (or an empty first page) is the last: its total is known.
+        const last = rows.length < perPage && (rows.length > 0 || page === 1)
+        // Otherwise count no further than ten pages from this one's start, plus one row: exact when the
+        // list ends within them, else a lower bound above page × per_page, so has_more stays exact and
+        // the count costs the same at any size (docs/decisions.md "Actions list total").
+        const total = last
+          ? skip + rows.length
+          : count((yield* sql`SELECT COUNT(*) AS n FROM (SELECT 1 FROM actions WHERE ${where} LIMIT ${skip + 10 * perPage + 1}) AS upto`)[0]?.n)
         return [
           rows.map((row: any) => ({
             action_uuid: row.action_uuid as string,
@@ -292,7 +300,7 @@ export const makeActionsStore = Effect.gen(function* () {
             legal_hold: Boolean(row.legal_hold),
             created_at: isoRequired(row.created_at)
           })),
-          count(totals[0]?.n)
+          total
         ] as const
       }),
 

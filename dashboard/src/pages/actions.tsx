@@ -78,6 +78,9 @@ export const ActionsPage = ({ search }: { search: string }) => {
   }
 
   const pagination = load.state === "ready" ? load.list.pagination : undefined
+  // The API counts no further than ten pages ahead of the page asked for (docs/decisions.md
+  // "Actions list total"); a total past them is a lower bound.
+  const atLeast = pagination !== undefined && pagination.total > (pagination.page + 9) * pagination.per_page ? "+" : ""
   return (
     <main>
       <PageHeading>Actions</PageHeading>
@@ -153,7 +156,7 @@ export const ActionsPage = ({ search }: { search: string }) => {
             <span />
           )}
           <span>
-            Page {pagination.page} of {Math.max(1, Math.ceil(pagination.total / pagination.per_page))} ({pagination.total} actions)
+            {`Page ${pagination.page} of ${Math.max(1, Math.ceil(pagination.total / pagination.per_page))}${atLeast} (${pagination.total}${atLeast} actions)`}
           </span>
           {pagination.has_more ? (
             <a href={pathOf({ ...query, page: pagination.page + 1 })} onClick={onLinkClick}>

@@ -36,6 +36,7 @@ import dora from "./0029_dora.js"
 import fourEyes from "./0030_four_eyes.js"
 import endpointGrants from "./0031_endpoint_grants.js"
 import commitGuard from "./0032_commit_guard.js"
+import actionsListIndexes from "./0033_actions_list_indexes.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -68,5 +69,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0029_dora": dora,
   "0030_four_eyes": fourEyes,
   "0031_endpoint_grants": endpointGrants,
-  "0032_commit_guard": commitGuard
+  "0032_commit_guard": commitGuard,
+  "0033_actions_list_indexes": actionsListIndexes
 }
