@@ -9,8 +9,9 @@
  * BENCH_PROFILE=<dir>: each target writes a CPU profile there and prints its top frames.
  * The targets run the tsc build (dist/), compiled from the current sources at the start.
  */
-import { type ChildProcess, execFileSync, fork } from "node:child_process"
+import { type ChildProcess, fork } from "node:child_process"
 import { freePort } from "../test/support/server.js"
+import { compileServer } from "./support/build.js"
 import { benchDataDir } from "./support/data-dir.js"
 import { hasWrk, type LoadResult, runLoad, runWrk } from "./support/load.js"
 
@@ -20,10 +21,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
 const runs = Math.max(1, Number(process.env.BENCH_RUNS ?? 3))
 
 // The targets run the tsc build in dist/, as `npm start` does: compile the current sources first.
-execFileSync(process.execPath, [new URL("../node_modules/typescript/bin/tsc", import.meta.url).pathname, "-p", "tsconfig.json"], {
-  cwd: new URL("..", import.meta.url).pathname,
-  stdio: "inherit"
-})
+compileServer()
 
 const dataDir = benchDataDir("bench-http")
 

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:scale`: does latency stay flat as an organization's history
- * grows? The real server (`src/main.ts` in its own process) on Postgres, the
+ * grows? The real server in its own process (the tsc build with `npm start`'s flags) on Postgres, the
  * `benchOrganization` org (10 active rules policies, 100 agents); for each
  * size the organization's `actions` table is topped up to that many rows
  * straight in Postgres (one INSERT … SELECT over generate_series, rows shaped
@@ -26,6 +26,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { freshDatabaseUrl } from "../test/support/database.js"
+import { BUILD_DIRECTORY, compileServer, startFlags } from "./support/build.js"
 import { AGENTS, authorizeBody, benchOrganization, POLICIES, startGateway } from "./support/gateway.js"
 import { type LoadResult, round3, runLoad, runWrk } from "./support/load.js"
 
@@ -48,7 +49,10 @@ interface SizeResult {
   readonly list: LoadResult
 }
 
-/** Adds rows `from + 1 … to` to the organization's actions, then VACUUM ANALYZE (the state autovacuum reaches). */
+/**
+ * Adds rows `from + 1 … to` to the organization's actions, then VACUUM ANALYZE (the state autovacuum
+ * reaches) and a CHECKPOINT, so the bulk load's dirty pages are not flushed during the measurement.
+ */
 const topUp = (orgUuid: string, from: number, to: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -68,6 +72,7 @@ const topUp = (orgUuid: string, from: number, to: number) =>
       FROM generate_series(${from + 1}::bigint, ${to}::bigint) AS g,
         LATERAL (SELECT now() - interval '1 day' - (2000000 - g) * interval '1 second' AS ts) AS t`
     yield* sql.unsafe("VACUUM ANALYZE actions")
+    yield* sql.unsafe("CHECKPOINT")
   })
 
 /** EXPLAIN (ANALYZE, BUFFERS) of the list route's two statements, as the store sends them. */
@@ -76,7 +81,7 @@ const explainList = (orgUuid: string) =>
     const sql = yield* SqlClient.SqlClient
     const page = yield* sql`EXPLAIN (ANALYZE, BUFFERS) SELECT action_uuid, action_type, agent_id, status, legal_hold, created_at FROM actions
       WHERE (org_uuid = ${orgUuid} AND agent_id = ${LIST_AGENT}) ORDER BY created_at DESC, action_uuid DESC LIMIT 20 OFFSET 0`
-    const total = yield* sql`EXPLAIN (ANALYZE, BUFFERS) SELECT COUNT(*) AS n FROM actions WHERE (org_uuid = ${orgUuid} AND agent_id = ${LIST_AGENT})`
+    const total = yield* sql`EXPLAIN (ANALYZE, BUFFERS) SELECT COUNT(*) AS n FROM (SELECT 1 FROM actions WHERE (org_uuid = ${orgUuid} AND agent_id = ${LIST_AGENT}) LIMIT 201) AS upto`
     return [...page, ...total].map((row: any) => row["QUERY PLAN"] as string).join("\n")
   })
 
@@ -89,11 +94,12 @@ const flat = (ratio: number) => ratio >= 0.8 && ratio <= 1.2
 
 const main = async () => {
   if (sizes.length === 0) throw new Error("BENCH_SIZES names no size")
+  compileServer()
   const database = await freshDatabaseUrl(serverUrl)
   const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(database.url), maxConnections: 1 }))
   let server: Awaited<ReturnType<typeof startGateway>> | undefined
   try {
-    server = await startGateway({ env: { DATABASE_URL: database.url } })
+    server = await startGateway({ env: { DATABASE_URL: database.url }, dist: BUILD_DIRECTORY, nodeArgs: startFlags() })
     const url = server.url
     const token = await benchOrganization(url)
     const headers = { authorization: `Bearer ${token}` }

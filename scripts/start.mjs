@@ -2,6 +2,7 @@
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
+import { memoryBudgetFlags } from "./memory-budget.mjs"
 
 const entry = "dist/src/main.js"
 
@@ -30,10 +31,6 @@ if (sourcesChanged()) {
   execFileSync(process.execPath, ["scripts/build-dashboard.mjs", "--if-stale"], { stdio: "inherit" })
 }
 
-// The memory budget (docs/decisions.md "Speed"): a 160 MB old generation and 2 MB semi-spaces keep
-// one process near 190 MB RSS with 19k idle sockets after load; GATEWAY_HEAP_MB moves the cap.
-const heapMb = process.env.GATEWAY_HEAP_MB || "160"
-const budget = [`--max-old-space-size=${heapMb}`, "--max-semi-space-size=2"]
-const child = spawn(process.execPath, [...budget, "--enable-source-maps", entry], { stdio: "inherit" })
+const child = spawn(process.execPath, [...memoryBudgetFlags(), "--enable-source-maps", entry], { stdio: "inherit" })
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal))
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)))

@@ -5,8 +5,10 @@
  * (node:http client: undici 8 does not run on Node 20.)
  */
 import { execFileSync } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { Agent, request } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 
 export interface LoadResult {
   readonly requests: number
@@ -114,13 +116,33 @@ const toMs = (text: string): number => {
  * measures uWS's own speed, where the Node client above saturates first. Undefined
  * when wrk is absent (callers fall back to `runLoad`).
  */
-export const runWrk = (options: { url: string; path: string; headers?: Record<string, string>; connections: number; seconds: number }): LoadResult | undefined => {
+export const runWrk = (options: {
+  url: string
+  path: string
+  headers?: Record<string, string>
+  connections: number
+  seconds: number
+  /** A wrk Lua script (its `request` function builds each request: POST bodies, varying paths). */
+  script?: string
+}): LoadResult | undefined => {
   const wrk = wrkPath()
   if (wrk === undefined) return undefined
   const headerArgs = Object.entries(options.headers ?? {}).flatMap(([name, value]) => ["-H", `${name}: ${value}`])
-  const out = execFileSync(wrk, ["-t1", `-c${options.connections}`, `-d${options.seconds}s`, "--latency", ...headerArgs, options.url + options.path], {
-    encoding: "utf8"
-  })
+  let scriptArgs: Array<string> = []
+  let scriptDir: string | undefined
+  if (options.script !== undefined) {
+    scriptDir = mkdtempSync(join(tmpdir(), "wrk-"))
+    writeFileSync(join(scriptDir, "load.lua"), options.script)
+    scriptArgs = ["-s", join(scriptDir, "load.lua")]
+  }
+  let out: string
+  try {
+    out = execFileSync(wrk, ["-t1", `-c${options.connections}`, `-d${options.seconds}s`, "--latency", ...headerArgs, ...scriptArgs, options.url + options.path], {
+      encoding: "utf8"
+    })
+  } finally {
+    if (scriptDir !== undefined) rmSync(scriptDir, { recursive: true, force: true })
+  }
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)
   const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0)
   const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0)
