@@ -2,7 +2,7 @@
  * `npm run bench:compliance`: Article 12 reports over bulk-loaded periods.
  *
  * The gateway runs in its own process with `npm start`'s memory budget (160 MB old generation,
- * 2 MB semi-spaces) on a fresh database of DATABASE_URL (default
+ * its semi-spaces) on a fresh database of DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/postgres), dropped after. For each size in BENCH_SIZES
  * (default "10000,100000") a new organization gets that many actions and receipts straight in
  * Postgres (INSERT … SELECT over generate_series, 50 agents), then one POST

@@ -17,7 +17,7 @@
  *    refused with its 422, the gateway alive, the peak below 2× idle. The RSS right after start
  *    (nothing served) is printed too. Phases 1 and 2 follow on the same gateway.
  * The gateway runs compiled (`scripts/build.mjs` into dist/ first) with `npm start`'s memory
- * budget (a 160 MB old generation, 2 MB semi-spaces), as in production.
+ * budget (scripts/memory-budget.mjs), as in production.
  */
 import { execFileSync } from "node:child_process"
 import { availableParallelism } from "node:os"
@@ -26,6 +26,7 @@ import { hostileUploads } from "../test/support/hostile-files.js"
 import { textImage } from "../test/support/sanitize-files.js"
 import { benchDataDir } from "./support/data-dir.js"
 import { memoryOf, startGateway } from "./support/gateway.js"
+import { START_BUDGET_ARGS } from "./support/harness.js"
 import { percentile, round3 } from "./support/load.js"
 
 const cores = availableParallelism()
@@ -138,7 +139,7 @@ const main = async () => {
   const server = await startGateway({
     dist: "dist",
     env: { DATABASE_URL: "", DATA_DIR: dataDir.path, SANITIZE_OCR_QUEUE: String(uploaders * 2) },
-    nodeArgs: ["--max-old-space-size=160", "--max-semi-space-size=2"],
+    nodeArgs: START_BUDGET_ARGS,
     timeoutMs: 120_000
   })
   try {

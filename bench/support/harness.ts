@@ -8,10 +8,11 @@ import { PgClient } from "@effect/sql-pg"
 import { type Effect, ManagedRuntime, Redacted } from "effect"
 import type { SqlClient } from "effect/sql"
 import { freshDatabaseUrl } from "../../test/support/database.js"
+import { startFlags } from "./build.js"
 import { type GatewayProcess, startGateway } from "./gateway.js"
 
-/** `npm start`'s memory budget (GATEWAY_HEAP_MB default and its semi-spaces), for benchmarks that measure memory. */
-export const START_BUDGET_ARGS = ["--max-old-space-size=160", "--max-semi-space-size=2"] as const
+/** `npm start`'s memory budget (its flags, from scripts/memory-budget.mjs), for benchmarks that measure memory. */
+export const START_BUDGET_ARGS = startFlags()
 
 export interface GatewayBench {
   readonly server: GatewayProcess
