@@ -182,7 +182,7 @@ liveLayer(Setup)("commit pipeline", (it) => {
   )
 
   it.effect(
-    "a unit that fails, fails alone: the others of its batch commit",
+    "a unit that fails, fails alone (refused by the database or throwing while its statement is built): the others of its batch commit, and the writer goes on",
     () =>
       Effect.gen(function* () {
         const server = yield* Gateway
@@ -195,7 +195,11 @@ liveLayer(Setup)("commit pipeline", (it) => {
               yield* sql.unsafe(`INSERT INTO ${table} VALUES (7)`)
               const scope = yield* Scope.make()
               const pipeline = yield* makeGroupCommit<number, unknown>({
-                write: (ids) => sql`INSERT INTO ${sql(table)} SELECT unnest(${`{${ids.join(",")}}`}::int[])`,
+                // 13 cannot even be written down: its statement throws while it is built.
+                write: (ids) => {
+                  if (ids.includes(13)) throw new Error("unlucky")
+                  return sql`INSERT INTO ${sql(table)} SELECT unnest(${`{${ids.join(",")}}`}::int[])`
+                },
                 isConflict: () => false,
                 sizeOf: () => 1,
                 maxUnits: 100,
@@ -207,15 +211,22 @@ liveLayer(Setup)("commit pipeline", (it) => {
                 (id) => Effect.exit(pipeline.submit(id)),
                 { concurrency: "unbounded" }
               )
+              // The writer is still there for what comes after.
+              const later = yield* Effect.exit(pipeline.submit(21))
               const stored = yield* sql.unsafe<{ id: number }>(`SELECT id FROM ${table} ORDER BY id`)
               yield* sql.unsafe(`DROP TABLE ${table}`)
               yield* Scope.close(scope, Exit.void)
-              return { failed: exits.flatMap((exit, index) => (exit._tag === "Failure" ? [index + 1] : [])), stored: stored.map((row) => row.id) }
+              return {
+                failed: exits.flatMap((exit, index) => (exit._tag === "Failure" ? [index + 1] : [])),
+                later: later._tag,
+                stored: stored.map((row) => row.id)
+              }
             })
           )
         )
-        expect(outcome.failed).toEqual([7])
-        expect(outcome.stored).toEqual(Array.from({ length: 20 }, (_, index) => index + 1))
+        expect(outcome.failed).toEqual([7, 13])
+        expect(outcome.later).toBe("Success")
+        expect(outcome.stored).toEqual([...Array.from({ length: 20 }, (_, index) => index + 1).filter((id) => id !== 13), 21])
       }),
     60_000
   )

@@ -69,7 +69,9 @@ export const makeGroupCommit = <Unit, E>(options: GroupCommitOptions<Unit, E>): 
     const writeAll = (batch: ReadonlyArray<Queued<Unit>>): Effect.Effect<void> =>
       Effect.suspend(() => {
         const started = performance.now()
-        return Effect.flatMap(Effect.exit(options.write(batch.map((queued) => queued.unit))), (exit) => written(batch, exit, started))
+        // Suspended, so a write that throws while building its statement fails this batch, not the writer.
+        const write = Effect.suspend(() => options.write(batch.map((queued) => queued.unit)))
+        return Effect.flatMap(Effect.exit(write), (exit) => written(batch, exit, started))
       })
 
     const written = (batch: ReadonlyArray<Queued<Unit>>, exit: Exit.Exit<void, E>, started: number): Effect.Effect<void> => {
