@@ -4,7 +4,8 @@
  * - Default (`CLUSTER_MODE=memory`): one process, in-memory sharding. Messages
  *   are volatile, so no message storage is needed. `maxResidentEntities` is set
  *   from config (the library default, 10,000, would refuse the 10,001st agent)
- *   and idle entities are passivated so memory stays bounded.
+ *   and idle entities are passivated so memory stays bounded. The agents'
+ *   workers are held in the process (`localAgentMailboxLayer`), dropped when idle.
  * - `CLUSTER_MODE=sql`: several processes share the Postgres database for
  *   runner and shard bookkeeping and talk to each other over sockets
  *   (`RUNNER_HOST`/`RUNNER_PORT` is this runner's address).
@@ -21,7 +22,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { agentWorkLayer } from "../src/actions/transitions.js"
 import type { AppConfig } from "../src/platform/config.js"
-import { agentActorLayer, agentMailboxLayer } from "./agent.js"
+import { agentActorLayer, agentMailboxLayer, localAgentMailboxLayer } from "./agent.js"
 import { orgActorsLayer } from "./org.js"
 
 export type ClusterMode = "memory" | "sql"
@@ -68,15 +69,16 @@ export const sqlRunner = (options: RunnerOptions) =>
 export const runnerLayer = (options: RunnerOptions) => (options.clusterMode === "sql" ? Layer.orDie(sqlRunner(options)) : memoryRunner(options))
 
 /**
- * The actors and their runner: AgentActor (the entity and the callers'
- * mailbox) and OrgActor (the entity and OrgSnapshots). Needs SqlClient,
- * Fanout, Events and ReceiptMinter.
+ * The actors and their runner: the agents' workers (AgentActor entities behind
+ * the cluster with several processes; with one process, the same workers held
+ * in the process, without the cluster's RPC) and OrgActor (the entity and
+ * OrgSnapshots). Needs SqlClient, Fanout, Events, ReceiptMinter and ActionCommits.
  */
 export const actorsLayer = (config: AppConfig) => {
   const options = runnerOptions(config)
-  return Layer.mergeAll(
-    agentActorLayer({ maxIdleMs: options.entityMaxIdleMs }).pipe(Layer.provide(agentWorkLayer)),
-    agentMailboxLayer,
-    orgActorsLayer({ maxIdleMs: options.entityMaxIdleMs })
-  ).pipe(Layer.provide(runnerLayer(options)))
+  const agents =
+    options.clusterMode === "sql"
+      ? Layer.mergeAll(agentActorLayer({ maxIdleMs: options.entityMaxIdleMs }).pipe(Layer.provide(agentWorkLayer)), agentMailboxLayer)
+      : localAgentMailboxLayer({ maxIdleMs: options.entityMaxIdleMs }).pipe(Layer.provide(agentWorkLayer))
+  return Layer.mergeAll(agents, orgActorsLayer({ maxIdleMs: options.entityMaxIdleMs })).pipe(Layer.provide(runnerLayer(options)))
 }

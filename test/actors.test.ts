@@ -4,7 +4,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { describe, expect, it } from "vitest"
-import { agentActorLayer, agentEntityId, agentMailboxLayer, parseAgentEntityId } from "../actors/agent.js"
+import { agentActorLayer, agentEntityId, agentMailboxLayer, localAgentMailboxLayer, parseAgentEntityId } from "../actors/agent.js"
 import { memoryRunner } from "../actors/runner.js"
 import type { ChainHead, TransitionRequest, TransitionResult } from "../src/actions/agent-messages.js"
 import { ActionsError, InvalidActionState } from "../src/actions/errors.js"
@@ -127,6 +127,9 @@ const notarize = (agent: string, label: string) => ({
   }
 })
 
+const localActors = (work: ReturnType<typeof fakeWork>, options: { maxIdleMs?: number } = {}) =>
+  localAgentMailboxLayer({ maxIdleMs: options.maxIdleMs ?? 60_000 }).pipe(Layer.provide(work.layer))
+
 const run = <A, E>(effect: Effect.Effect<A, E, AgentMailbox>, layer: Layer.Layer<AgentMailbox>) => Effect.runPromise(Effect.scoped(Effect.provide(effect, layer)))
 
 describe("AgentActor", () => {
@@ -136,84 +139,6 @@ describe("AgentActor", () => {
     expect(parseAgentEntityId("org-1:bot:7")).toEqual({ orgUuid: "org-1", agentId: "bot:7" })
   })
 
-  it("runs one agent's transitions one at a time, in a gapless chain, while other agents run alongside", async () => {
-    const work = fakeWork(2)
-    const results = await run(
-      Effect.gen(function* () {
-        const mailbox = yield* AgentMailbox
-        const jobs = []
-        for (let i = 0; i < 100; i++) {
-          jobs.push(mailbox.transition("org", "a", notarize("a", `a${i}`)))
-          jobs.push(mailbox.transition("org", "b", notarize("b", `b${i}`)))
-        }
-        const all = yield* Effect.all(jobs, { concurrency: "unbounded" })
-        return { all, head: yield* mailbox.head("org", "a") }
-      }),
-      actors(work)
-    )
-    expect(work.stats().maxPerAgent).toBe(1)
-    expect(work.stats().maxOverall).toBe(2)
-    const chainA = results.all.filter((r): r is Extract<TransitionResult, { _tag: "Done" }> => r._tag === "Done" && r.action.agent_id === "a")
-    const sequences = chainA.map((r) => r.agent_sequence).sort((x, y) => x - y)
-    expect(sequences).toEqual(Array.from({ length: 100 }, (_, i) => i + 1))
-    // Each receipt commits to the previous one's hash (the fake puts it in signed_payload).
-    const bySequence = new Map(chainA.map((r) => [r.agent_sequence, r] as const))
-    for (let s = 2; s <= 100; s++) {
-      const r = bySequence.get(s)!
-      const prev = bySequence.get(s - 1)!
-      expect(r.receipt.signed_payload).toBe(prev.receipt.payload_hash)
-    }
-    expect(results.head).toEqual({ agent_sequence: 100, previous_payload_hash: "h-org:a-100" })
-  })
-
-  it("commits queued transitions of one agent in batches, in arrival order, answering each", async () => {
-    const work = fakeWork(3)
-    const results = await run(
-      Effect.gen(function* () {
-        const mailbox = yield* AgentMailbox
-        return yield* Effect.forEach(Array.from({ length: 50 }, (_, i) => i), (i) => mailbox.transition("org", "a", notarize("a", `a${i}`)), {
-          concurrency: "unbounded"
-        })
-      }),
-      actors(work)
-    )
-    expect(Math.max(...work.batches)).toBeGreaterThan(1)
-    expect(work.batches.reduce((sum, size) => sum + size, 0)).toBe(50)
-    // Each caller gets its own request's receipt, and sequences follow the order the batch ran in.
-    expect(results.map((r) => r._tag === "Done" && r.action.action_uuid)).toEqual(Array.from({ length: 50 }, (_, i) => `a/a${i}`))
-    const sequenceOf = new Map(results.map((r) => [r._tag === "Done" ? r.action.action_uuid : "", r._tag === "Done" ? r.agent_sequence : 0]))
-    expect(work.order.map((label) => sequenceOf.get(`a/${label}`))).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
-  })
-
-  it("passes refusals through as typed failures", async () => {
-    const work = fakeWork()
-    const exit = await run(Effect.exit(Effect.gen(function* () { return yield* (yield* AgentMailbox).transition("org", "a", { _tag: "Expire", action_uuid: "x", at: "" }) })), actors(work))
-    const failure = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : undefined
-    expect(failure !== undefined && Option.isSome(failure) && failure.value instanceof ActionsError && failure.value.reason.code).toBe("INVALID_ACTION_STATE")
-  })
-
-  it("loads its chain head from storage when it starts, and again after passivation", async () => {
-    const work = fakeWork()
-    work.heads.set("org:a", { agent_sequence: 41, previous_payload_hash: "h-41" })
-    const seen = await run(
-      Effect.gen(function* () {
-        const mailbox = yield* AgentMailbox
-        const first = yield* mailbox.head("org", "a")
-        const done = yield* mailbox.transition("org", "a", notarize("a", "x"))
-        // Someone else (another runner, before a shard move) advanced the chain while this entity sat idle.
-        // The cluster's reaper looks for idle entities every 5 s at the finest.
-        yield* Effect.sleep(6_500)
-        work.heads.set("org:a", { agent_sequence: 50, previous_payload_hash: "h-50" })
-        const reloaded = yield* mailbox.head("org", "a")
-        return { first, done, reloaded }
-      }),
-      actors(work, { maxIdleMs: 100 })
-    )
-    expect(seen.first).toEqual({ agent_sequence: 41, previous_payload_hash: "h-41" })
-    expect(seen.done._tag === "Done" && seen.done.agent_sequence).toBe(42)
-    expect(seen.reloaded).toEqual({ agent_sequence: 50, previous_payload_hash: "h-50" })
-    expect(work.headLoads.filter((id) => id === "org:a").length).toBe(2)
-  })
 
   it("serves more than 10,000 distinct agents (maxResidentEntities is set, not the library default)", async () => {
     const work = fakeWork(0)
@@ -248,3 +173,91 @@ describe("AgentActor", () => {
     expect(JSON.stringify(exit)).toContain("MailboxFull")
   })
 })
+
+
+/** What both ways of holding an agent's worker must do: the cluster entity and the in-process map. */
+const behaviours = (make: (work: ReturnType<typeof fakeWork>, options?: { maxIdleMs?: number }) => Layer.Layer<AgentMailbox>) => () => {
+    it("runs one agent's transitions one at a time, in a gapless chain, while other agents run alongside", async () => {
+      const work = fakeWork(2)
+      const results = await run(
+        Effect.gen(function* () {
+          const mailbox = yield* AgentMailbox
+          const jobs = []
+          for (let i = 0; i < 100; i++) {
+            jobs.push(mailbox.transition("org", "a", notarize("a", `a${i}`)))
+            jobs.push(mailbox.transition("org", "b", notarize("b", `b${i}`)))
+          }
+          const all = yield* Effect.all(jobs, { concurrency: "unbounded" })
+          return { all, head: yield* mailbox.head("org", "a") }
+        }),
+        make(work)
+      )
+      expect(work.stats().maxPerAgent).toBe(1)
+      expect(work.stats().maxOverall).toBe(2)
+      const chainA = results.all.filter((r): r is Extract<TransitionResult, { _tag: "Done" }> => r._tag === "Done" && r.action.agent_id === "a")
+      const sequences = chainA.map((r) => r.agent_sequence).sort((x, y) => x - y)
+      expect(sequences).toEqual(Array.from({ length: 100 }, (_, i) => i + 1))
+      // Each receipt commits to the previous one's hash (the fake puts it in signed_payload).
+      const bySequence = new Map(chainA.map((r) => [r.agent_sequence, r] as const))
+      for (let s = 2; s <= 100; s++) {
+        const r = bySequence.get(s)!
+        const prev = bySequence.get(s - 1)!
+        expect(r.receipt.signed_payload).toBe(prev.receipt.payload_hash)
+      }
+      expect(results.head).toEqual({ agent_sequence: 100, previous_payload_hash: "h-org:a-100" })
+    })
+
+    it("commits queued transitions of one agent in batches, in arrival order, answering each", async () => {
+      const work = fakeWork(3)
+      const results = await run(
+        Effect.gen(function* () {
+          const mailbox = yield* AgentMailbox
+          return yield* Effect.forEach(Array.from({ length: 50 }, (_, i) => i), (i) => mailbox.transition("org", "a", notarize("a", `a${i}`)), {
+            concurrency: "unbounded"
+          })
+        }),
+        make(work)
+      )
+      expect(Math.max(...work.batches)).toBeGreaterThan(1)
+      expect(work.batches.reduce((sum, size) => sum + size, 0)).toBe(50)
+      // Each caller gets its own request's receipt, and sequences follow the order the batch ran in.
+      expect(results.map((r) => r._tag === "Done" && r.action.action_uuid)).toEqual(Array.from({ length: 50 }, (_, i) => `a/a${i}`))
+      const sequenceOf = new Map(results.map((r) => [r._tag === "Done" ? r.action.action_uuid : "", r._tag === "Done" ? r.agent_sequence : 0]))
+      expect(work.order.map((label) => sequenceOf.get(`a/${label}`))).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
+    })
+
+    it("passes refusals through as typed failures", async () => {
+      const work = fakeWork()
+      const exit = await run(Effect.exit(Effect.gen(function* () { return yield* (yield* AgentMailbox).transition("org", "a", { _tag: "Expire", action_uuid: "x", at: "" }) })), make(work))
+      const failure = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : undefined
+      expect(failure !== undefined && Option.isSome(failure) && failure.value instanceof ActionsError && failure.value.reason.code).toBe("INVALID_ACTION_STATE")
+    })
+
+    it("loads its chain head from storage when it starts, and again after passivation", async () => {
+      const work = fakeWork()
+      work.heads.set("org:a", { agent_sequence: 41, previous_payload_hash: "h-41" })
+      const seen = await run(
+        Effect.gen(function* () {
+          const mailbox = yield* AgentMailbox
+          const first = yield* mailbox.head("org", "a")
+          const done = yield* mailbox.transition("org", "a", notarize("a", "x"))
+          // Someone else (another runner, before a shard move) advanced the chain while this entity sat idle.
+          // The cluster's reaper looks for idle entities every 5 s at the finest.
+          yield* Effect.sleep(6_500)
+          work.heads.set("org:a", { agent_sequence: 50, previous_payload_hash: "h-50" })
+          const reloaded = yield* mailbox.head("org", "a")
+          return { first, done, reloaded }
+        }),
+        make(work, { maxIdleMs: 100 })
+      )
+      expect(seen.first).toEqual({ agent_sequence: 41, previous_payload_hash: "h-41" })
+      expect(seen.done._tag === "Done" && seen.done.agent_sequence).toBe(42)
+      expect(seen.reloaded).toEqual({ agent_sequence: 50, previous_payload_hash: "h-50" })
+      expect(work.headLoads.filter((id) => id === "org:a").length).toBe(2)
+    })
+}
+
+describe.each([
+  ["as AgentActor entities (several processes)", actors],
+  ["as in-process workers (one process)", localActors]
+] as const)("agent workers %s", (_, make) => behaviours(make)())
