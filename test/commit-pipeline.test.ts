@@ -29,6 +29,9 @@ class PipelineOrg extends Context.Service<PipelineOrg, Org>()("test/commit-pipel
 
 const Setup = Layer.effect(PipelineOrg, register("Pipeline Org")).pipe(Layer.provideMerge(Gateway.layer({ METRICS_PORT: "0" })))
 
+/** Runs `effect` with the running server's own services (its database, mailbox, store). */
+const onServer = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.flatMap(Gateway, (server) => Effect.promise(() => server.run(effect)))
+
 const http = (method: "GET" | "POST", path: string, body?: unknown) =>
   Effect.gen(function* () {
     const server = yield* Gateway
@@ -47,16 +50,13 @@ const notarize = (actionUuid: string) => http("POST", `/api/v1/actions/${actionU
 /** The agent's receipts as stored, by sequence: 1..n, each linking the one before. */
 const expectGapFree = (agentId: string) =>
   Effect.gen(function* () {
-    const server = yield* Gateway
     const org = yield* PipelineOrg
-    const rows = yield* Effect.promise(() =>
-      server.run(
-        Effect.flatMap(
-          SqlClient.SqlClient,
-          (sql) =>
-            sql<{ agent_sequence: string; payload_hash: string; signed_payload: string }>`SELECT agent_sequence, payload_hash, signed_payload FROM receipts
-              WHERE org_uuid = ${org.orgUuid} AND agent_id = ${agentId} ORDER BY agent_sequence`
-        )
+    const rows = yield* onServer(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) =>
+          sql<{ agent_sequence: string; payload_hash: string; signed_payload: string }>`SELECT agent_sequence, payload_hash, signed_payload FROM receipts
+            WHERE org_uuid = ${org.orgUuid} AND agent_id = ${agentId} ORDER BY agent_sequence`
       )
     )
     expect(rows.map((row) => Number(row.agent_sequence))).toEqual(rows.map((_, index) => index + 1))
@@ -69,19 +69,15 @@ const expectGapFree = (agentId: string) =>
 /** A notarization sent straight to the agent's actor with the action as it was read at `read` time. */
 const notarizeWithRead = (actionUuid: string, read: Effect.Success<ReturnType<typeof readAction>>) =>
   Effect.gen(function* () {
-    const server = yield* Gateway
     const org = yield* PipelineOrg
     const request: TransitionRequest = { _tag: "Notarize", action_uuid: actionUuid, outcome: "completed", outcome_hash: null, output_scan_flags: null, read }
-    return yield* Effect.promise(() =>
-      server.run(Effect.exit(Effect.flatMap(AgentMailbox, (mailbox) => mailbox.transition(org.orgUuid, read.agent_id, request))))
-    )
+    return yield* onServer(Effect.exit(Effect.flatMap(AgentMailbox, (mailbox) => mailbox.transition(org.orgUuid, read.agent_id, request))))
   })
 
 const readAction = (actionUuid: string) =>
   Effect.gen(function* () {
-    const server = yield* Gateway
     const org = yield* PipelineOrg
-    const found = yield* Effect.promise(() => server.run(Effect.flatMap(makeActionsStore, (store) => Effect.orDie(store.forTransition(org.orgUuid, actionUuid)))))
+    const found = yield* onServer(Effect.flatMap(makeActionsStore, (store) => Effect.orDie(store.forTransition(org.orgUuid, actionUuid))))
     return found!
   })
 
@@ -139,18 +135,15 @@ liveLayer(Setup)("commit pipeline", (it) => {
     "a chain head moved by someone else (another runner) is caught by the guard; the receipt links at the database's head",
     () =>
       Effect.gen(function* () {
-        const server = yield* Gateway
         const org = yield* PipelineOrg
         const agent = "moved-head"
         expect((yield* notarize(yield* authorize(agent, "through the actor"))).status).toBe(200)
         // Another runner's transaction advances the chain behind the actor's back.
         const elsewhere = yield* authorize(agent, "elsewhere")
         const read = yield* readAction(elsewhere)
-        const other = yield* Effect.promise(() =>
-          server.run(
-            Effect.flatMap(makeTransitions, (work) =>
-              work.run(org.orgUuid, { _tag: "Notarize", action_uuid: elsewhere, outcome: "completed", outcome_hash: null, output_scan_flags: null, read })
-            )
+        const other = yield* onServer(
+          Effect.flatMap(makeTransitions, (work) =>
+            work.run(org.orgUuid, { _tag: "Notarize", action_uuid: elsewhere, outcome: "completed", outcome_hash: null, output_scan_flags: null, read })
           )
         )
         expect(other._tag === "Done" && other.agent_sequence).toBe(2)
@@ -185,44 +178,41 @@ liveLayer(Setup)("commit pipeline", (it) => {
     "a unit that fails, fails alone (refused by the database or throwing while its statement is built): the others of its batch commit, and the writer goes on",
     () =>
       Effect.gen(function* () {
-        const server = yield* Gateway
         const table = `group_commit_${Date.now()}`
-        const outcome = yield* Effect.promise(() =>
-          server.run(
-            Effect.gen(function* () {
-              const sql = yield* SqlClient.SqlClient
-              yield* sql.unsafe(`CREATE TABLE ${table} (id integer PRIMARY KEY)`)
-              yield* sql.unsafe(`INSERT INTO ${table} VALUES (7)`)
-              const scope = yield* Scope.make()
-              const pipeline = yield* makeGroupCommit<number, unknown>({
-                // 13 cannot even be written down: its statement throws while it is built.
-                write: (ids) => {
-                  if (ids.includes(13)) throw new Error("unlucky")
-                  return sql`INSERT INTO ${sql(table)} SELECT unnest(${`{${ids.join(",")}}`}::int[])`
-                },
-                isConflict: () => false,
-                sizeOf: () => 1,
-                maxUnits: 100,
-                maxBytes: 1_000
-              }).pipe(Scope.provide(scope))
-              // 20 units at once: they queue while the first commits, so most share a batch with 7.
-              const exits = yield* Effect.forEach(
-                Array.from({ length: 20 }, (_, index) => index + 1),
-                (id) => Effect.exit(pipeline.submit(id)),
-                { concurrency: "unbounded" }
-              )
-              // The writer is still there for what comes after.
-              const later = yield* Effect.exit(pipeline.submit(21))
-              const stored = yield* sql.unsafe<{ id: number }>(`SELECT id FROM ${table} ORDER BY id`)
-              yield* sql.unsafe(`DROP TABLE ${table}`)
-              yield* Scope.close(scope, Exit.void)
-              return {
-                failed: exits.flatMap((exit, index) => (exit._tag === "Failure" ? [index + 1] : [])),
-                later: later._tag,
-                stored: stored.map((row) => row.id)
-              }
-            })
-          )
+        const outcome = yield* onServer(
+          Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            yield* sql.unsafe(`CREATE TABLE ${table} (id integer PRIMARY KEY)`)
+            yield* sql.unsafe(`INSERT INTO ${table} VALUES (7)`)
+            const scope = yield* Scope.make()
+            const pipeline = yield* makeGroupCommit<number, unknown>({
+              // 13 cannot even be written down: its statement throws while it is built.
+              write: (ids) => {
+                if (ids.includes(13)) throw new Error("unlucky")
+                return sql`INSERT INTO ${sql(table)} SELECT unnest(${`{${ids.join(",")}}`}::int[])`
+              },
+              isConflict: () => false,
+              sizeOf: () => 1,
+              maxUnits: 100,
+              maxBytes: 1_000
+            }).pipe(Scope.provide(scope))
+            // 20 units at once: they queue while the first commits, so most share a batch with 7.
+            const exits = yield* Effect.forEach(
+              Array.from({ length: 20 }, (_, index) => index + 1),
+              (id) => Effect.exit(pipeline.submit(id)),
+              { concurrency: "unbounded" }
+            )
+            // The writer is still there for what comes after.
+            const later = yield* Effect.exit(pipeline.submit(21))
+            const stored = yield* sql.unsafe<{ id: number }>(`SELECT id FROM ${table} ORDER BY id`)
+            yield* sql.unsafe(`DROP TABLE ${table}`)
+            yield* Scope.close(scope, Exit.void)
+            return {
+              failed: exits.flatMap((exit, index) => (exit._tag === "Failure" ? [index + 1] : [])),
+              later: later._tag,
+              stored: stored.map((row) => row.id)
+            }
+          })
         )
         expect(outcome.failed).toEqual([7, 13])
         expect(outcome.later).toBe("Success")

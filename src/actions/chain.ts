@@ -3,10 +3,11 @@
  * mints its receipt with `agent_sequence` = previous + 1 and
  * `previous_payload_hash` = the previous receipt's `payload_hash`.
  *
- * Correctness comes from the `agent_chains` row lock taken inside the minting
- * transaction (several processes may share the database). The transitions of
- * one agent are queued by its AgentActor (actors/agent.ts), so they do not pile
- * up on that row lock holding pooled connections.
+ * The transitions of one agent are queued by its worker (actors/agent.ts), which
+ * links them from the head it keeps; the commit pipeline moves the `agent_chains`
+ * head only from where that worker saw it (src/actions/commits.ts), and the locked
+ * path takes the row lock, so several processes sharing the database cannot fork
+ * a chain.
  */
 
 /** Actions sent without an agent_id chain under this per-organization id. */

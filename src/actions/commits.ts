@@ -6,9 +6,9 @@
  * status history, receipts, outbox events; one guarded update of the finished actions, one of the
  * chain heads. Every guard (an action still in the state it was read in, a head still where its
  * actor left it, its agent not decommissioned) is checked in that statement: if one fails the
- * statement raises and nothing of the batch is kept (see 0032_commit_guard.ts), and the units are
- * written again one by one so only the stale one fails, as a `Conflict` its actor retries on the
- * locked path.
+ * statement raises and nothing of the batch is kept (see 0032_commit_guard.ts), and the batch is
+ * written again in halves until the stale unit is alone: it fails as a `Conflict` its actor
+ * retries on the locked path.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

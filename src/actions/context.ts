@@ -88,7 +88,7 @@ export const makeActionsContext = Effect.gen(function* () {
   /** Commits a unit through the process's commit pipeline; a failure is a defect (a new row has nothing to go stale). */
   const commit = (unit: CommitUnit) =>
     Effect.catch(commits.commit(unit), (failure) =>
-      Effect.die(failure._tag === "Failed" ? Cause.squash(failure.cause as Cause.Cause<unknown>) : new Error("a new action's commit reported a conflict"))
+      Effect.die(failure._tag === "Failed" ? Cause.squash(failure.cause) : new Error("a new action's commit reported a conflict"))
     )
 
   /** Tells the observer (drift's live counts) of an action whose row committed. */

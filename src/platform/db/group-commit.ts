@@ -8,6 +8,7 @@
  * is written again in halves until the bad unit is alone, so it fails alone and its neighbours
  * only wait longer.
  */
+import type * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
@@ -15,7 +16,7 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 
 /** Why a unit was not committed: `conflict` = a guard found the state changed since it was read (retry after a fresh read). */
-export type UnitFailure = { readonly _tag: "Conflict" } | { readonly _tag: "Failed"; readonly cause: unknown }
+export type UnitFailure = { readonly _tag: "Conflict" } | { readonly _tag: "Failed"; readonly cause: Cause.Cause<unknown> }
 
 export interface GroupCommit<Unit> {
   /** Queues `unit`; succeeds once it committed, fails with why it did not. */
