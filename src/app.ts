@@ -5,7 +5,7 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import * as Layer from "effect/Layer"
 import { actorsLayer } from "../actors/runner.js"
 import { GatewayApi } from "../protocol/api.js"
@@ -40,6 +40,7 @@ import { Credentials } from "./credentials/service.js"
 import { DashboardRoutes } from "./dashboard/http.js"
 import { DidsHttp, DidsPublicHttp } from "./dids/http.js"
 import { Dids } from "./dids/service.js"
+import { docsRoutes } from "./docs/http.js"
 import { DoraEnabledLive, DoraHttp } from "./dora/http.js"
 import { Dora } from "./dora/service.js"
 import { DriftHttp } from "./drift/http.js"
@@ -126,7 +127,7 @@ const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, Optionally
 /** Every route labels its request with its template (metrics and log lines). */
 export const apiRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(GatewayApi, { openapiPath: "/api/v1/openapi.json" }).pipe(Layer.provide(handlers), Layer.provide(middleware)),
-  HttpApiScalar.layer(GatewayApi, { path: "/docs" }),
+  docsRoutes(GatewayApi),
   ApprovalPageRoutes,
   DashboardRoutes
 ).pipe(Layer.provide(RouteLabel))

@@ -83,7 +83,13 @@ describe("transport", () => {
     expect(created.properties.request_id).toBeDefined()
     const docs = await fetch(`${server.url}/docs`)
     expect(docs.status).toBe(200)
-    expect(await docs.text()).toContain("<html")
+    expect(docs.headers.get("content-type")).toMatch(/^text\/html/)
+    // Rendered at the first request (not at start), with the spec and Scalar's script inline.
+    const page = await docs.text()
+    expect(page).toContain("<html")
+    expect(page).toContain("createApiReference")
+    expect(page).toContain("/api/v1/actions")
+    expect(await (await fetch(`${server.url}/docs`)).text()).toBe(page)
   })
 
   it("exposes Prometheus metrics per route and status on the metrics listener only", async () => {
