@@ -127,7 +127,7 @@ const EXPECTED_ORIGIN: Record<ProviderSlug, string> = {
 
 const ask = async (slug: ProviderSlug, fields: Record<string, string>) => {
   const recorder = recordingFetch()
-  const built = providerModel(slug, fields, "some-model", recorder.fetch)
+  const built = await providerModel(slug, fields, "some-model", recorder.fetch)
   if ("problem" in built) throw new Error(built.problem)
   await expect(generateText({ model: built.model, prompt: "hello", maxRetries: 0 })).rejects.toThrow()
   return recorder.calls
@@ -169,12 +169,12 @@ describe("provider SDKs and the outbound fetch", () => {
     expect(modelCall.url).toContain("/projects/tenant-project/locations/europe-west4/")
   })
 
-  it("cloud_c without a service-account key, or with another credential type, is not called at all", () => {
+  it("cloud_c without a service-account key, or with another credential type, is not called at all", async () => {
     const recorder = recordingFetch()
     const { service_account_json: _, ...withoutKey } = FIELDS.cloud_c
-    expect(providerModel("cloud_c", withoutKey, "gemini-2.5-pro", recorder.fetch)).toMatchObject({ problem: expect.stringContaining("service_account_json") })
+    expect(await providerModel("cloud_c", withoutKey, "gemini-2.5-pro", recorder.fetch)).toMatchObject({ problem: expect.stringContaining("service_account_json") })
     const external = JSON.stringify({ type: "external_account", token_url: "http://127.0.0.1/", credential_source: { file: "/proc/self/environ" } })
-    expect(providerModel("cloud_c", { ...withoutKey, service_account_json: external }, "gemini-2.5-pro", recorder.fetch)).toMatchObject({ problem: expect.stringContaining("service_account") })
+    expect(await providerModel("cloud_c", { ...withoutKey, service_account_json: external }, "gemini-2.5-pro", recorder.fetch)).toMatchObject({ problem: expect.stringContaining("service_account") })
     expect(recorder.calls).toEqual([])
   })
 })

@@ -6,7 +6,7 @@
  * aborts the HTTP call; failures carry a message with every secret of the call scrubbed out.
  */
 import { readFileSync } from "node:fs"
-import { generateText, jsonSchema, type LanguageModel, Output } from "ai"
+import type { LanguageModel } from "ai"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -15,6 +15,7 @@ import * as Schema from "effect/Schema"
 import { CUSTOM_PREFIX, findBuiltinModel, ModelVerdict } from "../../protocol/models.js"
 import type { ProviderSlug } from "../../protocol/provider-credentials.js"
 import { Config } from "../platform/config.js"
+import { lazyImport, loadOnce } from "../platform/lazy.js"
 import { outboundFetch, outboundPolicyOfConfig } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { storedFieldsProblem } from "../provider-credentials/fields.js"
@@ -89,7 +90,12 @@ export const normalizeVerdict = (value: unknown): { success: true; value: ModelV
   return { success: true, value: { decision: verdict.decision, confidence: Math.min(1, Math.max(0, verdict.confidence)), key_factors: verdict.key_factors, reasoning: verdict.reasoning.slice(0, 10_000) } }
 }
 
-export const verdictSchema = jsonSchema<ModelVerdict>(verdictJsonSchema as never, { validate: normalizeVerdict })
+/** The AI SDK, at the first model call (src/platform/lazy.ts), with the verdict's output shape made once. */
+const aiSdk = lazyImport(async () => {
+  const ai = await import("ai")
+  const verdictSchema = ai.jsonSchema<ModelVerdict>(verdictJsonSchema as never, { validate: normalizeVerdict })
+  return { generateText: ai.generateText, verdictOutput: () => ai.Output.object({ schema: verdictSchema, name: "verdict" }) }
+})
 
 const MAX_ERROR_CHARS = 300
 
@@ -109,7 +115,8 @@ const messageOf = (cause: unknown): string => {
 }
 
 interface Resolved {
-  readonly model: LanguageModel
+  /** Built at the first call (a provider's SDK is imported then), not when the model is named. */
+  readonly model: () => Promise<LanguageModel>
   readonly provider: string
   readonly upstreamId: string
   readonly timeoutMs: number
@@ -134,13 +141,15 @@ export const makeModelCalls = Effect.gen(function* () {
     const settings = row.request_schema
     const upstreamId = typeof settings.model === "string" && settings.model !== "" ? settings.model : row.model_id
     return {
-      model: customModel({
-        endpointUrl: row.endpoint_url,
-        upstreamModel: upstreamId,
-        authorization,
-        // keepAlive: pooled sockets are keyed by the checked address, and every call still checks it.
-        fetch: customFetch(outboundFetch({ policy, ca, timeoutMs: row.timeout_ms, maxResponseBytes: MAX_MODEL_RESPONSE_BYTES, keepAlive: true }), row, verdictJsonSchema)
-      }),
+      model: loadOnce(() =>
+        customModel({
+          endpointUrl: row.endpoint_url,
+          upstreamModel: upstreamId,
+          authorization,
+          // keepAlive: pooled sockets are keyed by the checked address, and every call still checks it.
+          fetch: customFetch(outboundFetch({ policy, ca, timeoutMs: row.timeout_ms, maxResponseBytes: MAX_MODEL_RESPONSE_BYTES, keepAlive: true }), row, verdictJsonSchema)
+        })
+      ),
       provider: "custom",
       upstreamId,
       timeoutMs: row.timeout_ms,
@@ -180,10 +189,11 @@ export const makeModelCalls = Effect.gen(function* () {
         if (fields === undefined) continue
         const problem = storedFieldsProblem(slug, fields)
         if (problem !== undefined) return yield* Effect.fail(`the stored ${slug} credentials cannot be used (${problem}); save them again (POST /api/v1/provider-credentials)`)
-        const built = providerModel(slug, fields, id, vendorFetch)
+        const built = yield* Effect.promise(() => providerModel(slug, fields, id, vendorFetch))
         if ("problem" in built) return yield* Effect.fail(built.problem)
+        const model = Promise.resolve(built.model)
         return {
-          model: built.model,
+          model: () => model,
           provider: slug,
           upstreamId: id,
           timeoutMs: BUILTIN_TIMEOUT_MS,
@@ -203,13 +213,14 @@ export const makeModelCalls = Effect.gen(function* () {
       const resolved = yield* Effect.mapError(resolve(input.orgUuid, input.model), (message) => new ModelCallFailed({ model: input.model, provider: providerOf(input.model), message, latency_ms: elapsed() }))
       const timeoutMs = Math.min(resolved.timeoutMs, input.timeoutMs ?? Number.POSITIVE_INFINITY)
       const failed = (message: string) => new ModelCallFailed({ model: input.model, provider: resolved.provider, message: scrub(message, resolved.secrets), latency_ms: elapsed() })
+      const ai = yield* aiSdk
       const result = yield* Effect.tryPromise({
-        try: (signal) =>
-          generateText({
-            model: resolved.model,
+        try: async (signal) =>
+          ai.generateText({
+            model: await resolved.model(),
             system: resolved.system === undefined ? input.system : `${resolved.system}\n\n${input.system}`,
             prompt: input.prompt,
-            output: Output.object({ schema: verdictSchema, name: "verdict" }),
+            output: ai.verdictOutput(),
             abortSignal: signal,
             maxRetries: 0
           }),

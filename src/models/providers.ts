@@ -5,14 +5,9 @@
  * Every provider gets the outbound client as its `fetch` and every setting explicitly (base URL,
  * keys, region, no session token), so nothing falls back to the server's own environment
  * (OPENAI_BASE_URL, AWS_*, GOOGLE_APPLICATION_CREDENTIALS, ...) or to another HTTP client.
+ * Each provider's package is imported at its first use (src/platform/lazy.ts says why): a
+ * gateway that only ever calls one vendor never holds the other six in memory.
  */
-import { createAmazonBedrock } from "@ai-sdk/amazon-bedrock"
-import { createAnthropic } from "@ai-sdk/anthropic"
-import { createAzure } from "@ai-sdk/azure"
-import { createGoogleGenerativeAI } from "@ai-sdk/google"
-import { createVertex } from "@ai-sdk/google-vertex"
-import { createOpenAI } from "@ai-sdk/openai"
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
 import type { LanguageModel } from "ai"
 import type { ProviderSlug } from "../../protocol/provider-credentials.js"
 import type { FetchLike } from "../platform/outbound/index.js"
@@ -25,15 +20,22 @@ type Fields = Readonly<Record<string, string>>
  * A built-in model through one of the organization's configured providers, or why it cannot be
  * called. `fields` must have passed `storedFieldsProblem`.
  */
-export const providerModel = (slug: ProviderSlug, fields: Fields, modelId: string, fetch: FetchLike): { model: LanguageModel } | { problem: string } => {
+export const providerModel = async (slug: ProviderSlug, fields: Fields, modelId: string, fetch: FetchLike): Promise<{ model: LanguageModel } | { problem: string }> => {
   switch (slug) {
-    case "direct_a":
+    case "direct_a": {
+      const { createAnthropic } = await import("@ai-sdk/anthropic")
       return { model: createAnthropic({ baseURL: "https://api.anthropic.com/v1", apiKey: fields.api_key, fetch })(modelId) }
-    case "direct_b":
+    }
+    case "direct_b": {
+      const { createOpenAI } = await import("@ai-sdk/openai")
       return { model: createOpenAI({ baseURL: "https://api.openai.com/v1", apiKey: fields.api_key, fetch })(modelId) }
-    case "direct_c":
+    }
+    case "direct_c": {
+      const { createGoogleGenerativeAI } = await import("@ai-sdk/google")
       return { model: createGoogleGenerativeAI({ baseURL: "https://generativelanguage.googleapis.com/v1beta", apiKey: fields.api_key, fetch })(modelId) }
+    }
     case "cloud_a": {
+      const { createAmazonBedrock } = await import("@ai-sdk/amazon-bedrock")
       // An empty apiKey keeps SigV4 with these keys (a set AWS_BEARER_TOKEN_BEDROCK would win otherwise).
       const credentials = { accessKeyId: fields.access_key_id, secretAccessKey: fields.secret_access_key }
       return {
@@ -46,16 +48,19 @@ export const providerModel = (slug: ProviderSlug, fields: Fields, modelId: strin
         })(modelId)
       }
     }
-    case "cloud_b":
+    case "cloud_b": {
       // The deployment is named after the model (docs/decisions.md).
+      const { createAzure } = await import("@ai-sdk/azure")
       return {
         model: createAzure({ baseURL: `${fields.endpoint.replace(/\/+$/, "")}/openai`, apiKey: fields.api_key, apiVersion: fields.api_version, useDeploymentBasedUrls: true, fetch })(modelId)
       }
+    }
     case "cloud_c": {
       // The server's own Google identity (application default credentials) is never lent to an organization.
       if (fields.service_account_json === undefined) return { problem: "cloud_c needs credentials.service_account_json: the gateway does not call Vertex AI with its own Google identity" }
       const parsed = parseServiceAccount(fields.service_account_json)
       if ("problem" in parsed) return { problem: `credentials.service_account_json ${parsed.problem}` }
+      const { createVertex } = await import("@ai-sdk/google-vertex")
       return {
         model: createVertex({
           project: fields.project_id,
@@ -82,11 +87,13 @@ export interface CustomTarget {
   readonly fetch: FetchLike
 }
 
-export const customModel = (target: CustomTarget): LanguageModel =>
-  createOpenAICompatible({
+export const customModel = async (target: CustomTarget): Promise<LanguageModel> => {
+  const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible")
+  return createOpenAICompatible({
     name: "custom",
     baseURL: chatCompletionsBase(target.endpointUrl),
     ...(target.authorization === undefined ? {} : { headers: { Authorization: target.authorization } }),
     fetch: target.fetch,
     supportsStructuredOutputs: true
   })(target.upstreamModel)
+}
