@@ -13,6 +13,7 @@ import * as statusListContext from "@digitalbazaar/vc-status-list-context"
 import * as credentialsContext from "credentials-context"
 import * as ed25519Context from "ed25519-signature-2020-context"
 import { describe, expect, it } from "vitest"
+import { CREDENTIALS_V1, STATUS_LIST_2021_V1 } from "../src/credentials/linked-data.js"
 import { addMember, call, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
 import { useServer } from "./support/server.js"
@@ -71,6 +72,13 @@ const verifyByApi = async (credential: unknown) => {
 }
 const revoke = (slug: string, token: string, body: unknown = { reason: "key compromised" }) =>
   call(server.url, "POST", `/api/v1/agents/${slug}/credentials/revoke`, { token, body })
+
+describe("context URLs", () => {
+  it("the URLs credentials name are the bundled libraries' own (they are written out so the libraries load on first use)", () => {
+    expect(CREDENTIALS_V1).toBe(credentialsContext.CONTEXT_URL)
+    expect(STATUS_LIST_2021_V1).toBe(statusListContext.CONTEXT_URL_V1)
+  })
+})
 
 describe("issued credentials", () => {
   it("registration issues a credential that @digitalbazaar/vc verifies, status included", async () => {

@@ -11,7 +11,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { SqlClient, SqlSchema } from "effect/sql"
-import nodemailer from "nodemailer"
 import type { NotificationChannelsInput } from "../../protocol/approvers.js"
 import { ApprovalGrants } from "../actions/ports.js"
 import { Flags } from "../flags/service.js"
@@ -19,6 +18,7 @@ import { Json } from "../platform/columns.js"
 import { Config } from "../platform/config.js"
 import { jsonb } from "../platform/db/index.js"
 import { InvalidInput } from "../platform/domain-error.js"
+import { makeMailer } from "../platform/mail.js"
 import { outbound, outboundPolicyOfConfig } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { ChannelsError } from "./errors.js"
@@ -67,7 +67,7 @@ export class ApprovalChannels extends Context.Service<
       const grants = yield* ApprovalGrants
       const flags = yield* Flags
       const policy = outboundPolicyOfConfig(config)
-      const mailer = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : undefined
+      const mailer = makeMailer(config.smtpUrl)
       const sender = config.smtpFrom || `approvals@${hostOf(config.baseUrl)}`
 
       const loadRow = SqlSchema.findOneOption({
@@ -131,7 +131,7 @@ export class ApprovalChannels extends Context.Service<
 
       const send = (to: string, message: { subject: string; text: string }) =>
         Effect.tryPromise({
-          try: () => mailer!.sendMail({ from: sender, to, subject: message.subject, text: message.text }),
+          try: () => mailer!.send({ from: sender, to, subject: message.subject, text: message.text }),
           catch: (error) => new Error(`SMTP: ${(error as Error).message}`)
         }).pipe(Effect.timeout(SMTP_TIMEOUT_MS))
 

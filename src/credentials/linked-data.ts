@@ -3,16 +3,33 @@
  * with a document loader that knows only what we serve: the W3C credentials, Ed25519 2020 and
  * StatusList2021 contexts (bundled), our agent-capability context and the platform's root DID
  * document. Nothing is fetched from the network while signing or verifying.
+ * The libraries and their contexts are imported at the first signature or verification
+ * (src/platform/lazy.ts): most processes never issue a credential.
  */
-import { Ed25519Signature2020 } from "@digitalbazaar/ed25519-signature-2020"
-import { issue } from "@digitalbazaar/vc"
-import * as statusListContext from "@digitalbazaar/vc-status-list-context"
-import * as credentialsContext from "credentials-context"
-import * as ed25519Context from "ed25519-signature-2020-context"
-import jsigs from "jsonld-signatures"
+import { loadOnce } from "../platform/lazy.js"
 
-export const CREDENTIALS_V1 = credentialsContext.CONTEXT_URL
-export const STATUS_LIST_2021_V1 = statusListContext.CONTEXT_URL_V1
+/** The context URLs credentials name (the same as the bundled libraries' `CONTEXT_URL`s; a test checks). */
+export const CREDENTIALS_V1 = "https://www.w3.org/2018/credentials/v1"
+export const STATUS_LIST_2021_V1 = "https://w3id.org/vc/status-list/2021/v1"
+const ED25519_2020_V1 = "https://w3id.org/security/suites/ed25519-2020/v1"
+
+/** The suite, the signing and verifying functions and the bundled contexts, loaded together once. */
+const loadLibraries = loadOnce(async () => {
+  const [suite, vc, signatures, statusListContext, credentialsContext, ed25519Context] = await Promise.all([
+    import("@digitalbazaar/ed25519-signature-2020"),
+    import("@digitalbazaar/vc"),
+    import("jsonld-signatures"),
+    import("@digitalbazaar/vc-status-list-context"),
+    import("credentials-context"),
+    import("ed25519-signature-2020-context")
+  ])
+  return {
+    Ed25519Signature2020: suite.Ed25519Signature2020,
+    issue: vc.issue,
+    jsigs: signatures.default,
+    bundled: new Map<string, unknown>([...credentialsContext.contexts, ...ed25519Context.contexts, ...statusListContext.contexts])
+  }
+})
 
 export const agentCapabilityContextUrl = (baseUrl: string) => `${baseUrl}/contexts/agent-capability/v1`
 
@@ -37,8 +54,6 @@ export const agentCapabilityContext = (baseUrl: string) => {
   }
 }
 
-const bundled = new Map<string, unknown>([...credentialsContext.contexts, ...ed25519Context.contexts, ...statusListContext.contexts])
-
 export interface RootDid {
   readonly id: string
   /** The root DID document as served (its verification methods are the platform's keys). */
@@ -50,12 +65,12 @@ const found = (url: string, document: unknown) => ({ contextUrl: null, documentU
 export const makeDocumentLoader = (baseUrl: string, root: RootDid) => {
   const ours = agentCapabilityContext(baseUrl)
   return async (url: string) => {
-    const context = bundled.get(url)
+    const context = (await loadLibraries()).bundled.get(url)
     if (context !== undefined) return found(url, context)
     if (url === agentCapabilityContextUrl(baseUrl)) return found(url, ours)
     if (url === root.id) return found(url, root.document)
     const method = root.document.verificationMethod.find((candidate) => candidate.id === url)
-    if (method !== undefined) return found(url, { "@context": ed25519Context.CONTEXT_URL, ...method })
+    if (method !== undefined) return found(url, { "@context": ED25519_2020_V1, ...method })
     throw new Error(`document not available offline: ${url}`)
   }
 }
@@ -69,15 +84,18 @@ export interface ProofSigner {
 }
 
 /** The credential with an Ed25519Signature2020 proof (assertionMethod) added. */
-export const signCredential = (credential: object, signer: ProofSigner, documentLoader: DocumentLoader) =>
-  issue({
+export const signCredential = async (credential: object, signer: ProofSigner, documentLoader: DocumentLoader) => {
+  const { issue, Ed25519Signature2020 } = await loadLibraries()
+  return issue({
     credential,
     suite: new Ed25519Signature2020({ signer: { id: signer.id, algorithm: "Ed25519", sign: async ({ data }) => signer.signRaw(data) } }),
     documentLoader
   })
+}
 
 /** Whether the credential's Ed25519Signature2020 proof verifies against our root DID's keys (false for anything unreadable). */
 export const proofVerifies = async (credential: object, documentLoader: DocumentLoader): Promise<boolean> => {
+  const { jsigs, Ed25519Signature2020 } = await loadLibraries()
   try {
     const result = await jsigs.verify(credential, { suite: new Ed25519Signature2020(), purpose: new jsigs.purposes.AssertionProofPurpose(), documentLoader })
     return result.verified === true

@@ -8,11 +8,11 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import nodemailer from "nodemailer"
 import type { DeathCertificateAnswer, NotifyTarget } from "../../protocol/estate.js"
 import { canonicalJson } from "../../protocol/verifier/canonical.js"
 import { maskUrl, slackText } from "../approvers/messages.js"
 import type { AppConfig } from "../platform/config.js"
+import { makeMailer } from "../platform/mail.js"
 import { outbound, outboundPolicyOfConfig } from "../platform/outbound/index.js"
 
 const SEND_TIMEOUT_MS = 15_000
@@ -46,7 +46,7 @@ export type Signer = Effect.Effect<{ readonly sign: (bytes: Uint8Array) => strin
 
 export const makeNotifier = (config: AppConfig, signer: Signer) => {
   const policy = outboundPolicyOfConfig(config)
-  const mailer = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : undefined
+  const mailer = makeMailer(config.smtpUrl)
   const sender = config.smtpFrom || `estate@${hostOf(config.baseUrl)}`
 
   const post = (url: string, body: unknown, signed = false) =>
@@ -73,7 +73,7 @@ export const makeNotifier = (config: AppConfig, signer: Signer) => {
         if (mailer === undefined) return Effect.fail(new Skipped("SMTP_URL is not set"))
         return Effect.tryPromise({
           try: () =>
-            mailer.sendMail({
+            mailer.send({
               from: sender,
               to: target.target,
               subject: `Agent ${oneLine(answer.agent_slug)} declared deceased`,

@@ -1,11 +1,11 @@
 /**
  * SAML 2.0 through @node-saml/node-saml: the IdP's metadata read into what node-saml needs, the
  * SP's own signing certificate, and the checks node-saml leaves to us (assertion id for the
- * replay cache, SubjectConfirmation Recipient).
+ * replay cache, SubjectConfirmation Recipient). node-saml and xmldom are required at their first
+ * use (src/platform/lazy.ts says why); both are CommonJS, so that stays synchronous.
  */
 import { generateKeyPairSync, randomBytes } from "node:crypto"
 import { createRequire } from "node:module"
-import { SAML, ValidateInResponseTo } from "@node-saml/node-saml"
 import * as asn1js from "asn1js"
 import * as pkijs from "pkijs"
 
@@ -34,12 +34,16 @@ interface XmlElement {
   readonly textContent: string | null
 }
 type ErrorHandler = { warning: (message: string) => void; error: (message: string) => void; fatalError: (message: string) => void }
-const { DOMParser } = createRequire(import.meta.url)("@xmldom/xmldom") as {
-  DOMParser: new (options: { errorHandler: ErrorHandler }) => { parseFromString(xml: string, type: string): XmlElement }
-}
+type DomParser = new (options: { errorHandler: ErrorHandler }) => { parseFromString(xml: string, type: string): XmlElement }
+const require = createRequire(import.meta.url)
+let domParser: DomParser | undefined
+const DOMParserClass = (): DomParser => (domParser ??= (require("@xmldom/xmldom") as { DOMParser: DomParser }).DOMParser)
+let nodeSaml: typeof import("@node-saml/node-saml") | undefined
+const loadNodeSaml = () => (nodeSaml ??= require("@node-saml/node-saml") as typeof import("@node-saml/node-saml"))
 
 const parseXml = (xml: string): XmlElement => {
   const errors: Array<string> = []
+  const DOMParser = DOMParserClass()
   const document = new DOMParser({ errorHandler: { warning: () => {}, error: (message: string) => void errors.push(message), fatalError: (message: string) => void errors.push(message) } }).parseFromString(xml, "text/xml")
   if (errors.length > 0) throw new Error(`not well-formed XML (${errors[0]})`)
   return document
@@ -114,8 +118,9 @@ export interface SpSettings {
 }
 
 /** A node-saml instance for one organization; signed assertions required, audience our entity id. */
-export const samlFor = (sp: SpSettings, idp: { entityId: string | null; ssoUrl: string; certs: ReadonlyArray<string> }) =>
-  new SAML({
+export const samlFor = (sp: SpSettings, idp: { entityId: string | null; ssoUrl: string; certs: ReadonlyArray<string> }) => {
+  const { SAML, ValidateInResponseTo } = loadNodeSaml()
+  return new SAML({
     callbackUrl: sp.acsUrl,
     entryPoint: idp.ssoUrl,
     issuer: sp.entityId,
@@ -133,3 +138,4 @@ export const samlFor = (sp: SpSettings, idp: { entityId: string | null; ssoUrl: 
     signatureAlgorithm: "sha256",
     digestAlgorithm: "sha256"
   })
+}
