@@ -17,7 +17,7 @@
  *    refused with its 422, the gateway alive, the peak below 2× idle. The RSS right after start
  *    (nothing served) is printed too. Phases 1 and 2 follow on the same gateway.
  * The gateway runs compiled (`scripts/build.mjs` into dist/ first) with `npm start`'s memory
- * budget (scripts/memory-budget.mjs), as in production.
+ * budget (scripts/start-flags.mjs), as in production.
  */
 import { execFileSync } from "node:child_process"
 import { availableParallelism } from "node:os"

@@ -3,7 +3,7 @@
  * organization's settlement log, and inclusion proofs out of it.
  *
  * The gateway runs in its own process (`src/main.ts` with `npm start`'s memory
- * budget: scripts/memory-budget.mjs) on a fresh database of
+ * budget: scripts/start-flags.mjs) on a fresh database of
  * DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), dropped
  * after. For each size in BENCH_SIZES (default "100000,1000000") a new
  * organization gets that many receipts straight in Postgres (one INSERT …

@@ -1,4 +1,10 @@
-// The memory budget `npm start` runs the service with (docs/decisions.md "Speed", and "One commit
-// pipeline for all agents" for the semi-space): a 160 MB old generation and 8 MB semi-spaces;
-// GATEWAY_HEAP_MB moves the cap. Benchmarks start the server with the same flags.
-export const memoryBudgetFlags = (env = process.env) => [`--max-old-space-size=${env.GATEWAY_HEAP_MB || "160"}`, "--max-semi-space-size=8"]
+// The node flags the service runs with: `npm start`, the benchmarks and the deploy/ examples.
+// A memory budget (docs/decisions.md "Speed", and "One commit pipeline for all agents" for the
+// semi-space): a 160 MB old generation and 8 MB semi-spaces; GATEWAY_HEAP_MB moves the cap. And
+// source maps for our own code only (source-maps.mjs): --enable-source-maps would also read every
+// dependency's maps, ~35 MB resident for stack traces that name library internals.
+import { fileURLToPath } from "node:url"
+
+const sourceMaps = fileURLToPath(new URL("./source-maps.mjs", import.meta.url))
+
+export const startFlags = (env = process.env) => [`--max-old-space-size=${env.GATEWAY_HEAP_MB || "160"}`, "--max-semi-space-size=8", "--import", sourceMaps]

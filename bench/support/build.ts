@@ -5,7 +5,7 @@
  */
 import { execFileSync } from "node:child_process"
 // @ts-expect-error -- a plain ES module shared with scripts/start.mjs; it has no type declarations.
-import { memoryBudgetFlags } from "../../scripts/memory-budget.mjs"
+import { startFlags as npmStartFlags } from "../../scripts/start-flags.mjs"
 
 const root = new URL("../..", import.meta.url).pathname
 
@@ -19,5 +19,5 @@ export const BUILD_DIRECTORY = `${root}dist`
 export const startFlags = (): ReadonlyArray<string> => {
   const override = process.env.BENCH_SERVER_FLAGS
   if (override !== undefined) return override.split(" ").filter((flag) => flag !== "")
-  return memoryBudgetFlags(process.env) as ReadonlyArray<string>
+  return npmStartFlags(process.env) as ReadonlyArray<string>
 }

@@ -11,7 +11,7 @@ import { freshDatabaseUrl } from "../../test/support/database.js"
 import { startFlags } from "./build.js"
 import { type GatewayProcess, startGateway } from "./gateway.js"
 
-/** `npm start`'s memory budget (its flags, from scripts/memory-budget.mjs), for benchmarks that measure memory. */
+/** `npm start`'s memory budget (its flags, from scripts/start-flags.mjs), for benchmarks that measure memory. */
 export const START_BUDGET_ARGS = startFlags()
 
 export interface GatewayBench {
