@@ -3,22 +3,13 @@
  * do not share its event loop (and so its RSS is its own):
  * - `uws <port>`: raw uWS pub/sub; every WebSocket on /ws subscribes to one
  *   topic and `GET /publish?n=<round>` publishes `{"n":<round>}` to it.
- * - `app <port>`: the whole gateway, allowed to post webhooks to 127.0.0.0/8
- *   over plain HTTP; on the embedded stores (the PostgreSQL under
- *   BENCH_DATA_DIR runs in its own processes, outside this RSS), or on
- *   BENCH_DATABASE_URL / BENCH_REDIS_URL when set.
  * - `receiver <port>`: a node:http server answering 200 to everything and
  *   counting answers; on the IPC message `{ expect: n }` it resets its count
  *   and sends `{ received: n }` once n requests have been answered. With
  *   `{ hold: true }` it keeps requests unanswered until `{ release: true }`.
  */
 import { createServer, type ServerResponse } from "node:http"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import { appLayer } from "../../src/app.js"
 import { loadUws } from "../../src/gateway/uws.js"
-import { loadConfig } from "../../src/platform/config.js"
-import { setLogLevel } from "../../src/platform/log.js"
 
 const [mode, portText] = process.argv.slice(2)
 const port = Number(portText)
@@ -43,37 +34,6 @@ const rawPubSub = () => {
     if (!socket) process.exit(1)
     ready()
   })
-}
-
-const gateway = () => {
-  setLogLevel("silent")
-  const config = loadConfig({
-    ...process.env,
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    BASE_URL: `http://127.0.0.1:${port}`,
-    DATA_DIR: process.env.BENCH_DATA_DIR,
-    // Embedded PostgreSQL and in-process stand-ins unless the bench hands over a database and Redis.
-    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? "",
-    REDIS_URL: process.env.BENCH_REDIS_URL ?? "",
-    REDIS_KEY_PREFIX: `bench-live-${process.pid}:`,
-    MASTER_KEY: "3333333333333333333333333333333333333333333333333333333333333333",
-    RATE_LIMIT_PER_MINUTE: "100000000",
-    PUBLIC_RATE_LIMIT_PER_MINUTE: "100000000",
-    OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8",
-    OUTBOUND_ALLOW_HTTP: "true",
-    LOG_LEVEL: "silent"
-  })
-  Effect.runFork(Layer.launch(appLayer(config)))
-  const wait = async () => {
-    for (;;) {
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return ready()
-      } catch {}
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-  void wait()
 }
 
 const receiver = () => {
@@ -109,7 +69,6 @@ const receiver = () => {
 }
 
 if (mode === "uws") rawPubSub()
-else if (mode === "app") gateway()
 else if (mode === "receiver") receiver()
 else {
   console.error(`unknown mode ${mode}`)
