@@ -4,8 +4,11 @@
  * Deterministic: the same document model gives the same bytes. pdfkit derives the trailer's file id
  * from the info dictionary, so pinning `CreationDate`/`ModDate` to a value from the data (never the
  * clock) and using only the built-in Helvetica fonts (no subsetting) leaves nothing random.
+ *
+ * pdfkit (with fontkit, its font tables and brotli, ~30 MB) loads at the first document, not at start.
+ * A plain `import()` (the module cache loads it once), not lazy.ts: pdf-worker.ts runs this file
+ * straight from its TypeScript source, where a relative `./lazy.js` does not resolve.
  */
-import PDFDocument from "pdfkit"
 
 export type PdfBlock =
   | { readonly kind: "heading"; readonly text: string }
@@ -34,8 +37,9 @@ const valueText = (value: string | number | boolean | null): string =>
   value === null || value === "" ? dash : typeof value === "boolean" ? (value ? "yes" : "no") : String(value)
 
 /** Renders the model to PDF bytes. */
-export const renderPdf = (model: PdfDocumentModel): Promise<Uint8Array> =>
-  new Promise((resolve, reject) => {
+export const renderPdf = async (model: PdfDocumentModel): Promise<Uint8Array> => {
+  const { default: PDFDocument } = await import("pdfkit")
+  return new Promise((resolve, reject) => {
     const doc = new PDFDocument({
       size: "A4",
       margin,
@@ -100,3 +104,4 @@ export const renderPdf = (model: PdfDocumentModel): Promise<Uint8Array> =>
     }
     doc.end()
   })
+}

@@ -7,7 +7,8 @@
  * full parser was measured at about 60 KB/s, far too slow for the 500,000-character cap, so
  * this module does one linear pass over the words and looks each one up in that data.
  */
-import nlp from "compromise"
+import { createRequire } from "node:module"
+import type nlp from "compromise"
 import { type Detector, type Emit, MAX_HITS_PER_DETECTOR, regexDetector } from "./detector.js"
 
 interface Lexicon {
@@ -19,9 +20,17 @@ interface Lexicon {
 
 let lexicon: Lexicon | undefined
 
+/**
+ * compromise is loaded by the first scan that needs a name, not at start: with its lexicon it holds
+ * ~30 MB that a process which never sanitizes does not need. Synchronously, because the engine is
+ * synchronous (the load stalls that scan about half a second, once). Its one-file CommonJS build:
+ * the same lexicon as its ES sources (436 modules), loaded in less time and held in less memory.
+ */
+const loadCompromise = (): typeof nlp => createRequire(import.meta.url)("compromise")
+
 const loadLexicon = (): Lexicon => {
   if (lexicon !== undefined) return lexicon
-  const model = nlp.model() as { one: { lexicon: Record<string, string | Array<string>> }; two: { orgWords: Record<string, boolean> } }
+  const model = loadCompromise().model() as { one: { lexicon: Record<string, string | Array<string>> }; two: { orgWords: Record<string, boolean> } }
   const tags = new Map<string, string>()
   const honorifics = new Set<string>()
   for (const [word, tag] of Object.entries(model.one.lexicon)) {

@@ -8,7 +8,9 @@ import { createRequire } from "node:module"
 import { availableParallelism } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { createScheduler, createWorker, type Scheduler } from "tesseract.js"
+import * as Effect from "effect/Effect"
+import type { Scheduler } from "tesseract.js"
+import { lazyImport } from "../../platform/lazy.js"
 import { OcrBusy, OcrTimeout, OcrUnavailable } from "./reasons.js"
 
 export interface OcrWord {
@@ -34,6 +36,9 @@ export interface OcrPool {
   readonly pending: () => number
   readonly close: () => Promise<void>
 }
+
+/** Loaded when the pool starts, at the first image to read. */
+const loadTesseract = lazyImport(() => import("tesseract.js"))
 
 const langPath = () => join(dirname(createRequire(import.meta.url).resolve("@tesseract.js-data/eng/package.json")), "4.0.0_best_int")
 
@@ -98,6 +103,7 @@ export const makeOcrPool = (options: OcrPoolOptions = {}): OcrPool => {
   let pending = 0
 
   const start = async (): Promise<Scheduler> => {
+    const { createScheduler, createWorker } = await Effect.runPromise(loadTesseract)
     const made = createScheduler()
     const workers = await Promise.all(
       Array.from({ length: size }, () => createWorker("eng", 1, { langPath: langPath(), gzip: true, cacheMethod: "none", workerPath: workerPath(), logger: () => {} }))
