@@ -10,7 +10,7 @@
  *   runner and shard bookkeeping and talk to each other over sockets
  *   (`RUNNER_HOST`/`RUNNER_PORT` is this runner's address).
  */
-import { NodeClusterSocket } from "@effect/platform-node"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as MessageStorage from "effect/cluster/MessageStorage"
 import * as RunnerAddress from "effect/cluster/RunnerAddress"
 import * as RunnerHealth from "effect/cluster/RunnerHealth"

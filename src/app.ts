@@ -2,7 +2,7 @@
  * The service as one Layer: storage, Redis (or its stand-ins), secrets,
  * access, the areas' services and handlers, the HttpApi, and the uWS server.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import { HttpApiBuilder } from "effect/http-api"

@@ -4,8 +4,8 @@
  * `last_used_at` be written at most once per TTL instead of on every request.
  * Values are strings; callers encode JSON themselves.
  */
-import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import { Context, Effect, Layer } from "effect"
+import { RedisClient } from "./connection.js"
 import { ExpiringEntries } from "./expiring.js"
 
 export interface ShortCacheRedisOptions {
@@ -29,12 +29,12 @@ export class ShortCache extends Context.Service<
     readonly delete: (key: string) => Effect.Effect<void>
   }
 >()("platform/redis/ShortCache") {
-  /** Entries in Redis with PX expiry, shared by every process. Needs `NodeRedis`. */
-  static readonly layerRedis = (options: ShortCacheRedisOptions = {}): Layer.Layer<ShortCache, never, NodeRedis.NodeRedis> =>
+  /** Entries in Redis with PX expiry, shared by every process. Needs `RedisClient`. */
+  static readonly layerRedis = (options: ShortCacheRedisOptions = {}): Layer.Layer<ShortCache, never, RedisClient> =>
     Layer.effect(
       ShortCache,
       Effect.gen(function* () {
-        const { client } = yield* NodeRedis.NodeRedis
+        const { client } = yield* RedisClient
         const prefix = options.prefix ?? "cache:"
         return ShortCache.of({
           get: (key) =>

@@ -5,8 +5,8 @@
  * deliver locally by itself: its own message comes back through the
  * subscription like everyone else's, so every process takes the same path.
  */
-import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import { Context, Effect, Layer, type Scope } from "effect"
+import { RedisClient } from "./connection.js"
 
 export type FanoutHandler = (topic: string, message: string) => void
 
@@ -37,11 +37,11 @@ export class Fanout extends Context.Service<
   }
 >()("platform/redis/Fanout") {
   /** Redis pub/sub; needs `NodeRedis`. One subscriber connection per process, opened at the first subscribe. */
-  static readonly layerRedis = (options: FanoutRedisOptions = {}): Layer.Layer<Fanout, never, NodeRedis.NodeRedis> =>
+  static readonly layerRedis = (options: FanoutRedisOptions = {}): Layer.Layer<Fanout, never, RedisClient> =>
     Layer.effect(
       Fanout,
       Effect.gen(function* () {
-        const { client } = yield* NodeRedis.NodeRedis
+        const { client } = yield* RedisClient
         const channelPrefix = options.channelPrefix ?? "gw:"
         const logWarning = yield* warningLogger
         const handlers = new HandlerSet(logWarning)

@@ -9,8 +9,8 @@
  * key's TTL by `window / limit` on every hit (a leaky-bucket schedule), so its
  * reset time is not the fixed window the RateLimit headers describe.
  */
-import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import { Context, Effect, Layer } from "effect"
+import { RedisClient } from "./connection.js"
 import { ExpiringEntries } from "./expiring.js"
 
 export interface RateLimitResult {
@@ -91,12 +91,12 @@ export interface RateLimiter {
 }
 
 export class RateLimits extends Context.Service<RateLimits, RateLimiter>()("platform/redis/RateLimits") {
-  /** Counters in Redis, exact across every process sharing it. Needs `NodeRedis`. */
-  static readonly layerRedis = (options: RateLimitRedisOptions = {}): Layer.Layer<RateLimits, never, NodeRedis.NodeRedis> =>
+  /** Counters in Redis, exact across every process sharing it. Needs `RedisClient`. */
+  static readonly layerRedis = (options: RateLimitRedisOptions = {}): Layer.Layer<RateLimits, never, RedisClient> =>
     Layer.effect(
       RateLimits,
       Effect.gen(function* () {
-        const { client } = yield* NodeRedis.NodeRedis
+        const { client } = yield* RedisClient
         const prefix = options.prefix ?? "rl:"
         const consume = (key: string, limit: number, windowMs: number): Effect.Effect<RateLimitResult> => {
           const redisKey = prefix + key
