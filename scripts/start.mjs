@@ -2,7 +2,7 @@
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { startFlags } from "./start-flags.mjs"
+import { startEnv, startFlags } from "./start-flags.mjs"
 
 const entry = "dist/src/main.js"
 
@@ -31,6 +31,6 @@ if (sourcesChanged()) {
   execFileSync(process.execPath, ["scripts/build-dashboard.mjs", "--if-stale"], { stdio: "inherit" })
 }
 
-const child = spawn(process.execPath, [...startFlags(), entry], { stdio: "inherit" })
+const child = spawn(process.execPath, [...startFlags(), entry], { stdio: "inherit", env: { ...process.env, ...startEnv() } })
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal))
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)))

@@ -5,7 +5,7 @@
  */
 import { execFileSync } from "node:child_process"
 // @ts-expect-error -- a plain ES module shared with scripts/start.mjs; it has no type declarations.
-import { startFlags as npmStartFlags } from "../../scripts/start-flags.mjs"
+import { startEnv as npmStartEnv, startFlags as npmStartFlags } from "../../scripts/start-flags.mjs"
 
 const root = new URL("../..", import.meta.url).pathname
 
@@ -21,3 +21,6 @@ export const startFlags = (): ReadonlyArray<string> => {
   if (override !== undefined) return override.split(" ").filter((flag) => flag !== "")
   return npmStartFlags(process.env) as ReadonlyArray<string>
 }
+
+/** `npm start`'s environment additions (the malloc arena cap). */
+export const startEnv = (): Record<string, string> => npmStartEnv(process.env) as Record<string, string>

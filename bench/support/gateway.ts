@@ -7,6 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { freePort } from "../../test/support/server.js"
+import { startEnv } from "./build.js"
 
 export interface GatewayProcess {
   readonly url: string
@@ -27,6 +28,7 @@ export const startGateway = async (options: {
   const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], {
     env: {
       ...process.env,
+      ...startEnv(),
       HOST: "127.0.0.1",
       PORT: String(port),
       BASE_URL: url,
