@@ -35,7 +35,9 @@ const LOADED_ON_FIRST_USE: ReadonlyArray<string> = [
   "@xmldom/*",
   // REDIS_URL is empty here: no Redis, no client library.
   "redis",
-  "@redis/*"
+  "@redis/*",
+  // The outbound client's connection pools: loaded by the first webhook send or model call.
+  "undici"
 ]
 /** Scalar's bundled script (the /docs page), a file inside effect rather than a package of its own. */
 const SCALAR_BUNDLE = "/node_modules/effect/dist/http-api/internal/httpApiScalar.js"

@@ -21,6 +21,7 @@ import {
   responseText,
   tlsFingerprint
 } from "../src/platform/outbound/index.js"
+import { closeIdlePools, openPools } from "../src/platform/outbound/pool.js"
 
 const loopbackHttp: OutboundPolicy = outboundPolicyFromEnv({
   OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8",
@@ -466,6 +467,10 @@ describe("TLS", () => {
         outboundRequest(`https://127.0.0.1:${silentPort}/`, { policy: loopbackHttpsOnly, connectTimeoutMs: 200, timeoutMs: 5_000 })
       )
       expect(slow.kind).toBe("connect_timeout")
+      const pooledSlow = await failure(
+        outboundRequest(`https://127.0.0.1:${silentPort}/`, { policy: loopbackHttpsOnly, keepAlive: true, connectTimeoutMs: 200, timeoutMs: 5_000 })
+      )
+      expect(pooledSlow.kind).toBe("connect_timeout")
     } finally {
       await new Promise<void>((resolve) => {
         silent.close(() => resolve())
@@ -481,5 +486,183 @@ describe("TLS", () => {
     expect(response.status).toBe(200)
     expect(responseText(response)).toBe("secure hello")
     expect(serverNames[serverNames.length - 1]).toBe("localhost")
+  })
+
+  it("verifies pooled https connections the same way, with a pool per CA", async () => {
+    const dns = fakeDns({ localhost: ["127.0.0.1"] })
+    const url = `https://localhost:${tlsPort}/`
+    expect((await failure(outboundRequest(url, { policy: loopbackHttpsOnly, lookup: dns.lookup, keepAlive: true }))).kind).toBe("network")
+    const response = await outboundRequest(url, { policy: loopbackHttpsOnly, lookup: dns.lookup, ca: certPem, keepAlive: true })
+    expect(responseText(response)).toBe("secure hello")
+    expect(serverNames[serverNames.length - 1]).toBe("localhost")
+    // The connection trusted through the CA is not lent to a request without it.
+    expect((await failure(outboundRequest(url, { policy: loopbackHttpsOnly, lookup: dns.lookup, keepAlive: true }))).kind).toBe("network")
+    // Nor to the address literal: the certificate names localhost, not 127.0.0.1.
+    const literal = await failure(outboundRequest(`https://127.0.0.1:${tlsPort}/`, { policy: loopbackHttpsOnly, ca: certPem, keepAlive: true }))
+    expect(literal.kind).toBe("network")
+    expect(literal.message).toMatch(/ERR_TLS_CERT_ALTNAME_INVALID|altnames/i)
+  })
+})
+
+describe("pooled connections (keepAlive)", () => {
+  /** Listens on every IPv4 address, so 127.0.0.1 and 127.0.0.2 are two targets of one server; answers which connection carried each request. */
+  let pooled: http.Server
+  let pooledPort: number
+  const closedConnections: Array<number> = []
+  const pooledHanging: Array<Promise<void>> = []
+  const bigConnections: Array<number> = []
+  const closedSoon = async (connection: number) => {
+    while (!closedConnections.includes(connection)) await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+
+  beforeAll(async () => {
+    pooled = http.createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (chunk: Buffer) => chunks.push(chunk))
+      req.on("end", () => {
+        const path = (req.url ?? "").split("?")[0]
+        if (path === "/hang") {
+          pooledHanging.push(new Promise((resolve) => res.on("close", () => resolve())))
+          return
+        }
+        if (path === "/big") {
+          bigConnections.push(req.socket.remotePort ?? 0)
+          res.end(Buffer.alloc(256 * 1024, 120))
+          return
+        }
+        if (path === "/redirect") {
+          res.writeHead(302, { location: "http://169.254.169.254/" }).end()
+          return
+        }
+        res.setHeader("content-type", "application/json")
+        res.end(
+          JSON.stringify({
+            local: req.socket.localAddress,
+            connection: req.socket.remotePort,
+            host: req.headers.host,
+            url: req.url,
+            body: Buffer.concat(chunks).toString()
+          })
+        )
+      })
+    })
+    pooled.on("connection", (socket) => {
+      const remote = socket.remotePort ?? 0
+      socket.on("close", () => closedConnections.push(remote))
+    })
+    pooledPort = await new Promise<number>((resolve) => pooled.listen(0, "0.0.0.0", () => resolve((pooled.address() as net.AddressInfo).port)))
+  })
+
+  afterAll(async () => {
+    closeIdlePools(0)
+    await close(pooled)
+  })
+
+  const ask = async (url: string, options: Parameters<typeof outboundRequest>[1] = {}) => {
+    const response = await outboundRequest(url, { policy: loopbackHttp, keepAlive: true, ...options })
+    expect(response.status).toBe(200)
+    return JSON.parse(responseText(response)) as { local: string; connection: number; host: string; url: string; body: string }
+  }
+
+  it("reuses a connection for the same checked address", async () => {
+    const first = await ask(`http://127.0.0.1:${pooledPort}/a`)
+    // undici lends a connection again only after a turn of the event loop.
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    const second = await ask(`http://127.0.0.1:${pooledPort}/b`)
+    expect(second.connection).toBe(first.connection)
+    expect(second.url).toBe("/b")
+  })
+
+  it("checks every request and never reuses a connection for another checked address", async () => {
+    const answers: Record<string, Array<string>> = { "app.example": ["127.0.0.1"] }
+    const asked: Array<string> = []
+    const lookup: LookupFunction = async (hostname) => {
+      asked.push(hostname)
+      return (answers[hostname] ?? []).map((address) => ({ address, family: 4 }))
+    }
+    const url = `http://app.example:${pooledPort}/named`
+    const first = await ask(url, { lookup })
+    expect(first).toMatchObject({ local: "127.0.0.1", host: `app.example:${pooledPort}` })
+    // The name now points elsewhere: the request goes there, on a connection of its own.
+    answers["app.example"] = ["127.0.0.2"]
+    const moved = await ask(url, { lookup })
+    expect(moved.local).toBe("127.0.0.2")
+    expect(moved.connection).not.toBe(first.connection)
+    // And now somewhere not allowed: refused although a pooled connection for the name is open.
+    answers["app.example"] = ["10.0.0.5"]
+    const refused = await failure(outboundRequest(url, { policy: loopbackHttp, keepAlive: true, lookup }))
+    expect(refused.kind).toBe("scheme_not_allowed")
+    expect(refused.message).toContain("10.0.0.5")
+    answers["app.example"] = ["127.0.0.1"]
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect((await ask(url, { lookup })).connection).toBe(first.connection)
+    expect(asked).toEqual(["app.example", "app.example", "app.example", "app.example"])
+  })
+
+  it("refuses disallowed addresses before dialling", async () => {
+    const before = closedConnections.length
+    const literal = await failure(outboundRequest(`https://127.0.0.1:${pooledPort}/`, { policy: PUBLIC_HTTPS_ONLY, keepAlive: true }))
+    expect(literal.kind).toBe("address_not_allowed")
+    const dns = fakeDns({ "evil.example": ["127.0.0.1"] })
+    const named = await failure(outboundRequest(`https://evil.example:${pooledPort}/`, { policy: PUBLIC_HTTPS_ONLY, keepAlive: true, lookup: dns.lookup }))
+    expect(named.kind).toBe("address_not_allowed")
+    const http = await failure(outboundRequest(`http://127.0.0.1:${pooledPort}/`, { policy: loopbackHttpsOnly, keepAlive: true }))
+    expect(http.kind).toBe("scheme_not_allowed")
+    expect(closedConnections.length).toBe(before)
+  })
+
+  it("pipelines requests on few connections, each answer to its own request", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, index) =>
+        ask(`http://127.0.0.1:${pooledPort}/pipe?${index}`, { method: "POST", body: `body ${index}`, connections: 4, pipelining: 10 })
+      )
+    )
+    answers.forEach((answer, index) => {
+      expect(answer).toMatchObject({ url: `/pipe?${index}`, body: `body ${index}` })
+    })
+    expect(new Set(answers.map((answer) => answer.connection)).size).toBeLessThanOrEqual(4)
+  })
+
+  it("hands a redirect back without following it", async () => {
+    const response = await outboundRequest(`http://127.0.0.1:${pooledPort}/redirect`, { policy: loopbackHttp, keepAlive: true })
+    expect(response.status).toBe(302)
+    expect(response.headers.location).toBe("http://169.254.169.254/")
+  })
+
+  it("caps the body and closes the connection it was read from", async () => {
+    const error = await failure(outboundRequest(`http://127.0.0.1:${pooledPort}/big`, { policy: loopbackHttp, keepAlive: true, maxResponseBytes: 100 * 1024 }))
+    expect(error.kind).toBe("response_too_large")
+    // The rest of that answer is never read: its connection is closed, and the pool goes on without it.
+    await closedSoon(bigConnections[bigConnections.length - 1]!)
+    expect((await ask(`http://127.0.0.1:${pooledPort}/x`)).url).toBe("/x")
+    const whole = await outboundRequest(`http://127.0.0.1:${pooledPort}/big`, { policy: loopbackHttp, keepAlive: true, maxResponseBytes: 256 * 1024 })
+    expect(whole.body.length).toBe(256 * 1024)
+  })
+
+  it("stops a request that gets no answer at the total timeout and closes its connection", async () => {
+    const waiting = pooledHanging.length
+    const started = Date.now()
+    const error = await failure(outboundRequest(`http://127.0.0.1:${pooledPort}/hang`, { policy: loopbackHttp, keepAlive: true, timeoutMs: 300 }))
+    expect(error.kind).toBe("timeout")
+    expect(Date.now() - started).toBeLessThan(3_000)
+    expect(pooledHanging.length).toBe(waiting + 1)
+    await pooledHanging[waiting]
+  })
+
+  it("reports a refused connection as a network error", async () => {
+    const closed = net.createServer()
+    const closedPort = await listen(closed)
+    await close(closed)
+    const error = await failure(outboundRequest(`http://127.0.0.1:${closedPort}/`, { policy: loopbackHttp, keepAlive: true }))
+    expect(error.kind).toBe("network")
+    expect(error.message).toContain("ECONNREFUSED")
+  })
+
+  it("closes idle pools", async () => {
+    const answer = await ask(`http://127.0.0.1:${pooledPort}/idle`)
+    expect(openPools()).toBeGreaterThan(0)
+    expect(closeIdlePools(0)).toBeGreaterThan(0)
+    expect(openPools()).toBe(0)
+    await closedSoon(answer.connection)
   })
 })

@@ -10,6 +10,7 @@ import * as http from "node:http"
 import * as https from "node:https"
 import type { Socket } from "node:net"
 import { Effect } from "effect"
+import { loadOnce } from "../lazy.js"
 import { OutboundError, outboundError } from "./errors.js"
 import { defaultOutboundPolicy, type OutboundPolicy } from "./policy.js"
 import { type LookupFunction, resolveTarget, systemLookup, type Target } from "./target.js"
@@ -33,13 +34,22 @@ export interface OutboundRequestOptions {
   readonly ca?: string | Buffer | ReadonlyArray<string | Buffer>
   readonly signal?: AbortSignal
   /**
-   * Reuse idle connections (default false: a fresh connection each time).
+   * Reuse connections (default false: a fresh connection each time).
    * Safe with the address checks: every request still resolves and checks
    * its host, and a pooled connection is only reused for the same checked
-   * address, port and TLS settings (the pool is keyed by them), so a socket
-   * never serves an address the current check did not allow.
+   * address, port and TLS settings (the pool is keyed by them and dials
+   * nothing else), so a socket never serves an address the current check
+   * did not allow.
    */
   readonly keepAlive?: boolean
+  /** With `keepAlive`: connections to one target at most (default 64); more requests wait for one. */
+  readonly connections?: number
+  /**
+   * With `keepAlive`: requests sent on one connection before their answers
+   * arrive (default 1, no pipelining). Only for requests that may be sent
+   * twice: a connection that breaks re-sends the ones queued behind the first.
+   */
+  readonly pipelining?: number
 }
 
 export interface OutboundResponse {
@@ -54,15 +64,8 @@ export interface OutboundResponse {
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
 export const DEFAULT_TIMEOUT_MS = 15_000
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
-
-/**
- * Pools of `keepAlive` requests; Node keys them by the dialled address, port, servername and CA.
- * Idle sockets close after 4 s, under the common 5 s server keep-alive, so a reused socket is rarely one the server is closing.
- */
-const keepAliveAgents = {
-  http: new http.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 64, timeout: 4_000 }),
-  https: new https.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 64, timeout: 4_000 })
-}
+/** Pooled connections to one target, as many as the node Agent this pool replaced allowed. */
+const DEFAULT_CONNECTIONS = 64
 
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([300, 301, 302, 303, 307, 308])
 
@@ -76,6 +79,8 @@ export const outboundRequest = async (
   url: string | URL,
   options: OutboundRequestOptions = {}
 ): Promise<OutboundResponse> => {
+  // Loading the pool module (once per process) is not the request's time.
+  const pool = options.keepAlive === true ? await loadPool() : undefined
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const controller = new AbortController()
   const totalTimer = setTimeout(
@@ -92,7 +97,7 @@ export const outboundRequest = async (
       options.lookup ?? systemLookup,
       controller.signal
     )
-    return await send(target, options, controller.signal)
+    return pool !== undefined ? await sendKept(pool.sendPooled, target, options, controller.signal) : await send(target, options, controller.signal)
   } finally {
     clearTimeout(totalTimer)
     options.signal?.removeEventListener("abort", onCallerAbort)
@@ -146,8 +151,8 @@ const send = (target: Target, options: OutboundRequestOptions, signal: AbortSign
       port: checked.port,
       path: `${checked.url.pathname}${checked.url.search}`,
       headers,
-      // A fresh connection each time unless asked; a pooled one is keyed by the checked address it was opened to.
-      agent: options.keepAlive === true ? (checked.secure ? keepAliveAgents.https : keepAliveAgents.http) : false
+      // A fresh connection each time (pooled requests go through `sendKept`).
+      agent: false
     }
     if (checked.secure) {
       if (target.servername !== undefined) requestOptions.servername = target.servername
@@ -169,7 +174,7 @@ const send = (target: Target, options: OutboundRequestOptions, signal: AbortSign
       connectTimeoutMs
     )
     request.on("socket", (socket: Socket) => {
-      // A reused keep-alive connection is already connected.
+      // Already connected: nothing left to time.
       if (!socket.connecting) {
         if (connectTimer !== undefined) clearTimeout(connectTimer)
         connectTimer = undefined
@@ -225,6 +230,41 @@ const send = (target: Target, options: OutboundRequestOptions, signal: AbortSign
     signal.addEventListener("abort", onAbort, { once: true })
     request.end(body)
   })
+
+/** undici, at the first pooled request (src/platform/lazy.ts): a process that never sends a webhook or calls a model does not hold it. */
+const loadPool = loadOnce(() => import("./pool.js"))
+
+/** The same request over a pooled connection of the checked target. */
+const sendKept = async (
+  sendPooled: typeof import("./pool.js").sendPooled,
+  target: Target,
+  options: OutboundRequestOptions,
+  signal: AbortSignal
+): Promise<OutboundResponse> => {
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    // As in `send`: Host names the URL's host; the length is the body's own (undici sets it).
+    const lower = name.toLowerCase()
+    if (lower !== "host" && lower !== "content-length") headers[name] = value
+  }
+  headers.host = target.checked.url.host
+  const response = await sendPooled(
+    target,
+    {
+      method: (options.method ?? "GET").toUpperCase(),
+      path: `${target.checked.url.pathname}${target.checked.url.search}`,
+      headers,
+      body: options.body === undefined ? undefined : Buffer.from(options.body),
+      maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      connections: Math.max(1, Math.floor(options.connections ?? DEFAULT_CONNECTIONS)),
+      pipelining: Math.max(1, Math.floor(options.pipelining ?? 1)),
+      ca: options.ca
+    },
+    signal
+  )
+  return { ...response, url: target.checked.url.href }
+}
 
 const asOutboundError = (error: unknown): OutboundError =>
   error instanceof OutboundError
