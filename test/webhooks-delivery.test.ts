@@ -3,9 +3,11 @@
  * fake clock, against a local receiver.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
+import { PgClient } from "@effect/sql-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Queue from "effect/Queue"
 import { SqlClient } from "effect/sql"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -18,10 +20,13 @@ import { databaseLayer } from "../src/platform/db/index.js"
 import { newUuid } from "../src/platform/ids.js"
 import { platformMemoryLayer } from "../src/platform/redis/index.js"
 import { Secrets } from "../src/platform/secrets.js"
+import { deliveryBody } from "../src/webhooks/schedule.js"
 import { WebhookClock, WebhookSettings, Webhooks } from "../src/webhooks/service.js"
 import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 
 interface Received {
+  /** The client port of the connection it came on. */
+  readonly connection: number
   readonly path: string
   readonly headers: IncomingHttpHeaders
   readonly body: string
@@ -36,7 +41,7 @@ const startReceiver = async () => {
     request.on("data", (chunk: Buffer) => chunks.push(chunk))
     request.on("end", () => {
       const path = request.url ?? "/"
-      received.push({ path, headers: request.headers, body: Buffer.concat(chunks).toString("utf8") })
+      received.push({ connection: request.socket.remotePort ?? 0, path, headers: request.headers, body: Buffer.concat(chunks).toString("utf8") })
       const next = plans.get(path)?.shift() ?? 200
       if (next === "hang") return
       response.writeHead(next, { "content-type": "text/plain" }).end("ok")
@@ -58,11 +63,12 @@ const startReceiver = async () => {
 const clock = { current: Date.parse("2026-03-01T00:00:00Z"), now: () => clock.current, random: () => 0.5 }
 
 let database: FreshDatabase | undefined
-let runtime: ManagedRuntime.ManagedRuntime<Webhooks | Events | SqlClient.SqlClient | Secrets, unknown>
+type Services = Webhooks | Events | SqlClient.SqlClient | PgClient.PgClient | Secrets
+let runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
 let receiver: Awaited<ReturnType<typeof startReceiver>>
-const run = <A, E>(effect: Effect.Effect<A, E, Webhooks | Events | SqlClient.SqlClient | Secrets>) => runtime.runPromise(effect)
+const run = <A, E>(effect: Effect.Effect<A, E, Services>) => runtime.runPromise(effect)
 
-const record = (orgUuid: string, type: "action.approved" | "case.complete", data: Record<string, unknown>) =>
+const record = (orgUuid: string, type: "action.approved" | "case.complete" | "action.approval_requested", data: Record<string, unknown>) =>
   run(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
@@ -97,10 +103,10 @@ beforeAll(async () => {
     Layer.provideMerge(ApprovalGrantsLive),
     Layer.provideMerge(Flags.layer),
     Layer.provideMerge(Layer.mergeAll(Events.layer, Secrets.layer)),
-    Layer.provideMerge(Layer.mergeAll(Layer.succeed(WebhookClock)(clock), Layer.succeed(WebhookSettings)({ timeoutMs: 400, leaseMs: 60_000, batchSize: 100, pollMs: 50 }))),
+    Layer.provideMerge(Layer.mergeAll(Layer.succeed(WebhookClock)(clock), Layer.succeed(WebhookSettings)({ timeoutMs: 400, leaseMs: 60_000, batchSize: 100, pollMs: 50, connections: 2, pipelining: 8 }))),
     Layer.provideMerge(base)
   )
-  runtime = ManagedRuntime.make(services as Layer.Layer<Webhooks | Events | SqlClient.SqlClient | Secrets, unknown>)
+  runtime = ManagedRuntime.make(services as Layer.Layer<Services, unknown>)
   await runtime.runPromise(Effect.void)
 })
 
@@ -123,6 +129,9 @@ describe("webhook delivery", () => {
     const body = new Webhook(hook.secret!).verify(got[0]!.body, got[0]!.headers as Record<string, string>) as Record<string, any>
     expect(body).toMatchObject({ event: "action.approved", action_uuid: "act_1", data: { action_uuid: "act_1", status: "approved" }, timestamp: event!.timestamp })
     expect(got[0]!.headers["webhook-id"]).toBe(body.delivery_id)
+    // The body built by the dispatcher's statement is the one `deliveryBody` describes.
+    expect(body).toEqual(deliveryBody("action.approved", body.delivery_id, event!.timestamp, { action_uuid: "act_1", status: "approved" }))
+    expect(body.delivery_id).toMatch(/^msg_[0-9a-z]{24}$/)
     const { data } = await deliveriesOf(org, hook.id)
     expect(data).toHaveLength(1)
     expect(data[0]).toMatchObject({ id: body.delivery_id, event: "action.approved", status: "delivered", status_code: 200, attempt: 1 })
@@ -260,11 +269,122 @@ describe("webhook delivery", () => {
     expect((await deliveriesOf(org, hook.id)).data).toHaveLength(10)
   })
 
+  it("sends a batch to one receiver over a few pipelined connections, each delivery signed", async () => {
+    clock.current = Date.now()
+    const org = newUuid()
+    const hook = await createHook(org, "/batch")
+    for (let i = 0; i < 40; i++) await record(org, "action.approved", { action_uuid: `batch_${i}` })
+    await dispatch()
+    expect(await send()).toBe(40)
+    const got = receiver.received.filter((r) => r.path === "/batch")
+    expect(got).toHaveLength(40)
+    const verifier = new Webhook(hook.secret!)
+    const actions = got.map((r) => (verifier.verify(r.body, r.headers as Record<string, string>) as { action_uuid: string }).action_uuid)
+    expect(new Set(actions).size).toBe(40)
+    expect(new Set(got.map((r) => r.headers["webhook-id"])).size).toBe(40)
+    // The test's settings: 2 connections of 8 pipelined sends.
+    expect(new Set(got.map((r) => r.connection)).size).toBeLessThanOrEqual(2)
+    expect((await deliveriesOf(org, hook.id)).data.every((d) => d.status === "delivered")).toBe(true)
+  })
+
+  it("a dispatcher round sends what it leased itself and leaves the rest due", async () => {
+    clock.current = Date.now()
+    const org = newUuid()
+    const hook = await createHook(org, "/handoff")
+    for (let i = 0; i < 5; i++) await record(org, "action.approved", { action_uuid: `handoff_${i}` })
+    expect(await run(Effect.flatMap(Webhooks, (w) => w.dispatchAndSend(3)))).toBe(5)
+    expect(receiver.received.filter((r) => r.path === "/handoff")).toHaveLength(3)
+    expect(await send()).toBe(2)
+    expect(receiver.received.filter((r) => r.path === "/handoff")).toHaveLength(5)
+    expect((await deliveriesOf(org, hook.id)).data.map((d) => d.status)).toEqual(Array(5).fill("delivered"))
+  })
+
+  it("deliveries leased to a dispatcher that never sent them go out once the lease runs out", async () => {
+    const org = newUuid()
+    const hook = await createHook(org, "/orphaned")
+    for (let i = 0; i < 3; i++) await record(org, "action.approved", { action_uuid: `orphan_${i}` })
+    const round = await run(Effect.flatMap(Webhooks, (w) => w.dispatchRound(10)))
+    expect(round.leased).toHaveLength(3)
+    // The dispatcher "dies" here: nobody else may take them while the lease holds.
+    expect(await send()).toBe(0)
+    clock.current += 60_000
+    expect(await send()).toBe(3)
+    expect(new Set(receiver.received.filter((r) => r.path === "/orphaned").map((r) => r.headers["webhook-id"]))).toEqual(new Set(round.leased.map((d) => d.id)))
+    expect((await deliveriesOf(org, hook.id)).data.map((d) => d.status)).toEqual(Array(3).fill("delivered"))
+  })
+
   it("another organization's webhook is not found", async () => {
     const hook = await createHook(newUuid(), "/mine")
     const failure = await run(Effect.flip(Effect.flatMap(Webhooks, (w) => w.deliveries(newUuid(), hook.id, 1, 20))))
     expect(failure.reason).toMatchObject({ code: "NOT_FOUND" })
     const removal = await run(Effect.flip(Effect.flatMap(Webhooks, (w) => w.remove(newUuid(), hook.id))))
     expect(removal.reason).toMatchObject({ code: "NOT_FOUND" })
+  })
+})
+
+describe("events nobody wants", () => {
+  const dispatchedOf = (eventId: string) =>
+    run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ dispatched: boolean }>`SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_id = ${eventId}`)).then(
+      (rows) => rows[0]?.dispatched
+    )
+
+  it("are stored dispatched; an event a webhook subscribes to waits for the dispatcher", async () => {
+    const org = newUuid()
+    const [before] = await record(org, "action.approved", { action_uuid: "nobody" })
+    expect(await dispatchedOf(before!.eventId)).toBe(true)
+    const hook = await createHook(org, "/wanted", ["case.complete"])
+    const [other] = await record(org, "action.approved", { action_uuid: "other type" })
+    expect(await dispatchedOf(other!.eventId)).toBe(true)
+    const [wanted] = await record(org, "case.complete", { case_id: "wanted" })
+    expect(await dispatchedOf(wanted!.eventId)).toBe(false)
+    await dispatch()
+    expect(await dispatchedOf(wanted!.eventId)).toBe(true)
+    await send()
+    const { data } = await deliveriesOf(org, hook.id)
+    expect(data.map((delivery) => delivery.payload.case_id)).toEqual(["wanted"])
+    // A deleted webhook wants nothing more.
+    await run(Effect.flatMap(Webhooks, (w) => w.remove(org, hook.id)))
+    const [after] = await record(org, "case.complete", { case_id: "after delete" })
+    expect(await dispatchedOf(after!.eventId)).toBe(true)
+  })
+
+  it("an approval request waits for the dispatcher when a notification channel is on", async () => {
+    const org = newUuid()
+    const [silent] = await record(org, "action.approval_requested", { action_uuid: "silent" })
+    expect(await dispatchedOf(silent!.eventId)).toBe(true)
+    await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO notification_channels (org_uuid, email_enabled) VALUES (${org}, false)`))
+    const [off] = await record(org, "action.approval_requested", { action_uuid: "off" })
+    expect(await dispatchedOf(off!.eventId)).toBe(true)
+    await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE notification_channels SET email_enabled = true WHERE org_uuid = ${org}`))
+    const [on] = await record(org, "action.approval_requested", { action_uuid: "on" })
+    expect(await dispatchedOf(on!.eventId)).toBe(false)
+    // Other types still need a webhook.
+    const [approved] = await record(org, "action.approved", { action_uuid: "approved" })
+    expect(await dispatchedOf(approved!.eventId)).toBe(true)
+    await dispatch()
+    expect(await dispatchedOf(on!.eventId)).toBe(true)
+  })
+
+  it("wake the dispatchers only when something is left to dispatch", async () => {
+    const org = newUuid()
+    await createHook(org, "/notify", ["case.complete"])
+    const heard = await run(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const pg = yield* PgClient.PgClient
+          const sql = yield* SqlClient.SqlClient
+          const events = yield* Events
+          const notifications = yield* pg.listen("gateway_events")
+          yield* sql.withTransaction(events.record([{ orgUuid: org, type: "action.approved", data: { action_uuid: "unwanted" } }]))
+          yield* Effect.sleep("300 millis")
+          const afterUnwanted = (yield* Queue.clear(notifications)).length
+          yield* sql.withTransaction(events.record([{ orgUuid: org, type: "case.complete", data: { case_id: "wanted" } }]))
+          yield* Queue.take(notifications)
+          yield* Effect.sleep("100 millis")
+          return { afterUnwanted, afterWanted: 1 + (yield* Queue.clear(notifications)).length }
+        })
+      ).pipe(Effect.timeout("10 seconds"))
+    )
+    expect(heard).toEqual({ afterUnwanted: 0, afterWanted: 1 })
   })
 })

@@ -62,7 +62,10 @@ export const judgeAttempt = (options: {
   return { kind: "retry", at: now + Math.max(delay, asked) }
 }
 
-/** The delivery body: the envelope fields, with the event's data both nested and at the top level. */
+/**
+ * The delivery body: the envelope fields, with the event's data both nested and at the top level.
+ * The dispatcher builds it in SQL (`dispatchEvents` in store.ts); webhooks-delivery.test.ts holds the two to the same body.
+ */
 export const deliveryBody = (
   event: string,
   deliveryId: string,

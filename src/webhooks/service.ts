@@ -1,7 +1,8 @@
 /**
  * Webhooks: registration (secret shown once, sealed at rest), the delivery
  * log, and the two halves of delivery through the `events` outbox:
- * `dispatchOnce` turns undispatched events into deliveries, `sendDue` posts due
+ * `dispatchRound` turns undispatched events into deliveries (leasing some to
+ * its caller, who sends them at once), `sendDue` posts the other due
  * deliveries. Both lock with SKIP LOCKED, so any number of fibers and
  * processes can run them without sending anything twice.
  */
@@ -25,9 +26,9 @@ import { newId } from "../platform/ids.js"
 import { DEFAULT_TIMEOUT_MS, type OutboundPolicy, outbound, outboundPolicyOfConfig } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { refuse, WebhookNotFound } from "./errors.js"
-import { DISABLE_AFTER_MS, deliveryBody, judgeAttempt } from "./schedule.js"
-import { newWebhookSecret, signedHeaders } from "./signing.js"
-import { type DueDelivery, makeWebhooksStore, type NewDelivery } from "./store.js"
+import { DISABLE_AFTER_MS, judgeAttempt } from "./schedule.js"
+import { newWebhookSecret, type Signer, webhookSigner } from "./signing.js"
+import { type DueDelivery, makeWebhooksStore } from "./store.js"
 
 /** Time and randomness of delivery; tests replace them to check retry timing without waiting. */
 export interface WebhookClockService {
@@ -50,8 +51,13 @@ export interface WebhookSettingsService {
   readonly concurrency?: number
   /** Sends in flight to one webhook (default 32). */
   readonly perEndpoint?: number
+  /** Keep-alive connections to one receiver address (default 4); each carries up to `pipelining` sends at once (default 8). */
+  readonly connections?: number
+  readonly pipelining?: number
   /** Sender fibers, each claiming its own batch, so one batch's slow answers do not hold up the rest (default 4). */
   readonly senders?: number
+  /** Deliveries the dispatcher may be sending itself at once (default `batchSize`); the senders take the rest. */
+  readonly handoff?: number
   /** Pause after a round that found less than a full batch, to gather the next (default 10 ms). */
   readonly gatherMs?: number
   /** Overrides the policy derived from Config (tests). */
@@ -63,6 +69,8 @@ export const WebhookSettings = Context.Reference<WebhookSettingsService>("gatewa
 
 const DEFAULT_CONCURRENCY = 64
 const DEFAULT_PER_ENDPOINT = 32
+const DEFAULT_CONNECTIONS = 4
+const DEFAULT_PIPELINING = 8
 const DEFAULT_SENDERS = 4
 const DEFAULT_GATHER_MS = 10
 /** The channel the `events` trigger notifies on commit (migration 0010_events_notify). */
@@ -75,8 +83,6 @@ export interface CreateWebhookInput {
 
 export const webhookAad = (id: string) => `webhook:${id}`
 
-const subscribes = (events: ReadonlyArray<string>, type: string) => events.includes("*") || events.includes(type)
-
 export const makeWebhooks = Effect.gen(function* () {
   const store = yield* makeWebhooksStore
   const config = yield* Config
@@ -85,7 +91,6 @@ export const makeWebhooks = Effect.gen(function* () {
   const clock = yield* WebhookClock
   const settings = yield* WebhookSettings
   const policy = settings.policy ?? outboundPolicyOfConfig(config)
-  const sql = store.sql
 
   const create = (orgUuid: string, input: CreateWebhookInput) =>
     Effect.gen(function* () {
@@ -123,59 +128,37 @@ export const makeWebhooks = Effect.gen(function* () {
     })
 
   /**
-   * Drains one batch of the outbox in one transaction: a delivery per
-   * subscribed active webhook, the events marked dispatched as they are claimed. Approval requests
-   * are then announced on the notification channels. Returns how many events.
+   * One round of the outbox in one statement (`store.dispatchEvents`): a delivery per claimed
+   * event and subscribed active webhook, the first `lease` of them leased to the caller to send
+   * at once, the rest due now for any sender. Approval requests are then announced on the
+   * notification channels.
    */
-  const dispatchRound = Effect.gen(function* () {
-    const now = clock.now()
-    let created = 0
-    const claimed = yield* sql.withTransaction(
-      Effect.gen(function* () {
-        const events = yield* store.claimEvents(settings.batchSize, now)
-        if (events.length === 0) return events
-        const webhooks = yield* store.activeWebhooksOf([...new Set(events.map((event) => event.orgUuid))])
-        const deliveries: Array<NewDelivery> = []
-        for (const event of events) {
-          for (const webhook of webhooks) {
-            if (webhook.org_uuid !== event.orgUuid || !subscribes(webhook.events, event.type)) continue
-            const id = newId("msg")
-            deliveries.push({
-              id,
-              webhook_id: webhook.id,
-              org_uuid: event.orgUuid,
-              event_id: event.eventId,
-              event: event.type,
-              payload: deliveryBody(event.type, id, event.createdAt, event.data)
-            })
-          }
-        }
-        yield* store.insertDeliveries(deliveries, now)
-        created = deliveries.length
-        return events
-      })
-    )
-    const approvals = claimed.filter((event) => event.type === "action.approval_requested")
-    yield* Effect.forEach(
-      approvals,
-      (event) => {
-        const request = approvalRequestOf(event.eventId, event.orgUuid, event.data)
-        return request === undefined ? Effect.void : channels.notifyApproval(request)
-      },
-      { concurrency: "unbounded", discard: true }
-    )
-    return { events: claimed.length, deliveries: created }
-  })
-  /** One round of the dispatcher; answers how many events it took. */
-  const dispatchOnce = Effect.map(dispatchRound, (round) => round.events)
+  const dispatchRound = (lease: number) =>
+    Effect.gen(function* () {
+      const round = yield* store.dispatchEvents({ limit: settings.batchSize, now: clock.now(), lease, leaseMs: settings.leaseMs })
+      yield* Effect.forEach(
+        round.events,
+        (event) => {
+          const request = event.type === "action.approval_requested" ? approvalRequestOf(event.eventId, event.orgUuid, event.data) : undefined
+          return request === undefined ? Effect.void : channels.notifyApproval(request)
+        },
+        { concurrency: "unbounded", discard: true }
+      )
+      return round
+    })
+  /** One round of the dispatcher, leaving every delivery to the senders; answers how many events it took. */
+  const dispatchOnce = Effect.map(dispatchRound(0), (round) => round.events.length)
 
-  /** Posts one claimed delivery through the outbound client and judges the answer; writes nothing. */
-  const attemptOne = (delivery: DueDelivery) =>
+  /**
+   * Posts one claimed delivery through the outbound client and judges the answer; writes nothing.
+   * Sends to one receiver share a few keep-alive connections and are pipelined on them: a
+   * receiver may see a delivery twice when a connection breaks, which the `webhook-id` covers.
+   */
+  const attemptOne = (delivery: DueDelivery, sign: Signer) =>
     Effect.gen(function* () {
       const attempt = delivery.attempt + 1
-      const secret = envelope.openText(delivery.secretSealed, webhookAad(delivery.webhookId))
       const body = JSON.stringify(delivery.payload)
-      const headers = signedHeaders(secret, delivery.id, Math.floor(clock.now() / 1000), body)
+      const headers = sign(delivery.id, Math.floor(clock.now() / 1000), body)
       const answer = yield* outbound(delivery.url, {
         method: "POST",
         headers,
@@ -183,7 +166,9 @@ export const makeWebhooks = Effect.gen(function* () {
         policy,
         timeoutMs: settings.timeoutMs,
         maxResponseBytes: 64 * 1024,
-        keepAlive: true
+        keepAlive: true,
+        connections,
+        pipelining
       }).pipe(
         Effect.map((response) => ({ status: response.status as number | undefined, retryAfter: response.headers["retry-after"], error: null as string | null })),
         Effect.catch((error) => Effect.succeed({ status: undefined, retryAfter: undefined, error: `${error.kind}: ${error.message}` }))
@@ -229,8 +214,10 @@ export const makeWebhooks = Effect.gen(function* () {
   /** Sends in flight: at most `concurrency` in all, at most `perEndpoint` to one webhook, across every sender fiber. */
   const overall = Semaphore.makeUnsafe(settings.concurrency ?? DEFAULT_CONCURRENCY)
   const perEndpoint = settings.perEndpoint ?? DEFAULT_PER_ENDPOINT
+  const connections = settings.connections ?? DEFAULT_CONNECTIONS
+  const pipelining = settings.pipelining ?? DEFAULT_PIPELINING
   const endpoints = new Map<string, { readonly semaphore: Semaphore.Semaphore; users: number }>()
-  const limited = (delivery: DueDelivery) =>
+  const limited = (delivery: DueDelivery, sign: Signer) =>
     Effect.suspend(() => {
       let entry = endpoints.get(delivery.webhookId)
       if (entry === undefined) {
@@ -239,7 +226,7 @@ export const makeWebhooks = Effect.gen(function* () {
       }
       const held = entry
       held.users++
-      return attemptOne(delivery).pipe(
+      return attemptOne(delivery, sign).pipe(
         overall.withPermit,
         held.semaphore.withPermit,
         Effect.ensuring(
@@ -252,20 +239,58 @@ export const makeWebhooks = Effect.gen(function* () {
     })
 
   /**
-   * Claims due deliveries and attempts each once, concurrently (bounded
-   * overall and per endpoint; no order between deliveries is promised), then
-   * records the outcomes together. Returns how many were attempted.
+   * A batch by webhook, with the webhook's signer: each secret is unsealed once per batch. A
+   * secret that does not open leaves its deliveries out (they stay leased and are tried again
+   * when the lease runs out).
    */
+  const byWebhook = (due: ReadonlyArray<DueDelivery>) => {
+    const groups = new Map<string, { readonly sign: Signer | undefined; readonly deliveries: Array<DueDelivery> }>()
+    for (const delivery of due) {
+      let group = groups.get(delivery.webhookId)
+      if (group === undefined) {
+        let sign: Signer | undefined
+        try {
+          sign = webhookSigner(envelope.openText(delivery.secretSealed, webhookAad(delivery.webhookId)))
+        } catch {
+          sign = undefined
+        }
+        group = { sign, deliveries: [] }
+        groups.set(delivery.webhookId, group)
+      }
+      group.deliveries.push(delivery)
+    }
+    return [...groups.values()].flatMap((group) => (group.sign === undefined ? [] : [{ sign: group.sign, deliveries: group.deliveries }]))
+  }
+
+  /**
+   * Attempts each delivery of a batch once, concurrently (bounded overall and per endpoint; no
+   * order between deliveries is promised), then records the outcomes together. A webhook's
+   * deliveries start no more fibers than may send to it at once: the semaphores scan their
+   * waiters on every release.
+   */
+  const sendBatch = (due: ReadonlyArray<DueDelivery>) =>
+    Effect.gen(function* () {
+      if (due.length === 0) return
+      // A delivery whose attempt broke (not a failed send: those are outcomes) stays leased and is retried when the lease runs out.
+      const attempted = yield* Effect.forEach(
+        byWebhook(due),
+        ({ sign, deliveries }) => Effect.forEach(deliveries, (delivery) => Effect.exit(limited(delivery, sign)), { concurrency: perEndpoint }),
+        { concurrency: "unbounded" }
+      )
+      yield* settle(attempted.flat().flatMap((exit) => (Exit.isSuccess(exit) ? [exit.value] : [])))
+    })
+
+  /** Claims due deliveries (retries, and what no dispatcher took on) and sends them. Returns how many. */
   const sendDue = Effect.gen(function* () {
     const due = yield* store.claimDue(settings.batchSize, clock.now(), settings.leaseMs)
-    if (due.length === 0) return 0
-    // A delivery whose attempt broke (not a failed send: those are outcomes) stays leased and is retried when the lease runs out.
-    const attempted = yield* Effect.forEach(due, (delivery) => Effect.exit(limited(delivery)), { concurrency: "unbounded" })
-    yield* settle(attempted.flatMap((exit) => (Exit.isSuccess(exit) ? [exit.value] : [])))
+    yield* sendBatch(due)
     return due.length
   })
 
-  return { create, list, remove, deliveries, dispatchRound, dispatchOnce, sendDue }
+  /** A dispatcher round whose deliveries (up to `lease`) are sent by the caller at once; answers how many events. */
+  const dispatchAndSend = (lease: number) => Effect.flatMap(dispatchRound(lease), (round) => Effect.as(sendBatch(round.leased), round.events.length))
+
+  return { create, list, remove, deliveries, dispatchRound, dispatchOnce, sendBatch, sendDue, dispatchAndSend }
 })
 
 export class Webhooks extends Context.Service<Webhooks, Effect.Success<typeof makeWebhooks>>()("gateway/Webhooks") {
@@ -290,7 +315,8 @@ const makeWakeUp = () => {
 
 /**
  * The background loops of one process: a dispatcher turns outbox events into
- * deliveries and wakes the senders; several senders post what is due. Each
+ * deliveries and sends them; several senders post what else is due (retries,
+ * what the dispatcher had no room for, other processes' leftovers). Each
  * loop goes on at once while it finds work and otherwise waits for a wake-up
  * or `pollMs` (the safety net for retries coming due and other processes' work).
  */
@@ -334,11 +360,26 @@ export const webhookWorkerLoop = Effect.gen(function* () {
         Effect.forever
       )
   })
-  // Senders are woken only when a round created deliveries: most events have no webhook.
+  // The dispatcher sends the deliveries it creates itself (leased to it by the same statement, so
+  // neither a second claim nor a second read of the payload), up to `handoff` in flight; beyond
+  // that they are left due and the senders are woken for them.
+  const handoff = settings.handoff ?? settings.batchSize
+  let handing = 0
   const dispatcher = loop(
-    Effect.map(webhooks.dispatchRound, (round) => {
-      if (round.deliveries > 0) work.signal()
-      return round.events
+    Effect.gen(function* () {
+      const round = yield* webhooks.dispatchRound(Math.max(0, handoff - handing))
+      const handed = round.leased.length
+      if (handed > 0) {
+        handing += handed
+        yield* Effect.forkChild(
+          webhooks.sendBatch(round.leased).pipe(
+            Effect.catchCause(() => Effect.void),
+            Effect.ensuring(Effect.sync(() => (handing -= handed)))
+          )
+        )
+      }
+      if (round.deliveries > handed) work.signal()
+      return round.events.length
     }),
     outbox
   )

@@ -4,7 +4,7 @@
  * "{id}.{timestamp}.{body}") and the simpler `X-Signature: sha256=<hex>` keyed
  * with the whole `whsec_…` string.
  */
-import { createHmac, randomBytes } from "node:crypto"
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from "node:crypto"
 
 const SECRET_PREFIX = "whsec_"
 
@@ -20,16 +20,29 @@ export const standardSignature = (secret: string, id: string, timestampSeconds: 
 export const simpleSignature = (secret: string, body: string): string =>
   `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`
 
-/** Every header of one delivery attempt; `X-Aira-Signature` repeats `X-Signature` for the published SDK's verifier. */
-export const signedHeaders = (secret: string, deliveryId: string, timestampSeconds: number, body: string): Record<string, string> => {
-  const simple = simpleSignature(secret, body)
-  return {
-    "content-type": "application/json",
-    "user-agent": "accountability-gateway-webhooks/1",
-    "webhook-id": deliveryId,
-    "webhook-timestamp": String(timestampSeconds),
-    "webhook-signature": standardSignature(secret, deliveryId, timestampSeconds, body),
-    "x-signature": simple,
-    "x-aira-signature": simple
+/** The headers of delivery attempts, for one secret. */
+export type Signer = (deliveryId: string, timestampSeconds: number, body: string) => Record<string, string>
+
+/**
+ * Prepares a secret's two HMAC keys once (a sender signs a whole batch with them). Every header
+ * of one attempt; `X-Aira-Signature` repeats `X-Signature` for the published SDK's verifier.
+ */
+export const webhookSigner = (secret: string): Signer => {
+  const standardKey: KeyObject = createSecretKey(secretKeyBytes(secret))
+  const simpleKey: KeyObject = createSecretKey(Buffer.from(secret, "utf8"))
+  return (deliveryId, timestampSeconds, body) => {
+    const simple = `sha256=${createHmac("sha256", simpleKey).update(body).digest("hex")}`
+    return {
+      "content-type": "application/json",
+      "user-agent": "accountability-gateway-webhooks/1",
+      "webhook-id": deliveryId,
+      "webhook-timestamp": String(timestampSeconds),
+      "webhook-signature": `v1,${createHmac("sha256", standardKey).update(`${deliveryId}.${timestampSeconds}.${body}`).digest("base64")}`,
+      "x-signature": simple,
+      "x-aira-signature": simple
+    }
   }
 }
+
+export const signedHeaders = (secret: string, deliveryId: string, timestampSeconds: number, body: string): Record<string, string> =>
+  webhookSigner(secret)(deliveryId, timestampSeconds, body)

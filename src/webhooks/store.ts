@@ -7,7 +7,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { DeliveryStatuses, WebhookStatuses } from "../../protocol/webhooks.js"
-import { Count, Json, NullableCount, NullableTimestamp, Serial, Timestamp } from "../platform/columns.js"
+import { Count, Json, NullableCount, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
 
 const Payload = Json(Schema.Record(Schema.String, Schema.Unknown), {})
@@ -35,7 +35,17 @@ const DeliveryView = Schema.Struct({
 })
 export type DeliveryView = typeof DeliveryView.Type
 
-const ClaimedRow = Schema.Struct({ id: Serial, event_id: Schema.String, org_uuid: Schema.String, type: Schema.String, data: Payload, created_at: Timestamp })
+/** A row of a dispatch round: a delivery (`type` null), or a claimed event (`id` its event id, `payload` its data). */
+const DispatchedRow = Schema.Struct({
+  id: Schema.String,
+  webhook_id: Schema.NullOr(Schema.String),
+  org_uuid: Schema.String,
+  payload: Payload,
+  url: Schema.NullOr(Schema.String),
+  secret_sealed: Schema.NullOr(Schema.String),
+  leased: Schema.NullOr(Schema.Boolean),
+  type: Schema.NullOr(Schema.String)
+})
 
 const DueRow = Schema.Struct({
   id: Schema.String,
@@ -58,21 +68,12 @@ export interface DueDelivery {
   readonly attempt: number
 }
 
-export interface NewDelivery {
-  readonly id: string
-  readonly webhook_id: string
-  readonly org_uuid: string
-  readonly event_id: string
-  readonly event: string
-  readonly payload: Record<string, unknown>
-}
-
-export interface ClaimedEvent {
+/** An event a dispatch round claimed; `data` only for approval requests (else empty). */
+export interface DispatchedEvent {
   readonly eventId: string
   readonly orgUuid: string
   readonly type: string
   readonly data: Record<string, unknown>
-  readonly createdAt: string
 }
 
 const at = (ms: number) => new Date(ms).toISOString()
@@ -129,79 +130,96 @@ export const makeWebhooksStore = Effect.gen(function* () {
     })
 
   /**
-   * Claims a batch of undispatched events and marks them dispatched in one
-   * statement; call inside the transaction that also writes their deliveries,
-   * so a rollback leaves them undispatched. Oldest first.
+   * One round of the outbox in one statement (so nothing is half done when a process dies):
+   * claims up to `limit` undispatched events, oldest first, marking them dispatched, and inserts
+   * a delivery per event and subscribed active webhook. The first `lease` deliveries are leased
+   * to the caller, who sends them at once; the others are due now for any sender. Answers the
+   * deliveries and the claimed events (with their data only for approval requests, which the
+   * notification channels announce).
    */
-  const claimEventRows = SqlSchema.findAll({
-    Request: Schema.Struct({ limit: Schema.Number, now: Schema.Number }),
-    Result: ClaimedRow,
-    execute: ({ limit, now }) =>
-      sql`UPDATE events SET dispatched_at = ${at(now)}
-          WHERE id IN (SELECT id FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-          RETURNING id, event_id, org_uuid, type, data, created_at`
+  const dispatchRows = SqlSchema.findAll({
+    Request: Schema.Struct({ limit: Schema.Number, now: Schema.Number, lease: Schema.Number, until: Schema.Number }),
+    Result: DispatchedRow,
+    execute: ({ limit, now, lease, until }) =>
+      sql`WITH claimed AS (
+            UPDATE events SET dispatched_at = ${at(now)}
+            WHERE id IN (SELECT id FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+            RETURNING id, event_id, org_uuid, type, data, created_at
+          ), pairs AS MATERIALIZED (
+            SELECT new_id('msg') AS delivery_id, c.id AS seq, c.event_id, c.org_uuid, c.type, c.data,
+              to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS timestamp,
+              w.id AS webhook_id, w.url, w.secret_sealed
+            FROM claimed c JOIN webhooks w ON w.org_uuid = c.org_uuid
+            WHERE w.status = 'active' AND w.deleted_at IS NULL AND (w.events ? c.type OR w.events ? '*')
+          ), inserted AS (
+            INSERT INTO webhook_deliveries (id, webhook_id, org_uuid, event_id, event, payload, status, attempt, next_attempt_at, lease_until, created_at)
+            SELECT delivery_id, webhook_id, org_uuid, event_id, type,
+              data || jsonb_build_object('event', type, 'delivery_id', delivery_id, 'timestamp', timestamp, 'data', data),
+              'pending', 0, ${at(now)}, CASE WHEN row_number() OVER (ORDER BY seq, webhook_id) <= ${lease} THEN ${at(until)}::timestamptz END, ${at(now)}
+            FROM pairs
+            ON CONFLICT (webhook_id, event_id) DO NOTHING
+            RETURNING id, webhook_id, org_uuid, payload, lease_until IS NOT NULL AS leased
+          )
+          SELECT i.id, i.webhook_id, i.org_uuid, i.payload, p.url, p.secret_sealed, i.leased, NULL AS type
+          FROM inserted i JOIN pairs p ON p.delivery_id = i.id
+          UNION ALL
+          SELECT c.event_id, NULL, c.org_uuid, CASE WHEN c.type = 'action.approval_requested' THEN c.data END, NULL, NULL, NULL, c.type
+          FROM claimed c`
   })
-  const claimEvents = (limit: number, now: number) =>
-    Effect.map(claimEventRows({ limit, now }), (rows): Array<ClaimedEvent> =>
-      rows
-        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        .map((row) => ({ eventId: row.event_id, orgUuid: row.org_uuid, type: row.type, data: row.data, createdAt: row.created_at }))
-    )
 
-  const activeWebhookRows = SqlSchema.findAll({
-    Request: Schema.Array(Schema.String),
-    Result: WebhookRow,
-    execute: (orgUuids) => sql`SELECT * FROM webhooks WHERE status = 'active' AND deleted_at IS NULL AND org_uuid IN ${sql.in(orgUuids)}`
-  })
-  const activeWebhooksOf = (orgUuids: ReadonlyArray<string>) =>
-    orgUuids.length === 0 ? Effect.succeed([] as Array<WebhookRow>) : activeWebhookRows(orgUuids)
-
-  const insertDeliveries = (deliveries: ReadonlyArray<NewDelivery>, now: number) =>
-    deliveries.length === 0
-      ? Effect.void
-      : sql`INSERT INTO webhook_deliveries (id, webhook_id, org_uuid, event_id, event, payload, status, attempt, next_attempt_at, created_at)
-            SELECT id, webhook_id, org_uuid, event_id, event, payload, 'pending', 0, ${at(now)}, ${at(now)}
-            FROM jsonb_to_recordset(${jsonb(deliveries)})
-              AS r(id text, webhook_id text, org_uuid text, event_id text, event text, payload jsonb)
-            ON CONFLICT (webhook_id, event_id) DO NOTHING`.pipe(Effect.asVoid)
+  const dispatchEvents = (options: { readonly limit: number; readonly now: number; readonly lease: number; readonly leaseMs: number }) =>
+    Effect.map(dispatchRows({ limit: options.limit, now: options.now, lease: options.lease, until: options.now + options.leaseMs }), (rows) => {
+      const leased: Array<DueDelivery> = []
+      const events: Array<DispatchedEvent> = []
+      let deliveries = 0
+      for (const row of rows) {
+        if (row.type !== null) {
+          events.push({ eventId: row.id, orgUuid: row.org_uuid, type: row.type, data: row.payload })
+          continue
+        }
+        deliveries++
+        if (row.leased === true && row.webhook_id !== null && row.url !== null && row.secret_sealed !== null) {
+          leased.push({ id: row.id, webhookId: row.webhook_id, orgUuid: row.org_uuid, url: row.url, secretSealed: row.secret_sealed, payload: row.payload, attempt: 0 })
+        }
+      }
+      return { events, deliveries, leased }
+    })
 
   /**
-   * Takes a lease on due deliveries of active webhooks (committed at once, so
-   * other senders skip them; an expired lease means a sender died mid-send).
+   * Takes a lease on due deliveries of active webhooks, in one statement that
+   * commits at once (so other senders skip them; an expired lease means a
+   * sender died mid-send). Oldest due first.
    */
   const leaseDue = SqlSchema.findAll({
-    Request: Schema.Struct({ ids: Schema.Array(Schema.String), until: Schema.Number }),
+    Request: Schema.Struct({ limit: Schema.Number, now: Schema.Number, until: Schema.Number }),
     Result: DueRow,
-    execute: ({ ids, until }) =>
-      sql`UPDATE webhook_deliveries d SET lease_until = ${at(until)}
-          FROM webhooks w WHERE w.id = d.webhook_id AND d.id IN ${sql.in(ids)}
+    execute: ({ limit, now, until }) =>
+      sql`WITH due AS (
+            SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+            WHERE d.status = 'pending' AND d.next_attempt_at <= ${at(now)}
+              AND (d.lease_until IS NULL OR d.lease_until <= ${at(now)})
+              AND w.status = 'active' AND w.deleted_at IS NULL
+            ORDER BY d.next_attempt_at LIMIT ${limit}
+            FOR UPDATE OF d SKIP LOCKED
+          )
+          UPDATE webhook_deliveries d SET lease_until = ${at(until)}
+          FROM due, webhooks w WHERE d.id = due.id AND w.id = d.webhook_id
           RETURNING d.id, d.webhook_id, d.org_uuid, d.payload, d.attempt, w.url, w.secret_sealed`
   })
 
   const claimDue = (limit: number, now: number, leaseMs: number) =>
-    sql.withTransaction(
-      Effect.gen(function* () {
-        const rows = yield* sql<{ readonly id: string }>`
-          SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-          WHERE d.status = 'pending' AND d.next_attempt_at <= ${at(now)}
-            AND (d.lease_until IS NULL OR d.lease_until <= ${at(now)})
-            AND w.status = 'active' AND w.deleted_at IS NULL
-          ORDER BY d.next_attempt_at LIMIT ${limit}
-          FOR UPDATE OF d SKIP LOCKED`
-        if (rows.length === 0) return [] as Array<DueDelivery>
-        const claimed = yield* leaseDue({ ids: rows.map((row) => row.id), until: now + leaseMs })
-        return claimed.map(
-          (row): DueDelivery => ({
-            id: row.id,
-            webhookId: row.webhook_id,
-            orgUuid: row.org_uuid,
-            url: row.url,
-            secretSealed: row.secret_sealed,
-            payload: row.payload,
-            attempt: row.attempt
-          })
-        )
-      })
+    Effect.map(leaseDue({ limit, now, until: now + leaseMs }), (rows) =>
+      rows.map(
+        (row): DueDelivery => ({
+          id: row.id,
+          webhookId: row.webhook_id,
+          orgUuid: row.org_uuid,
+          url: row.url,
+          secretSealed: row.secret_sealed,
+          payload: row.payload,
+          attempt: row.attempt
+        })
+      )
     )
 
   const recordAttempt = (options: {
@@ -308,9 +326,7 @@ export const makeWebhooksStore = Effect.gen(function* () {
     findWebhook,
     deleteWebhook,
     listDeliveries,
-    claimEvents,
-    activeWebhooksOf,
-    insertDeliveries,
+    dispatchEvents,
     claimDue,
     recordAttempt,
     finishDelivery,

@@ -37,6 +37,8 @@ import fourEyes from "./0030_four_eyes.js"
 import endpointGrants from "./0031_endpoint_grants.js"
 import commitGuard from "./0032_commit_guard.js"
 import actionsListIndexes from "./0033_actions_list_indexes.js"
+import eventsWanted from "./0034_events_wanted.js"
+import newIdFunction from "./0035_new_id.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -70,5 +72,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0030_four_eyes": fourEyes,
   "0031_endpoint_grants": endpointGrants,
   "0032_commit_guard": commitGuard,
-  "0033_actions_list_indexes": actionsListIndexes
+  "0033_actions_list_indexes": actionsListIndexes,
+  "0034_events_wanted": eventsWanted,
+  "0035_new_id": newIdFunction
 }
