@@ -30,7 +30,7 @@ import { Agent, request } from "node:http"
 import WebSocket from "ws"
 import { freshDatabaseUrl } from "../test/support/database.js"
 import { freePort } from "../test/support/server.js"
-import { BUILD_DIRECTORY, compileServer, startFlags } from "./support/build.js"
+import { BUILD_DIRECTORY, compileServer, startEnv, startFlags } from "./support/build.js"
 import { benchDataDir } from "./support/data-dir.js"
 import { percentile, runLoad } from "./support/load.js"
 
@@ -80,6 +80,7 @@ const startGateway = async (env: Record<string, string>): Promise<Target> => {
   const child = spawn(process.execPath, [...startFlags(), `${BUILD_DIRECTORY}/src/main.js`], {
     env: {
       ...process.env,
+      ...startEnv(),
       ...GATEWAY_ENV,
       PORT: String(port),
       BASE_URL: url,
@@ -193,13 +194,22 @@ const timeRounds = async (options: {
   attach: (onArrival: () => void) => void
 }) => {
   const latencies: number[] = []
+  /** Hops of each round: the trigger answered, its first frame, its last frame (ms after sending). */
+  const answered: number[] = []
+  const firstFrames: number[] = []
+  const lastFrames: number[] = []
   let sentAt = 0
   let arrived = 0
   let measuring = false
   let wake: () => void = () => {}
   options.attach(() => {
     arrived++
-    if (measuring) latencies.push(performance.now() - sentAt)
+    const at = performance.now() - sentAt
+    if (measuring) {
+      latencies.push(at)
+      if (arrived === 1) firstFrames.push(at)
+      if (arrived === options.sockets) lastFrames.push(at)
+    }
     if (arrived === options.sockets) wake()
   })
   let missed = 0
@@ -211,11 +221,16 @@ const timeRounds = async (options: {
     })
     sentAt = performance.now()
     await options.trigger(round)
+    if (measuring) answered.push(performance.now() - sentAt)
     const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 5_000))])
     if (timedOut) missed += options.sockets - arrived
   }
   const sorted = Float64Array.from(latencies).sort()
+  const median = (values: number[]) => Math.round(percentile(Float64Array.from(values).sort(), 50) * 1000) / 1000
   return {
+    answered_p50_ms: median(answered),
+    first_frame_p50_ms: median(firstFrames),
+    last_frame_p50_ms: median(lastFrames),
     frames: latencies.length,
     missed,
     p50_ms: Math.round(percentile(sorted, 50) * 1000) / 1000,
@@ -302,15 +317,18 @@ for (const socket of pushSockets) socket.terminate()
 const receiver = await startTarget("receiver")
 const hook = await post(app.url, "/api/v1/webhooks", { url: `${receiver.url}/hook`, events: ["action.authorized"] }, key)
 if (hook.status !== 201) throw new Error(`webhook create failed: ${hook.status} ${JSON.stringify(hook.body)}`)
-const allReceived = new Promise<void>((resolve) => receiver.child.once("message", () => resolve()))
-receiver.child.send({ expect: WEBHOOK_EVENTS })
+const allReceived = new Promise<{ arrivals?: Record<string, number> }>((resolve) => receiver.child.once("message", resolve))
+receiver.child.send({ expect: WEBHOOK_EVENTS, record: true })
 const webhookStarted = performance.now()
 let produced = 0
+/** When each authorize was answered (epoch ms, by action), for the delivery lag. */
+const answeredAt = new Map<string, number>()
 const producer = async () => {
   while (produced < WEBHOOK_EVENTS) {
     produced++
     const reply = await post(app.url, "/api/v1/actions", { action_type: "email.send", details: `event ${produced}` }, key)
     if (reply.status !== 201) throw new Error(`authorize failed: ${reply.status} ${JSON.stringify(reply.body)}`)
+    answeredAt.set(reply.body.action_uuid, performance.timeOrigin + performance.now())
   }
 }
 await Promise.all(Array.from({ length: 16 }, producer))
@@ -318,6 +336,10 @@ const producedIn = (performance.now() - webhookStarted) / 1000
 const webhookTimedOut = await Promise.race([allReceived.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 60_000))])
 const webhookSeconds = (performance.now() - webhookStarted) / 1000
 const webhookRate = webhookTimedOut ? 0 : Math.round(WEBHOOK_EVENTS / webhookSeconds)
+// Delivery lag: authorize answered → the receiver has the delivery (both clocks are this machine's).
+const arrivals = webhookTimedOut ? {} : ((await allReceived).arrivals ?? {})
+const lags = Float64Array.from(Object.entries(arrivals).flatMap(([action, at]) => (answeredAt.has(action) ? [at - answeredAt.get(action)!] : []))).sort()
+const webhookLag = { p50_ms: Math.round(percentile(lags, 50) * 10) / 10, p99_ms: Math.round(percentile(lags, 99) * 10) / 10 }
 
 // Drain: a backlog of N due deliveries (the receiver holds its answers meanwhile), timed from the release.
 const drained = new Promise<void>((resolve) => receiver.child.once("message", () => resolve()))
@@ -378,6 +400,9 @@ console.log(
     .padStart(7)} ms   (${gatewayPush.frames} frames, ${gatewayPush.missed} missed)   p99 ${ratio(gatewayPush.p99_ms, rawPush.p99_ms)}× raw   target <= 2× raw`
 )
 console.log(
+  `  hops (median of rounds)          trigger answered ${gatewayPush.answered_p50_ms} ms, first frame ${gatewayPush.first_frame_p50_ms} ms, last frame ${gatewayPush.last_frame_p50_ms} ms   (raw: ${rawPush.answered_p50_ms} / ${rawPush.first_frame_p50_ms} / ${rawPush.last_frame_p50_ms} ms)`
+)
+console.log(
   `idle authenticated sockets         ${stillOpen} of ${IDLE_TARGET} (refused ${idle.refused}) in ${idleSeconds.toFixed(1)} s   server RSS ${idleRss} MB (before ${rssBefore} MB, ${
     stillOpen ? Math.round(((idleRss - rssBefore) * 1024 * 1024) / stillOpen / 102.4) / 10 : 0
   } KB/socket; ${rssAtStart} MB fresh)   target <= 150 MB at 19k`
@@ -387,6 +412,9 @@ console.log(
   `webhook deliveries                 ${webhookRate} /s   (${WEBHOOK_EVENTS} events produced in ${producedIn.toFixed(1)} s, all received after ${webhookSeconds.toFixed(1)} s${
     webhookTimedOut ? ", TIMED OUT" : ""
   })   ${ratio(webhookRate, receiverLoad.rps)}× raw receiver`
+)
+console.log(
+  `webhook delivery lag               p50 ${webhookLag.p50_ms} ms   p99 ${webhookLag.p99_ms} ms   (authorize answered → receiver has it; ${WEBHOOK_EVENTS} events produced at ${Math.round(WEBHOOK_EVENTS / producedIn)} /s)`
 )
 console.log(
   `webhook backlog drain              ${drainRate} /s   (${WEBHOOK_EVENTS} due deliveries in ${drainSeconds.toFixed(1)} s${drainTimedOut ? ", TIMED OUT" : ""})   ${ratio(
@@ -407,6 +435,11 @@ console.log(
     raw_uws_publish_p50_ms: rawPush.p50_ms,
     raw_uws_publish_p99_ms: rawPush.p99_ms,
     push_p99_ratio: ratio(gatewayPush.p99_ms, rawPush.p99_ms),
+    push_answered_p50_ms: gatewayPush.answered_p50_ms,
+    push_first_frame_p50_ms: gatewayPush.first_frame_p50_ms,
+    push_last_frame_p50_ms: gatewayPush.last_frame_p50_ms,
+    raw_answered_p50_ms: rawPush.answered_p50_ms,
+    raw_first_frame_p50_ms: rawPush.first_frame_p50_ms,
     idle_target: IDLE_TARGET,
     idle_sockets: stillOpen,
     idle_refused: idle.refused,
@@ -422,6 +455,8 @@ console.log(
     webhook_timed_out: webhookTimedOut,
     raw_receiver_rps: receiverLoad.rps,
     webhook_ratio: ratio(webhookRate, receiverLoad.rps),
+    webhook_lag_p50_ms: webhookLag.p50_ms,
+    webhook_lag_p99_ms: webhookLag.p99_ms,
     webhook_drain_per_s: drainRate,
     webhook_drain_timed_out: drainTimedOut,
     webhook_drain_ratio: ratio(drainRate, receiverLoad.rps),

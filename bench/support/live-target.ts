@@ -7,6 +7,8 @@
  *   counting answers; on the IPC message `{ expect: n }` it resets its count
  *   and sends `{ received: n }` once n requests have been answered. With
  *   `{ hold: true }` it keeps requests unanswered until `{ release: true }`.
+ *   With `{ record: true }` it also notes when each delivery arrived (epoch ms
+ *   by its `action_uuid`) and sends them along as `arrivals`.
  */
 import { createServer, type ServerResponse } from "node:http"
 import { loadUws } from "../../src/gateway/uws.js"
@@ -40,24 +42,33 @@ const receiver = () => {
   let received = 0
   let expected = Number.POSITIVE_INFINITY
   let holding = false
+  let arrivals: Record<string, number> | undefined
   const held: Array<() => void> = []
   const answer = (res: ServerResponse) => () => {
     res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}')
     received++
-    if (received === expected) process.send?.({ received })
+    if (received === expected) process.send?.({ received, arrivals })
   }
   const server = createServer((req, res) => {
-    req.on("data", () => {})
+    let body = ""
+    req.on("data", (chunk: Buffer) => {
+      if (arrivals !== undefined) body += chunk
+    })
     req.on("end", () => {
+      if (arrivals !== undefined) {
+        const action = /"action_uuid":"([^"]+)"/.exec(body)?.[1]
+        if (action !== undefined) arrivals[action] ??= performance.timeOrigin + performance.now()
+      }
       if (holding) held.push(answer(res))
       else answer(res)()
     })
   })
   server.keepAliveTimeout = 30_000
-  process.on("message", (message: { expect?: number; hold?: boolean; release?: boolean }) => {
+  process.on("message", (message: { expect?: number; hold?: boolean; release?: boolean; record?: boolean }) => {
     if (typeof message?.expect === "number") {
       received = 0
       expected = message.expect
+      arrivals = message.record === true ? {} : undefined
     }
     if (message?.hold === true) holding = true
     if (message?.release === true) {
