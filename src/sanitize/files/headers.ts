@@ -4,13 +4,12 @@
  * directory, not the strips). Nothing is decoded: this is what the budgets are checked against
  * before any decoder sees the file.
  */
-import * as Effect from "effect/Effect"
-import { lazyImport } from "../../platform/lazy.js"
+import { loadOnce } from "../../platform/lazy.js"
 import type { FileType } from "./detect.js"
 import { CorruptFile } from "./errors.js"
 
 /** Only TIFF needs sharp here; it loads with the first TIFF (libvips and its bindings, ~25 MB). */
-const loadSharp = lazyImport(() => import("sharp"))
+const loadSharp = loadOnce(() => import("sharp"))
 
 export interface DeclaredImage {
   readonly width: number
@@ -108,7 +107,7 @@ export const bmpHeader = (bytes: Uint8Array): DeclaredImage => {
 const SAMPLE_BYTES: Record<string, number> = { uchar: 1, char: 1, ushort: 2, short: 2, uint: 4, int: 4, float: 4 }
 
 const tiffHeader = async (bytes: Uint8Array): Promise<DeclaredImage> => {
-  const { default: sharp } = await Effect.runPromise(loadSharp)
+  const { default: sharp } = await loadSharp()
   try {
     const meta = await sharp(bytes, { limitInputPixels: false }).metadata()
     return checked("tiff", { width: meta.width ?? 0, height: meta.height ?? 0, channels: meta.channels ?? 3, bytesPerSample: SAMPLE_BYTES[meta.depth ?? "uchar"] ?? 8 })

@@ -8,9 +8,8 @@ import { createRequire } from "node:module"
 import { availableParallelism } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import * as Effect from "effect/Effect"
 import type { Scheduler } from "tesseract.js"
-import { lazyImport } from "../../platform/lazy.js"
+import { loadOnce } from "../../platform/lazy.js"
 import { OcrBusy, OcrTimeout, OcrUnavailable } from "./reasons.js"
 
 export interface OcrWord {
@@ -38,7 +37,7 @@ export interface OcrPool {
 }
 
 /** Loaded when the pool starts, at the first image to read. */
-const loadTesseract = lazyImport(() => import("tesseract.js"))
+const loadTesseract = loadOnce(() => import("tesseract.js"))
 
 const langPath = () => join(dirname(createRequire(import.meta.url).resolve("@tesseract.js-data/eng/package.json")), "4.0.0_best_int")
 
@@ -103,7 +102,7 @@ export const makeOcrPool = (options: OcrPoolOptions = {}): OcrPool => {
   let pending = 0
 
   const start = async (): Promise<Scheduler> => {
-    const { createScheduler, createWorker } = await Effect.runPromise(loadTesseract)
+    const { createScheduler, createWorker } = await loadTesseract()
     const made = createScheduler()
     const workers = await Promise.all(
       Array.from({ length: size }, () => createWorker("eng", 1, { langPath: langPath(), gzip: true, cacheMethod: "none", workerPath: workerPath(), logger: () => {} }))
