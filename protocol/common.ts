@@ -37,6 +37,12 @@ export const pagination = (page: number, perPage: number, total: number): Pagina
   has_more: page * perPage < total
 })
 
+/** A page of a list without a key of its own: `data` and `pagination`. */
+export interface Page<T> {
+  readonly data: ReadonlyArray<T>
+  readonly pagination: Pagination
+}
+
 /**
  * A page of a list as the contract answers it: the spec's key (`policies`, `members`, ...) and
  * `data` with the same array, and `pagination`. Without a key, only `data`.

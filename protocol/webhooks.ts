@@ -7,7 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
-import { Forbidden, NotFound } from "./errors.js"
+import { Forbidden, InvalidInput, refusal } from "./errors.js"
 
 export const WebhookStatuses = ["active", "disabled"] as const
 export const DeliveryStatuses = ["pending", "delivered", "failed"] as const
@@ -21,6 +21,8 @@ export const Webhook = Schema.Struct({
   created_at: Timestamp
 })
 
+export type Webhook = typeof Webhook.Type
+
 export const WebhookDelivery = Schema.Struct({
   id: Schema.String.annotate({ description: "also the `webhook-id` header; the same on every retry" }),
   event: Schema.String,
@@ -32,6 +34,15 @@ export const WebhookDelivery = Schema.Struct({
   created_at: Timestamp
 })
 
+export type WebhookDelivery = typeof WebhookDelivery.Type
+
+export class WebhookNotFound extends Schema.Error<WebhookNotFound>("WebhookNotFound")(refusal("NOT_FOUND", "Webhook not found"), {
+  httpApiStatus: 404,
+  description: "No such webhook in the caller's organization"
+}) {
+  readonly _tag = "WebhookNotFound"
+}
+
 export const CreateWebhookRequest = Schema.Struct({
   url: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048)),
   events: Schema.optionalKey(Schema.Array(Schema.String).check(Schema.isMinLength(1), Schema.isMaxLength(50)))
@@ -39,18 +50,18 @@ export const CreateWebhookRequest = Schema.Struct({
 
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
-    HttpApiEndpoint.post("create", "/api/v1/webhooks", { error: Forbidden,
+    HttpApiEndpoint.post("create", "/api/v1/webhooks", { error: [Forbidden, InvalidInput],
       payload: CreateWebhookRequest,
       success: Webhook.pipe(HttpApiSchema.status(201))
     }),
     HttpApiEndpoint.get("list", "/api/v1/webhooks", { error: Forbidden,
       success: Schema.Array(Webhook)
     }),
-    HttpApiEndpoint.delete("remove", "/api/v1/webhooks/:webhook_id", { error: [Forbidden, NotFound],
+    HttpApiEndpoint.delete("remove", "/api/v1/webhooks/:webhook_id", { error: [Forbidden, WebhookNotFound],
       params: { webhook_id: Schema.String },
       success: HttpApiSchema.NoContent
     }),
-    HttpApiEndpoint.get("deliveries", "/api/v1/webhooks/:webhook_id/deliveries", { error: [Forbidden, NotFound],
+    HttpApiEndpoint.get("deliveries", "/api/v1/webhooks/:webhook_id/deliveries", { error: [Forbidden, WebhookNotFound],
       params: { webhook_id: Schema.String },
       query: PageQuery,
       success: Schema.Struct({ data: Schema.Array(WebhookDelivery), pagination: Pagination })

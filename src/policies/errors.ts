@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { InvalidInput } from "../platform/domain-error.js"
 
-const Issues = InvalidInput.fields.issues
+const Issues = Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String }))
 
 export class UnknownMode extends Schema.TaggedError<UnknownMode>()("UnknownMode", { mode: Schema.String, modes: Schema.Array(Schema.String) }) {
   readonly code = "INVALID_MODE"

@@ -1,12 +1,10 @@
-/** Why a webhook operation was refused. */
+/** Why a webhook operation was refused: the area's one error, whose reasons are the wire's refusals. */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { InvalidInput } from "../platform/domain-error.js"
+import { InvalidInput } from "../../protocol/errors.js"
+import { WebhookNotFound } from "../../protocol/webhooks.js"
 
-export class WebhookNotFound extends Schema.TaggedError<WebhookNotFound>()("WebhookNotFound", {}) {
-  readonly code = "NOT_FOUND"
-  override readonly message = "Webhook not found"
-}
+export { WebhookNotFound }
 
 export class WebhooksError extends Schema.TaggedError<WebhooksError>()("WebhooksError", { reason: Schema.Union([WebhookNotFound, InvalidInput]) }) {}
 

@@ -15,8 +15,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Semaphore from "effect/Semaphore"
-import { listPage } from "../../protocol/common.js"
+import { listPage, type Page } from "../../protocol/common.js"
 import { isEventType } from "../../protocol/events.js"
+import type { Webhook, WebhookDelivery } from "../../protocol/webhooks.js"
 import { approvalRequestOf } from "../approvers/messages.js"
 import { ApprovalChannels } from "../approvers/service.js"
 import { webhookUrlProblem } from "../approvers/url.js"
@@ -25,10 +26,10 @@ import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
 import { DEFAULT_TIMEOUT_MS, type OutboundPolicy, outbound, outboundPolicyOfConfig } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
-import { refuse, WebhookNotFound } from "./errors.js"
+import { refuse, WebhookNotFound, type WebhooksError } from "./errors.js"
 import { DISABLE_AFTER_MS, judgeAttempt } from "./schedule.js"
 import { newWebhookSecret, type Signer, webhookSigner } from "./signing.js"
-import { type DueDelivery, makeWebhooksStore } from "./store.js"
+import { type DispatchedEvent, type DueDelivery, makeWebhooksStore } from "./store.js"
 
 /** Time and randomness of delivery; tests replace them to check retry timing without waiting. */
 export interface WebhookClockService {
@@ -92,8 +93,7 @@ export const makeWebhooks = Effect.gen(function* () {
   const settings = yield* WebhookSettings
   const policy = settings.policy ?? outboundPolicyOfConfig(config)
 
-  const create = (orgUuid: string, input: CreateWebhookInput) =>
-    Effect.gen(function* () {
+  const create = Effect.fn("Webhooks.create")(function* (orgUuid: string, input: CreateWebhookInput) {
       const issues: Array<{ path: string; message: string }> = []
       const problem = yield* Effect.promise(() => webhookUrlProblem(input.url, policy))
       if (problem !== undefined) issues.push({ path: "url", message: problem })
@@ -101,31 +101,30 @@ export const makeWebhooks = Effect.gen(function* () {
       events.forEach((name, index) => {
         if (name !== "*" && !isEventType(name)) issues.push({ path: `events[${index}]`, message: `unknown event "${name}"` })
       })
-      if (issues.length > 0) return yield* refuse(new InvalidInput({ issues }))
+      if (issues.length > 0) return yield* refuse(InvalidInput.of(issues))
       const id = newId("wh")
       const secret = newWebhookSecret()
       const createdAt = new Date(clock.now()).toISOString()
-      yield* Effect.orDie(store.insertWebhook({ id, org_uuid: orgUuid, url: input.url, secret_sealed: envelope.seal(secret, webhookAad(id)), events, created_at: createdAt }))
+      yield* store.insertWebhook({ id, org_uuid: orgUuid, url: input.url, secret_sealed: envelope.seal(secret, webhookAad(id)), events, created_at: createdAt })
       return { id, url: input.url, secret: secret as string | null, events, status: "active" as const, created_at: createdAt }
-    })
+  })
 
-  const list = (orgUuid: string) =>
-    Effect.map(Effect.orDie(store.listWebhooks(orgUuid)), (rows) =>
-      rows.map((row) => ({ id: row.id, url: row.url, secret: null, events: [...row.events], status: row.status, created_at: row.created_at }))
-    )
+  const list = Effect.fn("Webhooks.list")(function* (orgUuid: string) {
+    const rows = yield* store.listWebhooks(orgUuid)
+    return rows.map((row): Webhook => ({ id: row.id, url: row.url, secret: null, events: [...row.events], status: row.status, created_at: row.created_at }))
+  })
 
-  const remove = (orgUuid: string, id: string) =>
-    Effect.flatMap(Effect.orDie(store.deleteWebhook(orgUuid, id, clock.now())), (deleted) =>
-      deleted ? Effect.void : refuse(new WebhookNotFound())
-    )
+  const remove = Effect.fn("Webhooks.remove")(function* (orgUuid: string, id: string) {
+    const deleted = yield* store.deleteWebhook(orgUuid, id, clock.now())
+    if (!deleted) return yield* refuse(new WebhookNotFound({}))
+  })
 
-  const deliveries = (orgUuid: string, id: string, page: number, perPage: number) =>
-    Effect.gen(function* () {
-      const webhook = yield* Effect.orDie(store.findWebhook(orgUuid, id))
-      if (webhook === undefined) return yield* refuse(new WebhookNotFound())
-      const { data, total } = yield* Effect.orDie(store.listDeliveries(id, page, perPage))
-      return listPage(data, { page, perPage, total })
-    })
+  const deliveries = Effect.fn("Webhooks.deliveries")(function* (orgUuid: string, id: string, page: number, perPage: number) {
+    const webhook = yield* store.findWebhook(orgUuid, id)
+    if (webhook === undefined) return yield* refuse(new WebhookNotFound({}))
+    const { data, total } = yield* store.listDeliveries(id, page, perPage)
+    return listPage(data, { page, perPage, total })
+  })
 
   /**
    * One round of the outbox in one statement (`store.dispatchEvents`): a delivery per claimed
@@ -290,10 +289,30 @@ export const makeWebhooks = Effect.gen(function* () {
   /** A dispatcher round whose deliveries (up to `lease`) are sent by the caller at once; answers how many events. */
   const dispatchAndSend = (lease: number) => Effect.flatMap(dispatchRound(lease), (round) => Effect.as(sendBatch(round.leased), round.events.length))
 
-  return { create, list, remove, deliveries, dispatchRound, dispatchOnce, sendBatch, sendDue, dispatchAndSend }
+  return Webhooks.of({ create, list, remove, deliveries, dispatchRound, dispatchOnce, sendBatch, sendDue, dispatchAndSend })
 })
 
-export class Webhooks extends Context.Service<Webhooks, Effect.Success<typeof makeWebhooks>>()("gateway/Webhooks") {
+/** A dispatcher round: the events it claimed, the deliveries it created, and those leased to the caller. */
+export interface DispatchRound {
+  readonly events: ReadonlyArray<DispatchedEvent>
+  readonly deliveries: number
+  readonly leased: ReadonlyArray<DueDelivery>
+}
+
+export interface WebhooksService {
+  readonly create: (orgUuid: string, input: CreateWebhookInput) => Effect.Effect<Webhook, WebhooksError>
+  readonly list: (orgUuid: string) => Effect.Effect<ReadonlyArray<Webhook>>
+  /** Soft delete (the delivery log stays; pending deliveries stop). */
+  readonly remove: (orgUuid: string, id: string) => Effect.Effect<void, WebhooksError>
+  readonly deliveries: (orgUuid: string, id: string, page: number, perPage: number) => Effect.Effect<Page<WebhookDelivery>, WebhooksError>
+  readonly dispatchRound: (lease: number) => Effect.Effect<DispatchRound>
+  readonly dispatchOnce: Effect.Effect<number>
+  readonly sendBatch: (due: ReadonlyArray<DueDelivery>) => Effect.Effect<void>
+  readonly sendDue: Effect.Effect<number>
+  readonly dispatchAndSend: (lease: number) => Effect.Effect<number>
+}
+
+export class Webhooks extends Context.Service<Webhooks, WebhooksService>()("gateway/Webhooks") {
   static readonly layer = Layer.effect(Webhooks)(makeWebhooks)
 }
 

@@ -7,17 +7,16 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { DeliveryStatuses, WebhookStatuses } from "../../protocol/webhooks.js"
-import { Count, Json, NullableCount, NullableTimestamp, Timestamp } from "../platform/columns.js"
+import { Count, Json, JsonObject, NullableCount, NullableJson, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
-
-const Payload = Json(Schema.Record(Schema.String, Schema.Unknown), {})
+import { sqlDefects } from "../platform/db/store.js"
 
 const WebhookRow = Schema.Struct({
   id: Schema.String,
   org_uuid: Schema.String,
   url: Schema.String,
   secret_sealed: Schema.String,
-  events: Json(Schema.Array(Schema.String), ["*"]),
+  events: Json(Schema.Array(Schema.String)),
   status: Schema.Literals(WebhookStatuses),
   created_at: Timestamp
 })
@@ -26,7 +25,7 @@ export type WebhookRow = typeof WebhookRow.Type
 const DeliveryView = Schema.Struct({
   id: Schema.String,
   event: Schema.String,
-  payload: Payload,
+  payload: JsonObject,
   status_code: NullableCount,
   attempt: Count,
   status: Schema.Literals(DeliveryStatuses),
@@ -40,7 +39,7 @@ const DispatchedRow = Schema.Struct({
   id: Schema.String,
   webhook_id: Schema.NullOr(Schema.String),
   org_uuid: Schema.String,
-  payload: Payload,
+  payload: NullableJson(Schema.Record(Schema.String, Schema.Unknown)),
   url: Schema.NullOr(Schema.String),
   secret_sealed: Schema.NullOr(Schema.String),
   leased: Schema.NullOr(Schema.Boolean),
@@ -53,7 +52,7 @@ const DueRow = Schema.Struct({
   org_uuid: Schema.String,
   url: Schema.String,
   secret_sealed: Schema.String,
-  payload: Payload,
+  payload: JsonObject,
   attempt: Count
 })
 
@@ -125,7 +124,8 @@ export const makeWebhooksStore = Effect.gen(function* () {
   })
   const listDeliveries = (webhookId: string, page: number, perPage: number) =>
     Effect.gen(function* () {
-      const { n } = yield* deliveryCount(webhookId)
+      // COUNT(*) always answers one row.
+      const { n } = yield* Effect.orDie(deliveryCount(webhookId))
       return { data: yield* deliveryPage({ webhookId, page, perPage }), total: n }
     })
 
@@ -174,11 +174,11 @@ export const makeWebhooksStore = Effect.gen(function* () {
       let deliveries = 0
       for (const row of rows) {
         if (row.type !== null) {
-          events.push({ eventId: row.id, orgUuid: row.org_uuid, type: row.type, data: row.payload })
+          events.push({ eventId: row.id, orgUuid: row.org_uuid, type: row.type, data: row.payload ?? {} })
           continue
         }
         deliveries++
-        if (row.leased === true && row.webhook_id !== null && row.url !== null && row.secret_sealed !== null) {
+        if (row.leased === true && row.webhook_id !== null && row.url !== null && row.secret_sealed !== null && row.payload !== null) {
           leased.push({ id: row.id, webhookId: row.webhook_id, orgUuid: row.org_uuid, url: row.url, secretSealed: row.secret_sealed, payload: row.payload, attempt: 0 })
         }
       }
@@ -319,7 +319,7 @@ export const makeWebhooksStore = Effect.gen(function* () {
       })
     )
 
-  return {
+  return sqlDefects({
     sql,
     insertWebhook,
     listWebhooks,
@@ -334,7 +334,7 @@ export const makeWebhooksStore = Effect.gen(function* () {
     markHealthy,
     markFailing,
     disableWebhook
-  }
+  })
 })
 
 export type WebhooksStore = Effect.Success<typeof makeWebhooksStore>
