@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   Database,
   type DatabaseConfig,
-  databaseConfigFromEnv,
   databaseLayer,
   describePostgresUrl,
   jsonb,
@@ -446,12 +445,7 @@ describe("Postgres configuration", () => {
     }
   })
 
-  it("reads DATABASE_URL, DATA_DIR and the pool size from the environment", () => {
-    expect(databaseConfigFromEnv({})).toEqual({ url: undefined, dataDir: "./data", maxConnections: undefined, ci: false })
-    expect(
-      databaseConfigFromEnv({ DATABASE_URL: "postgres://h/db", DATA_DIR: "/srv", DATABASE_MAX_CONNECTIONS: "4", CI: "true" })
-    ).toEqual({ url: "postgres://h/db", dataDir: "/srv", maxConnections: 4, ci: true })
-    expect(() => databaseConfigFromEnv({ DATABASE_MAX_CONNECTIONS: "0" })).toThrow(/DATABASE_MAX_CONNECTIONS/)
+  it("describes a DATABASE_URL without its credentials", () => {
     expect(describePostgresUrl("postgres://u:p@db.internal/app")).toBe("db.internal:5432/app")
   })
 })

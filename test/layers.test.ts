@@ -37,6 +37,25 @@ const LAYER_NAMES = ["protocol", "platform", "area", "actors", "app"]
 /** `src/<area>` for area files, else the layer's name. */
 const groupOf = (file: string) => (layerOf(file) === 2 ? file.split("/").slice(0, 2).join("/") : LAYER_NAMES[layerOf(file)]!)
 
+/** Every circle a depth-first walk meets, as `a → b → … → a`. */
+const cyclesOf = (graph: ReadonlyMap<string, ReadonlyArray<string>>): Array<string> => {
+  const cycles: Array<string> = []
+  const state = new Map<string, "open" | "done">()
+  const path: Array<string> = []
+  const visit = (node: string) => {
+    state.set(node, "open")
+    path.push(node)
+    for (const target of graph.get(node) ?? []) {
+      if (state.get(target) === "open") cycles.push([...path.slice(path.indexOf(target)), target].join(" → "))
+      else if (!state.has(target)) visit(target)
+    }
+    path.pop()
+    state.set(node, "done")
+  }
+  for (const node of graph.keys()) if (!state.has(node)) visit(node)
+  return cycles
+}
+
 const edges = files.flatMap((file) => importsOf(file).map((target) => ({ file, target })))
 
 describe("layers", () => {
@@ -51,37 +70,32 @@ describe("layers", () => {
     expect(upward).toEqual([])
   })
 
-  it("areas do not import one another in a circle", () => {
-    const graph = new Map<string, Set<string>>()
+  it("the cycle finder sees circles of any length (a fixture of three areas is caught)", () => {
+    const fixture = new Map([
+      ["src/actions", ["src/policies"]],
+      ["src/policies", ["src/cases"]],
+      ["src/cases", ["src/actions"]],
+      ["src/webhooks", ["src/actions"]]
+    ])
+    expect(cyclesOf(fixture)).toEqual(["src/actions → src/policies → src/cases → src/actions"])
+  })
+
+  it("areas do not import one another in a circle, of any length", () => {
+    const graph = new Map<string, Array<string>>()
     for (const { file, target } of edges) {
       const [from, to] = [groupOf(file), groupOf(target)]
-      if (from !== to) graph.set(from, (graph.get(from) ?? new Set()).add(to))
+      if (from !== to && !graph.get(from)?.includes(to)) graph.set(from, [...(graph.get(from) ?? []), to])
     }
-    const circles = [...graph].flatMap(([from, targets]) => [...targets].filter((to) => from < to && graph.get(to)?.has(from)).map((to) => `${from} ↔ ${to}`))
-    expect(circles).toEqual([])
+    expect(cyclesOf(graph)).toEqual([])
   })
 
   it("no module imports itself back through others", () => {
     const graph = new Map<string, Array<string>>()
     for (const { file, target } of edges) graph.set(file, [...(graph.get(file) ?? []), target])
-    const cycles: Array<string> = []
-    const state = new Map<string, "open" | "done">()
-    const path: Array<string> = []
-    const visit = (file: string) => {
-      state.set(file, "open")
-      path.push(file)
-      for (const target of graph.get(file) ?? []) {
-        if (state.get(target) === "open") cycles.push([...path.slice(path.indexOf(target)), target].join(" → "))
-        else if (!state.has(target)) visit(target)
-      }
-      path.pop()
-      state.set(file, "done")
-    }
-    for (const file of files) if (!state.has(file)) visit(file)
-    expect(cycles).toEqual([])
+    expect(cyclesOf(graph)).toEqual([])
   })
 
-  it("the dashboard reaches protocol/ for types only (and the browser verifier in protocol/verifier/), and nothing on the server imports the dashboard", () => {
+  it("the dashboard reaches protocol/ for types only (its plain lists in protocol/lists.ts and the browser verifier in protocol/verifier/), and nothing on the server imports the dashboard", () => {
     const dashboard = sourceFiles("dashboard/src").concat(
       readdirSync(join(root, "dashboard/src"), { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".tsx")).map((name) => join("dashboard/src", name))
     )
@@ -91,6 +105,8 @@ describe("layers", () => {
           const path = relative(root, resolve(root, dirname(file), target!))
           if (path.startsWith("dashboard/")) return []
           if (path.startsWith("protocol/") && /^\s*type\b/.test(clause!)) return []
+          // The contract's vocabularies, plain lists with no imports, are the dashboard's too.
+          if (path === "protocol/lists.ts") return []
           // The portable receipt verifier is made for browsers (noble and canonicalize only).
           if (path.startsWith("protocol/verifier/")) return []
         } else if (target === "preact" || target!.startsWith("preact/")) return []
@@ -107,6 +123,9 @@ describe("layers", () => {
         .map((target) => `${file} → ${target}`)
     )
     expect(verifierImports).toEqual([])
+    // protocol/lists.ts stays a file of plain lists: nothing it imports could reach the browser.
+    expect(importsOf("protocol/lists.ts")).toEqual([])
+    expect(readFileSync(join(root, "protocol/lists.ts"), "utf8")).not.toMatch(/^\s*import\b/m)
     expect(edges.filter(({ target }) => target.startsWith("dashboard/")).map(({ file }) => file)).toEqual([])
   })
 })

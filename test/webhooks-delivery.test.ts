@@ -4,10 +4,12 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import { PgClient } from "@effect/sql-pg"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Queue from "effect/Queue"
+import * as Random from "effect/Random"
 import { SqlClient } from "effect/sql"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -21,7 +23,7 @@ import { newUuid } from "../src/platform/ids.js"
 import { platformMemoryLayer } from "../src/platform/redis/index.js"
 import { Secrets } from "../src/platform/secrets.js"
 import { deliveryBody } from "../src/webhooks/schedule.js"
-import { WebhookClock, WebhookSettings, Webhooks } from "../src/webhooks/service.js"
+import { WebhookSettings, Webhooks } from "../src/webhooks/service.js"
 import { type FreshDatabase, freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
 
 interface Received {
@@ -60,7 +62,18 @@ const startReceiver = async () => {
   }
 }
 
-const clock = { current: Date.parse("2026-03-01T00:00:00Z"), now: () => clock.current, random: () => 0.5 }
+const clock = { current: Date.parse("2026-03-01T00:00:00Z") }
+/** Effect's Clock with the time this file moves by hand (sleeps and timeouts stay real), and a Random that always draws 0.5. */
+const realClock = Clock.Clock.defaultValue()
+const testClock: Clock.Clock = {
+  ...realClock,
+  currentTimeMillisUnsafe: () => clock.current,
+  currentTimeMillis: Effect.sync(() => clock.current),
+  currentTimeNanosUnsafe: () => BigInt(clock.current) * 1_000_000n,
+  currentTimeNanos: Effect.sync(() => BigInt(clock.current) * 1_000_000n),
+  sleep: (duration) => realClock.sleep(duration)
+}
+const testRandom: Random.Random = { nextIntUnsafe: () => 0, nextDoubleUnsafe: () => 0.5 }
 
 let database: FreshDatabase | undefined
 type Services = Webhooks | Events | SqlClient.SqlClient | PgClient.PgClient | Secrets
@@ -103,7 +116,7 @@ beforeAll(async () => {
     Layer.provideMerge(ApprovalGrantsLive),
     Layer.provideMerge(Flags.layer),
     Layer.provideMerge(Layer.mergeAll(Events.layer, Secrets.layer)),
-    Layer.provideMerge(Layer.mergeAll(Layer.succeed(WebhookClock)(clock), Layer.succeed(WebhookSettings)({ timeoutMs: 400, leaseMs: 60_000, batchSize: 100, pollMs: 50, connections: 2, pipelining: 8 }))),
+    Layer.provideMerge(Layer.mergeAll(Layer.succeed(Clock.Clock)(testClock), Layer.succeed(Random.Random)(testRandom), Layer.succeed(WebhookSettings)({ timeoutMs: 400, leaseMs: 60_000, batchSize: 100, pollMs: 50, connections: 2, pipelining: 8 }))),
     Layer.provideMerge(base)
   )
   runtime = ManagedRuntime.make(services as Layer.Layer<Services, unknown>)

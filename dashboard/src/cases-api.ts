@@ -5,6 +5,7 @@ import type { CatalogueEntry } from "../../protocol/models.ts"
 import { ApiError, request, sessionRejected } from "./api.ts"
 import { SseParser } from "./sse.ts"
 import type { ErrorBody } from "./types.ts"
+import { CaseStreamEvents } from "../../protocol/lists.ts"
 
 export type Case = CaseSchema
 export type CaseResult = CaseResultSchema
@@ -46,7 +47,7 @@ export class CaseRefused extends ApiError {
   }
 }
 
-const STREAM_EVENTS = new Set(["started", "model_complete", "consensus", "receipt", "done", "error"])
+const STREAM_EVENTS: ReadonlySet<string> = new Set(CaseStreamEvents)
 
 /**
  * Runs a case as Server-Sent Events, calling `onEvent` as each arrives; resolves after `done` or

@@ -1,6 +1,5 @@
 /** The policies and webhooks APIs (protocol/policies.ts, protocol/webhooks.ts) as the settings pages call them. */
 import type { Pagination as PaginationSchema } from "../../protocol/common.ts"
-import type { EventType } from "../../protocol/events.ts"
 import type { PolicySummary as PolicySummarySchema, PolicyView } from "../../protocol/policies.ts"
 import type { WebhookDelivery as WebhookDeliverySchema, Webhook as WebhookSchema } from "../../protocol/webhooks.ts"
 import { ApiError, request } from "./api.ts"
@@ -13,31 +12,15 @@ export type WebhookDelivery = typeof WebhookDeliverySchema.Type
 export type PolicyList = { readonly policies: ReadonlyArray<PolicySummary>; readonly pagination: Pagination }
 export type DeliveryList = { readonly data: ReadonlyArray<WebhookDelivery>; readonly pagination: Pagination }
 
-export const MODES = ["rules", "ai", "consensus", "content_scan"] as const
-export const POLICY_STATUSES = ["draft", "active", "inactive"] as const
-export const DECISIONS = ["allow", "require_approval", "deny"] as const
-export const OPS = ["eq", "neq", "in", "not_in", "contains", "regex", "gt", "lt", "gte", "lte"] as const
-export const FIELDS = ["action_type", "details", "agent_id", "agent_version", "model_id", "model_version", "endpoint_url", "instruction_hash"] as const
-export const SCAN_LIBRARIES = ["credentials", "pii"] as const
-/** protocol/events.ts's catalogue (the dashboard takes only types from protocol/): the check below fails the build when one is missing. */
-export const EVENTS = [
-  "case.complete",
-  "case.requires_human_review",
-  "case.approved",
-  "case.denied",
-  "action.approval_requested",
-  "action.approved",
-  "action.denied",
-  "action.authorized",
-  "action.notarized",
-  "action.failed",
-  "action.denied_by_policy",
-  "action.expired",
-  "action.auto_merged",
-  "drift.alert"
-] as const satisfies ReadonlyArray<EventType>
-const everyEvent: Exclude<EventType, (typeof EVENTS)[number]> extends never ? true : never = true
-void everyEvent
+export {
+  ConditionFields as FIELDS,
+  ConditionOperators as OPS,
+  EventTypes as EVENTS,
+  PolicyDecisions as DECISIONS,
+  PolicyModes as MODES,
+  PolicyStatuses as POLICY_STATUSES,
+  ScanLibraries as SCAN_LIBRARIES
+} from "../../protocol/lists.ts"
 
 export interface Condition {
   readonly field: string

@@ -58,7 +58,7 @@ export interface NotificationChannelsInput {
 }
 
 /** Areas with `<area>:read|write` scopes the gateway checks (CONTRACT.md "Access"). */
-export const SCOPE_AREAS = ["actions", "agents", "analytics", "cases", "keys", "models", "notifications", "policies", "receipts", "team", "webhooks", "whitelist"] as const
+export { ScopeAreas as SCOPE_AREAS } from "../../protocol/lists.ts"
 
 export const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/
 

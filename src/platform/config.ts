@@ -11,87 +11,14 @@ import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
+import { parseCidrList } from "./outbound/policy.js"
 
 export type DeploymentMode = "selfhosted" | "cloud"
 
-export interface AppConfig {
-  readonly port: number
-  readonly host: string
-  readonly baseUrl: string
-  readonly dataDir: string
-  /** The built dashboard (`vite build` output) served under `/dashboard`. */
-  readonly dashboardDir: string
-  readonly databaseUrl: string | undefined
-  readonly redisUrl: string | undefined
-  /** Prefix of every Redis key and channel (several deployments, or test runs, on one Redis). */
-  readonly redisKeyPrefix: string
-  readonly adminKey: Redacted.Redacted<string> | undefined
-  readonly deploymentMode: DeploymentMode
-  readonly rateLimitPerMinute: number
-  readonly publicRateLimitPerMinute: number
-  /** Failed authentications per minute per client address, and per API key prefix, before 429s. */
-  readonly authFailuresPerMinute: number
-  /** Port of the separate `/metrics` listener; undefined = no metrics listener (0 = a port the system chooses). */
-  readonly metricsPort: number | undefined
-  readonly metricsHost: string
-  readonly outboundAllowPrivate: string | undefined
-  readonly outboundAllowHttp: boolean
-  /** Extra CA certificates (a PEM file) trusted by outbound HTTPS calls, e.g. a private CA's. */
-  readonly outboundCaFile: string | undefined
-  readonly masterKey: Redacted.Redacted<string> | undefined
-  readonly maxJsonBodyBytes: number
-  readonly maxMultipartBodyBytes: number
-  readonly bodyTimeoutMs: number
-  /** A body with less than 160 KB of progress within this window is 408 (below uWS's own 8–12 s cut-off). */
-  readonly bodyIdleTimeoutMs: number
-  readonly maxConnections: number
-  readonly shutdownGraceMs: number
-  /** Lifetime of pending approvals and approval codes (APPROVAL_TTL_HOURS, or APPROVAL_TTL_MS for tests). */
-  readonly approvalTtlMs: number
-  /** How long a mutual-signing request stays open (24 h; tests shorten it). */
-  readonly mutualSignTtlMs: number
-  /** Fee of an escrow release in basis points of its amount (0-10 000; default 0), rounded half up to the minor unit. */
-  readonly escrowFeeBasisPoints: number
-  /** Time budget of the model calls of one ai or consensus policy on authorize and dry-run. */
-  readonly aiPolicyTimeoutMs: number
-  /** How long a model answer to an ai or consensus policy is reused for the same action (per policy version). */
-  readonly aiPolicyCacheMs: number
-  /** Time budget of the AI second pass of one sanitize request; past it the rule-based result stands. */
-  readonly sanitizeAiTimeoutMs: number
-  /** How often pending approvals are checked for expiry. */
-  readonly approvalSweepMs: number
-  /** OCR worker threads for file sanitize (0: one per core), images allowed to wait beyond them, and each image's time limit. */
-  readonly sanitizeOcrWorkers: number
-  readonly sanitizeOcrQueue: number
-  readonly sanitizeOcrTimeoutMs: number
-  /** How long a cleaned file waits for its one download (1 h; tests shorten it), and how often expired ones are swept. */
-  readonly sanitizeFileTtlMs: number
-  readonly sanitizeSweepMs: number
-  /** Receipts one Article 12 report may list; a larger period gives a `failed` report that says so. */
-  readonly complianceMaxReportReceipts: number
-  /** How often every active drift baseline is checked (alerts pushed to `notifications` and webhooks). */
-  readonly driftCheckIntervalMs: number
-  readonly tsaUrl: string | undefined
-  readonly smtpUrl: string | undefined
-  /** Sender of approval e-mails (default `approvals@<host of BASE_URL>`). */
-  readonly smtpFrom: string | undefined
-  /** Feature flags with an environment default (`ENABLE_<KEY>`, on unless "false"), as self-hosted flag resolution reads them. */
-  readonly features: {
-    readonly outputFiltering: boolean
-    readonly slackIntegration: boolean
-    readonly teamsIntegration: boolean
-  }
+/** The configuration, as `appConfig` below reads it (the type is derived from it, so the two cannot drift apart). */
+export type AppConfig = EffectConfig.Success<typeof appConfig> & {
   /** Every `ENABLE_*` variable as given: self-hosted resolution of a flag absent from storage reads `ENABLE_<KEY>`. */
   readonly flagEnvironment?: Readonly<Record<string, string>>
-  readonly logLevel: "debug" | "info" | "warn" | "error" | "silent"
-  readonly ci: boolean
-  /** Where the actors run: one in-memory runner, or SQL-backed sharding over the shared Postgres. */
-  readonly clusterMode: "memory" | "sql"
-  /** This runner's address for its peers (CLUSTER_MODE=sql). */
-  readonly runnerHost: string
-  readonly runnerPort: number
-  /** Agent/org actors resident at once (idle ones are passivated). */
-  readonly maxResidentEntities: number
 }
 
 export class Config extends Context.Service<Config, AppConfig>()("gateway/Config") {}
@@ -135,15 +62,25 @@ const oneOf = <const C extends string>(name: string, choices: readonly [C, ...Ar
     EffectConfig.withDefault(choices[0])
   )
 
-/** An opt-in flag: on only for 1/true/yes/on. */
-const flag = (name: string): EffectConfig.Config<boolean> =>
-  EffectConfig.map(optional(name), (value) => value !== undefined && /^(1|true|yes|on)$/i.test(value))
+const truthy = /^(1|true|yes|on)$/i
+const falsy = /^(0|false|no|off)$/i
 
-/** A default-on feature flag: only an explicit false/0/no/off turns it off. */
-const feature = (name: string): EffectConfig.Config<boolean> =>
-  EffectConfig.map(optional(name), (value) => value === undefined || !/^(0|false|no|off)$/i.test(value.trim()))
+/**
+ * The one reading of a yes/no variable (CI, OUTBOUND_ALLOW_HTTP, ENABLE_*): 1/true/yes/on or
+ * 0/false/no/off in any case; anything else stops the start naming the variable.
+ */
+export const parseBoolean = (name: string, value: string): Result.Result<boolean, string> => {
+  const text = value.trim()
+  if (truthy.test(text)) return Result.succeed(true)
+  if (falsy.test(text)) return Result.succeed(false)
+  return Result.fail(`${name} must be true or false (1/0, yes/no, on/off), got "${value}"`)
+}
 
-const logLevels: ReadonlyArray<string> = ["debug", "info", "warn", "error", "silent"]
+const boolean = (name: string, fallback: boolean): EffectConfig.Config<boolean> =>
+  EffectConfig.String(name).pipe(
+    EffectConfig.mapEffect((value) => Result.match(parseBoolean(name, value), { onSuccess: Effect.succeed, onFailure: (message) => Effect.fail(invalid(message)) })),
+    EffectConfig.withDefault(fallback)
+  )
 
 /** Without APPROVAL_TTL_MS (tests), APPROVAL_TTL_HOURS, read only then. */
 const approvalTtlMs = EffectConfig.flatMap(optionalInt("APPROVAL_TTL_MS", 1), (millis) =>
@@ -151,66 +88,92 @@ const approvalTtlMs = EffectConfig.flatMap(optionalInt("APPROVAL_TTL_MS", 1), (m
 )
 
 /** The whole configuration; the port in a did:web / URL host is written as `host%3Aport`, BASE_URL keeps the plain form. */
-export const appConfig: EffectConfig.Config<AppConfig> = EffectConfig.all({
+export const appConfig = EffectConfig.all({
   port: int("PORT", 8080),
   host: string("HOST", "127.0.0.1"),
   deploymentMode: oneOf("DEPLOYMENT_MODE", ["selfhosted", "cloud"]),
-  logLevel: EffectConfig.map(string("LOG_LEVEL", "info"), (level) => (logLevels.includes(level) ? (level as AppConfig["logLevel"]) : "info")),
+  logLevel: oneOf("LOG_LEVEL", ["info", "debug", "warn", "error", "silent"]),
+  /** Where the actors run: one in-memory runner, or SQL-backed sharding over the shared Postgres. */
   clusterMode: oneOf("CLUSTER_MODE", ["memory", "sql"]),
   databaseUrl: optional("DATABASE_URL"),
+  /** Postgres pool size, external or embedded. */
+  databaseMaxConnections: int("DATABASE_MAX_CONNECTIONS", 10, 1, 1_000),
   baseUrl: optional("BASE_URL"),
   dataDir: string("DATA_DIR", "./data"),
+  /** The built dashboard (`vite build` output) served under `/dashboard`. */
   dashboardDir: string("DASHBOARD_DIR", "./dist/dashboard"),
   redisUrl: optional("REDIS_URL"),
+  /** Prefix of every Redis key and channel (several deployments, or test runs, on one Redis). */
   redisKeyPrefix: string("REDIS_KEY_PREFIX", ""),
   adminKey: secret("ADMIN_KEY"),
   rateLimitPerMinute: int("RATE_LIMIT_PER_MINUTE", 60, 1),
   publicRateLimitPerMinute: optionalInt("PUBLIC_RATE_LIMIT_PER_MINUTE", 1),
+  /** Failed authentications per minute per client address, and per API key prefix, before 429s. */
   authFailuresPerMinute: int("AUTH_FAILURES_PER_MINUTE", 20, 1),
+  /** Port of the separate `/metrics` listener; undefined = no metrics listener (0 = a port the system chooses). */
   metricsPort: optionalInt("METRICS_PORT", 0, 65_535),
   metricsHost: string("METRICS_HOST", "127.0.0.1"),
   outboundAllowPrivate: optional("OUTBOUND_ALLOW_PRIVATE"),
-  outboundAllowHttp: flag("OUTBOUND_ALLOW_HTTP"),
+  outboundAllowHttp: boolean("OUTBOUND_ALLOW_HTTP", false),
+  /** Extra CA certificates (a PEM file) trusted by outbound HTTPS calls, e.g. a private CA's. */
   outboundCaFile: optional("OUTBOUND_CA_FILE"),
   masterKey: secret("MASTER_KEY"),
   maxJsonBodyBytes: int("MAX_BODY_BYTES", 1024 * 1024, 1024),
   maxMultipartBodyBytes: int("MAX_MULTIPART_BYTES", 50 * 1024 * 1024, 1024),
   bodyTimeoutMs: int("BODY_TIMEOUT_MS", 30_000, 100),
+  /** A body with less than 160 KB of progress within this window is 408 (below uWS's own 8–12 s cut-off). */
   // uWS may drop a stalled body 8 s after its last progress; ours must answer first.
   bodyIdleTimeoutMs: int("BODY_IDLE_TIMEOUT_MS", 6_000, 100, 7_000),
   maxConnections: int("MAX_CONNECTIONS", 0),
   shutdownGraceMs: int("SHUTDOWN_GRACE_MS", 10_000),
+  /** Lifetime of pending approvals and approval codes (APPROVAL_TTL_HOURS, or APPROVAL_TTL_MS for tests). */
   approvalTtlMs,
+  /** How long a mutual-signing request stays open (24 h; tests shorten it). */
   mutualSignTtlMs: int("MUTUAL_SIGN_TTL_MS", 24 * 3_600_000, 1),
+  /** Fee of an escrow release in basis points of its amount (0-10 000; default 0), rounded half up to the minor unit. */
   escrowFeeBasisPoints: int("ESCROW_FEE_BASIS_POINTS", 0, 0, 10_000),
+  /** Time budget of the model calls of one ai or consensus policy on authorize and dry-run. */
   aiPolicyTimeoutMs: int("AI_POLICY_TIMEOUT_MS", 10_000, 100, 120_000),
+  /** How long a model answer to an ai or consensus policy is reused for the same action (per policy version). */
   aiPolicyCacheMs: int("AI_POLICY_CACHE_MS", 60_000, 0, 3_600_000),
+  /** Time budget of the AI second pass of one sanitize request; past it the rule-based result stands. */
   sanitizeAiTimeoutMs: int("SANITIZE_AI_TIMEOUT_MS", 20_000, 100, 120_000),
+  /** How often pending approvals are checked for expiry. */
   approvalSweepMs: int("APPROVAL_SWEEP_MS", 30_000, 10),
+  /** OCR worker threads for file sanitize (0: one per core), images allowed to wait beyond them, and each image's time limit. */
   sanitizeOcrWorkers: int("SANITIZE_OCR_WORKERS", 0, 0, 64),
   sanitizeOcrQueue: int("SANITIZE_OCR_QUEUE", 16, 0, 10_000),
   sanitizeOcrTimeoutMs: int("SANITIZE_OCR_TIMEOUT_MS", 60_000, 100, 600_000),
+  /** How long a cleaned file waits for its one download (1 h; tests shorten it), and how often expired ones are swept. */
   sanitizeFileTtlMs: int("SANITIZE_FILE_TTL_MS", 3_600_000, 1, 3_600_000),
   sanitizeSweepMs: int("SANITIZE_SWEEP_MS", 60_000, 10),
+  /** Receipts one Article 12 report may list; a larger period gives a `failed` report that says so. */
   complianceMaxReportReceipts: int("COMPLIANCE_MAX_REPORT_RECEIPTS", 100_000, 1),
+  /** How often every active drift baseline is checked (alerts pushed to `notifications` and webhooks). */
   driftCheckIntervalMs: int("DRIFT_CHECK_INTERVAL_MS", 15 * 60_000, 100),
   tsaUrl: optional("TSA_URL"),
   smtpUrl: optional("SMTP_URL"),
+  /** Sender of approval e-mails (default `approvals@<host of BASE_URL>`). */
   smtpFrom: optional("SMTP_FROM"),
+  /** Feature flags with an environment default (`ENABLE_<KEY>`, on unless "false"), as self-hosted flag resolution reads them. */
   features: EffectConfig.all({
-    outputFiltering: feature("ENABLE_OUTPUT_FILTERING"),
-    slackIntegration: feature("ENABLE_SLACK_INTEGRATION"),
-    teamsIntegration: feature("ENABLE_TEAMS_INTEGRATION")
+    outputFiltering: boolean("ENABLE_OUTPUT_FILTERING", true),
+    slackIntegration: boolean("ENABLE_SLACK_INTEGRATION", true),
+    teamsIntegration: boolean("ENABLE_TEAMS_INTEGRATION", true)
   }),
-  ci: flag("CI"),
+  ci: boolean("CI", false),
+  /** This runner's address for its peers (CLUSTER_MODE=sql). */
   runnerHost: optional("RUNNER_HOST"),
   runnerPort: int("RUNNER_PORT", 34431, 1),
+  /** Agent/org actors resident at once (idle ones are passivated). */
   maxResidentEntities: int("MAX_RESIDENT_ENTITIES", 100_000, 1)
 }).pipe(
   EffectConfig.mapEffect((read) => {
     if (read.clusterMode === "sql" && read.databaseUrl === undefined) return Effect.fail(invalid("CLUSTER_MODE=sql needs DATABASE_URL (the runners share Postgres)"))
     const baseUrl = (read.baseUrl ?? `http://${read.host}:${read.port}`).replace(/\/+$/, "")
     if (!/^https?:\/\/[^/]/.test(baseUrl)) return Effect.fail(invalid(`BASE_URL must be an absolute http(s) URL, got "${read.baseUrl}"`))
+    const allowPrivate = Result.try(() => parseCidrList(read.outboundAllowPrivate))
+    if (Result.isFailure(allowPrivate)) return Effect.fail(invalid(String((allowPrivate.failure as Error).message ?? allowPrivate.failure)))
     return Effect.succeed({
       ...read,
       baseUrl,

@@ -36,7 +36,8 @@ const levelName: Record<LogLevel.LogLevel, string> = {
 const thresholdRank: Record<LogThreshold, number> = { debug: rank.Debug, info: rank.Info, warn: rank.Warn, error: rank.Error, silent: rank.None }
 const lineRank: Record<Level, number> = { debug: rank.Debug, info: rank.Info, warn: rank.Warn, error: rank.Error }
 
-let threshold = thresholdRank[process.env.LOG_LEVEL as LogThreshold] ?? rank.Info
+// Info until the configuration is read (`setLogLevel` from main and the test support).
+let threshold: number = rank.Info
 let pending = ""
 let scheduled = false
 

@@ -7,13 +7,16 @@
  * processes can run them without sending anything twice.
  */
 import { PgClient } from "@effect/sql-pg"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Random from "effect/Random"
 import * as Semaphore from "effect/Semaphore"
 import { listPage, type Page } from "../../protocol/common.js"
 import { isEventType } from "../../protocol/events.js"
@@ -21,7 +24,9 @@ import type { Webhook, WebhookDelivery } from "../../protocol/webhooks.js"
 import { approvalRequestOf } from "../approvers/messages.js"
 import { ApprovalChannels } from "../approvers/service.js"
 import { webhookUrlProblem } from "../approvers/url.js"
+import { reportFailure, supervisedRound } from "../platform/background.js"
 import { Config } from "../platform/config.js"
+import { record } from "../platform/metrics.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
 import { DEFAULT_TIMEOUT_MS, type OutboundPolicy, outbound, outboundPolicyOfConfig } from "../platform/outbound/index.js"
@@ -30,15 +35,6 @@ import { refuse, WebhookNotFound, type WebhooksError } from "./errors.js"
 import { DISABLE_AFTER_MS, judgeAttempt } from "./schedule.js"
 import { newWebhookSecret, type Signer, webhookSigner } from "./signing.js"
 import { type DispatchedEvent, type DueDelivery, makeWebhooksStore } from "./store.js"
-
-/** Time and randomness of delivery; tests replace them to check retry timing without waiting. */
-export interface WebhookClockService {
-  readonly now: () => number
-  readonly random: () => number
-}
-export const WebhookClock = Context.Reference<WebhookClockService>("gateway/WebhookClock", {
-  defaultValue: () => ({ now: () => Date.now(), random: () => Math.random() })
-})
 
 export interface WebhookSettingsService {
   /** A delivery must be answered with a 2xx within this. */
@@ -68,6 +64,22 @@ export const WebhookSettings = Context.Reference<WebhookSettingsService>("gatewa
   defaultValue: () => ({ timeoutMs: DEFAULT_TIMEOUT_MS, leaseMs: 60_000, batchSize: 250, pollMs: 200 })
 })
 
+/** Attempts by outcome (delivered, retry, failed, gone). */
+const outcomeCounters = new Map<string, Metric.Counter<number>>()
+const deliveryOutcomes = (outcome: string) => {
+  let counter = outcomeCounters.get(outcome)
+  if (counter === undefined) {
+    counter = Metric.counter("webhook_deliveries_total", { description: "Webhook delivery attempts, by outcome", attributes: { outcome }, incremental: true })
+    outcomeCounters.set(outcome, counter)
+  }
+  return counter
+}
+/** How long the oldest event of a dispatch round waited in the outbox. */
+const outboxLag = Metric.histogram("webhook_outbox_lag_seconds", {
+  description: "Age of the oldest event each dispatch round claimed",
+  boundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+})
+
 const DEFAULT_CONCURRENCY = 64
 const DEFAULT_PER_ENDPOINT = 32
 const DEFAULT_CONNECTIONS = 4
@@ -89,7 +101,6 @@ export const makeWebhooks = Effect.gen(function* () {
   const config = yield* Config
   const { envelope } = yield* Secrets
   const channels = yield* ApprovalChannels
-  const clock = yield* WebhookClock
   const settings = yield* WebhookSettings
   const policy = settings.policy ?? outboundPolicyOfConfig(config)
 
@@ -104,7 +115,7 @@ export const makeWebhooks = Effect.gen(function* () {
       if (issues.length > 0) return yield* refuse(InvalidInput.of(issues))
       const id = newId("wh")
       const secret = newWebhookSecret()
-      const createdAt = new Date(clock.now()).toISOString()
+      const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
       yield* store.insertWebhook({ id, org_uuid: orgUuid, url: input.url, secret_sealed: envelope.seal(secret, webhookAad(id)), events, created_at: createdAt })
       return { id, url: input.url, secret: secret as string | null, events, status: "active" as const, created_at: createdAt }
   })
@@ -115,7 +126,7 @@ export const makeWebhooks = Effect.gen(function* () {
   })
 
   const remove = Effect.fn("Webhooks.remove")(function* (orgUuid: string, id: string) {
-    const deleted = yield* store.deleteWebhook(orgUuid, id, clock.now())
+    const deleted = yield* store.deleteWebhook(orgUuid, id, yield* Clock.currentTimeMillis)
     if (!deleted) return yield* refuse(new WebhookNotFound({}))
   })
 
@@ -134,7 +145,8 @@ export const makeWebhooks = Effect.gen(function* () {
    */
   const dispatchRound = (lease: number) =>
     Effect.gen(function* () {
-      const round = yield* store.dispatchEvents({ limit: settings.batchSize, now: clock.now(), lease, leaseMs: settings.leaseMs })
+      const round = yield* store.dispatchEvents({ limit: settings.batchSize, now: yield* Clock.currentTimeMillis, lease, leaseMs: settings.leaseMs })
+      if (round.events.length > 0) record(outboxLag, round.oldestLagMs / 1000)
       yield* Effect.forEach(
         round.events,
         (event) => {
@@ -157,7 +169,7 @@ export const makeWebhooks = Effect.gen(function* () {
     Effect.gen(function* () {
       const attempt = delivery.attempt + 1
       const body = JSON.stringify(delivery.payload)
-      const headers = sign(delivery.id, Math.floor(clock.now() / 1000), body)
+      const headers = sign(delivery.id, Math.floor((yield* Clock.currentTimeMillis) / 1000), body)
       const answer = yield* outbound(delivery.url, {
         method: "POST",
         headers,
@@ -172,8 +184,8 @@ export const makeWebhooks = Effect.gen(function* () {
         Effect.map((response) => ({ status: response.status as number | undefined, retryAfter: response.headers["retry-after"], error: null as string | null })),
         Effect.catch((error) => Effect.succeed({ status: undefined, retryAfter: undefined, error: `${error.kind}: ${error.message}` }))
       )
-      const now = clock.now()
-      const outcome = judgeAttempt({ attempt, status: answer.status, retryAfter: answer.retryAfter, now, random: clock.random() })
+      const now = yield* Clock.currentTimeMillis
+      const outcome = judgeAttempt({ attempt, status: answer.status, retryAfter: answer.retryAfter, now, random: yield* Random.next })
       const statusCode = answer.status ?? null
       const error = answer.error ?? (outcome.kind === "delivered" ? null : `HTTP ${answer.status}`)
       const status = outcome.kind === "delivered" ? "delivered" : outcome.kind === "retry" ? "pending" : "failed"
@@ -200,6 +212,7 @@ export const makeWebhooks = Effect.gen(function* () {
   const settle = (attempted: ReadonlyArray<Attempted>) =>
     Effect.gen(function* () {
       yield* store.finishBatch(attempted)
+      for (const row of attempted) record(deliveryOutcomes(row.outcome), 1)
       const gone = new Set(attempted.filter((row) => row.outcome === "gone").map((row) => row.webhookId))
       for (const webhookId of gone) yield* store.disableWebhook(webhookId, "endpoint answered 410 Gone")
       const failing = new Map<string, number>()
@@ -281,7 +294,7 @@ export const makeWebhooks = Effect.gen(function* () {
 
   /** Claims due deliveries (retries, and what no dispatcher took on) and sends them. Returns how many. */
   const sendDue = Effect.gen(function* () {
-    const due = yield* store.claimDue(settings.batchSize, clock.now(), settings.leaseMs)
+    const due = yield* store.claimDue(settings.batchSize, yield* Clock.currentTimeMillis, settings.leaseMs)
     yield* sendBatch(due)
     return due.length
   })
@@ -297,6 +310,8 @@ export interface DispatchRound {
   readonly events: ReadonlyArray<DispatchedEvent>
   readonly deliveries: number
   readonly leased: ReadonlyArray<DueDelivery>
+  /** How long the oldest claimed event waited in the outbox. */
+  readonly oldestLagMs: number
 }
 
 export interface WebhooksService {
@@ -351,11 +366,11 @@ export const webhookWorkerLoop = Effect.gen(function* () {
    * before the next, so a stream of commits is taken in batches rather than one transaction per
    * commit (each round is a transaction; under load they cost more than the requests).
    */
-  const loop = <E>(round: Effect.Effect<number, E>, wakeUp: ReturnType<typeof makeWakeUp>) =>
+  const loop = <E>(name: string, round: Effect.Effect<number, E>, wakeUp: ReturnType<typeof makeWakeUp>) =>
     Effect.gen(function* () {
       while (true) {
         const wake = wakeUp.next()
-        const busy = yield* round.pipe(Effect.catchCause(() => Effect.succeed(0)))
+        const busy = yield* supervisedRound(name, round, 0)
         if (busy === 0) yield* Effect.timeoutOption(Deferred.await(wake), settings.pollMs)
         else if (busy < settings.batchSize && gatherMs > 0) yield* Effect.sleep(gatherMs)
       }
@@ -374,7 +389,7 @@ export const webhookWorkerLoop = Effect.gen(function* () {
           }
         })
       ).pipe(
-        Effect.catchCause(() => Effect.void),
+        Effect.catchCause((cause) => reportFailure("webhook outbox listener", cause)),
         Effect.andThen(Effect.sleep(5_000)),
         Effect.forever
       )
@@ -385,6 +400,7 @@ export const webhookWorkerLoop = Effect.gen(function* () {
   const handoff = settings.handoff ?? settings.batchSize
   let handing = 0
   const dispatcher = loop(
+    "webhook dispatcher",
     Effect.gen(function* () {
       const round = yield* webhooks.dispatchRound(Math.max(0, handoff - handing))
       const handed = round.leased.length
@@ -392,7 +408,7 @@ export const webhookWorkerLoop = Effect.gen(function* () {
         handing += handed
         yield* Effect.forkChild(
           webhooks.sendBatch(round.leased).pipe(
-            Effect.catchCause(() => Effect.void),
+            Effect.catchCause((cause) => reportFailure("webhook dispatcher send", cause)),
             Effect.ensuring(Effect.sync(() => (handing -= handed)))
           )
         )
@@ -402,7 +418,7 @@ export const webhookWorkerLoop = Effect.gen(function* () {
     }),
     outbox
   )
-  const senders = Array.from({ length: settings.senders ?? DEFAULT_SENDERS }, () => loop(webhooks.sendDue, work))
+  const senders = Array.from({ length: settings.senders ?? DEFAULT_SENDERS }, () => loop("webhook sender", webhooks.sendDue, work))
   yield* Effect.all([listener, dispatcher, ...senders], { concurrency: "unbounded", discard: true })
 })
 

@@ -5,10 +5,11 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { DeliveryStatuses, WebhookStatuses } from "../../protocol/webhooks.js"
 import { Count, Json, JsonObject, NullableCount, NullableJson, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
+import * as Rows from "../platform/db/rows.js"
 import { sqlDefects } from "../platform/db/store.js"
 
 const WebhookRow = Schema.Struct({
@@ -43,7 +44,9 @@ const DispatchedRow = Schema.Struct({
   url: Schema.NullOr(Schema.String),
   secret_sealed: Schema.NullOr(Schema.String),
   leased: Schema.NullOr(Schema.Boolean),
-  type: Schema.NullOr(Schema.String)
+  type: Schema.NullOr(Schema.String),
+  /** How long a claimed event waited in the outbox (null on delivery rows). */
+  lag_ms: Schema.NullOr(Schema.Number)
 })
 
 const DueRow = Schema.Struct({
@@ -84,13 +87,13 @@ export const makeWebhooksStore = Effect.gen(function* () {
     sql`INSERT INTO webhooks (id, org_uuid, url, secret_sealed, events, status, created_at)
         VALUES (${row.id}, ${row.org_uuid}, ${row.url}, ${row.secret_sealed}, ${jsonb(row.events)}, 'active', ${row.created_at})`.pipe(Effect.asVoid)
 
-  const listWebhooks = SqlSchema.findAll({
+  const listWebhooks = Rows.findAll({
     Request: Schema.String,
     Result: WebhookRow,
     execute: (orgUuid) => sql`SELECT * FROM webhooks WHERE org_uuid = ${orgUuid} AND deleted_at IS NULL ORDER BY created_at, id`
   })
 
-  const findWebhookRow = SqlSchema.findOneOption({
+  const findWebhookRow = Rows.findOneOption({
     Request: Schema.Struct({ orgUuid: Schema.String, id: Schema.String }),
     Result: WebhookRow,
     execute: ({ orgUuid, id }) => sql`SELECT * FROM webhooks WHERE id = ${id} AND org_uuid = ${orgUuid} AND deleted_at IS NULL`
@@ -109,12 +112,12 @@ export const makeWebhooksStore = Effect.gen(function* () {
       })
     )
 
-  const deliveryCount = SqlSchema.findOne({
+  const deliveryCount = Rows.findOne({
     Request: Schema.String,
     Result: Schema.Struct({ n: Count }),
     execute: (webhookId) => sql`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ${webhookId}`
   })
-  const deliveryPage = SqlSchema.findAll({
+  const deliveryPage = Rows.findAll({
     Request: Schema.Struct({ webhookId: Schema.String, page: Schema.Number, perPage: Schema.Number }),
     Result: DeliveryView,
     execute: ({ webhookId, page, perPage }) =>
@@ -124,8 +127,7 @@ export const makeWebhooksStore = Effect.gen(function* () {
   })
   const listDeliveries = (webhookId: string, page: number, perPage: number) =>
     Effect.gen(function* () {
-      // COUNT(*) always answers one row.
-      const { n } = yield* Effect.orDie(deliveryCount(webhookId))
+      const { n } = yield* deliveryCount(webhookId)
       return { data: yield* deliveryPage({ webhookId, page, perPage }), total: n }
     })
 
@@ -137,7 +139,7 @@ export const makeWebhooksStore = Effect.gen(function* () {
    * deliveries and the claimed events (with their data only for approval requests, which the
    * notification channels announce).
    */
-  const dispatchRows = SqlSchema.findAll({
+  const dispatchRows = Rows.findAll({
     Request: Schema.Struct({ limit: Schema.Number, now: Schema.Number, lease: Schema.Number, until: Schema.Number }),
     Result: DispatchedRow,
     execute: ({ limit, now, lease, until }) =>
@@ -160,10 +162,11 @@ export const makeWebhooksStore = Effect.gen(function* () {
             ON CONFLICT (webhook_id, event_id) DO NOTHING
             RETURNING id, webhook_id, org_uuid, payload, lease_until IS NOT NULL AS leased
           )
-          SELECT i.id, i.webhook_id, i.org_uuid, i.payload, p.url, p.secret_sealed, i.leased, NULL AS type
+          SELECT i.id, i.webhook_id, i.org_uuid, i.payload, p.url, p.secret_sealed, i.leased, NULL AS type, NULL::float8 AS lag_ms
           FROM inserted i JOIN pairs p ON p.delivery_id = i.id
           UNION ALL
-          SELECT c.event_id, NULL, c.org_uuid, CASE WHEN c.type = 'action.approval_requested' THEN c.data END, NULL, NULL, NULL, c.type
+          SELECT c.event_id, NULL, c.org_uuid, CASE WHEN c.type = 'action.approval_requested' THEN c.data END, NULL, NULL, NULL, c.type,
+            (extract(epoch FROM (${at(now)}::timestamptz - c.created_at)) * 1000)::float8
           FROM claimed c`
   })
 
@@ -172,9 +175,11 @@ export const makeWebhooksStore = Effect.gen(function* () {
       const leased: Array<DueDelivery> = []
       const events: Array<DispatchedEvent> = []
       let deliveries = 0
+      let oldestLagMs = 0
       for (const row of rows) {
         if (row.type !== null) {
           events.push({ eventId: row.id, orgUuid: row.org_uuid, type: row.type, data: row.payload ?? {} })
+          oldestLagMs = Math.max(oldestLagMs, row.lag_ms ?? 0)
           continue
         }
         deliveries++
@@ -182,7 +187,7 @@ export const makeWebhooksStore = Effect.gen(function* () {
           leased.push({ id: row.id, webhookId: row.webhook_id, orgUuid: row.org_uuid, url: row.url, secretSealed: row.secret_sealed, payload: row.payload, attempt: 0 })
         }
       }
-      return { events, deliveries, leased }
+      return { events, deliveries, leased, oldestLagMs }
     })
 
   /**
@@ -190,7 +195,7 @@ export const makeWebhooksStore = Effect.gen(function* () {
    * commits at once (so other senders skip them; an expired lease means a
    * sender died mid-send). Oldest due first.
    */
-  const leaseDue = SqlSchema.findAll({
+  const leaseDue = Rows.findAll({
     Request: Schema.Struct({ limit: Schema.Number, now: Schema.Number, until: Schema.Number }),
     Result: DueRow,
     execute: ({ limit, now, until }) =>
@@ -301,7 +306,7 @@ export const makeWebhooksStore = Effect.gen(function* () {
     sql`UPDATE webhooks SET failing_since = NULL WHERE id = ${webhookId} AND failing_since IS NOT NULL`.pipe(Effect.asVoid)
 
   /** Notes a failure; returns when the endpoint started failing without a success since. */
-  const failingSince = SqlSchema.findOneOption({
+  const failingSince = Rows.findOneOption({
     Request: Schema.Struct({ webhookId: Schema.String, now: Schema.Number }),
     Result: Schema.Struct({ failing_since: Timestamp }),
     execute: ({ webhookId, now }) =>

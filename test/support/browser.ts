@@ -12,9 +12,13 @@ import { afterAll, beforeAll } from "vitest"
 export const CHROMIUM = "/usr/bin/chromium"
 export const ARTIFACTS = resolve(import.meta.dirname, "..", "artifacts")
 
-/** Whether the browser is installed; says so when it is not, so a skip is never silent. */
+/**
+ * Whether the browser is installed; says so when it is not, so a skip is never silent. Under CI a
+ * missing browser fails the run instead: a skipped page suite must not pass for a green one.
+ */
 export const chromiumAvailable = (what: string) => {
   const available = existsSync(CHROMIUM)
+  if (!available && /^(1|true|yes|on)$/i.test(process.env.CI ?? "")) throw new Error(`${CHROMIUM} not found under CI: ${what} cannot run`)
   if (!available) console.log(`${CHROMIUM} not found: skipping ${what}`)
   return available
 }

@@ -5,17 +5,10 @@ import { PageHeading } from "../components.tsx"
 import { useApp } from "../context.ts"
 import { localTime, statusLabel } from "../format.ts"
 import { BASE, navigate, onLinkClick } from "../router.ts"
-import type { ActionList, ActionStatus } from "../types.ts"
+import { ActionStatuses } from "../../../protocol/lists.ts"
+import type { ActionList } from "../types.ts"
 
-const STATUSES = [
-  "authorized",
-  "pending_approval",
-  "denied_by_policy",
-  "approved",
-  "denied_by_human",
-  "notarized",
-  "failed"
-] as const satisfies ReadonlyArray<ActionStatus>
+const STATUSES = ActionStatuses
 
 const PER_PAGE = 25
 

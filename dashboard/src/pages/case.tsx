@@ -11,6 +11,7 @@ import { PageHeading } from "../components.tsx"
 import { useApp, useChannel } from "../context.ts"
 import { localTime } from "../format.ts"
 import { BASE, onLinkClick } from "../router.ts"
+import { CaseStreamEvents } from "../../../protocol/lists.ts"
 
 type Load =
   | { readonly state: "loading" }
@@ -18,7 +19,7 @@ type Load =
   | { readonly state: "missing" }
   | { readonly state: "failed"; readonly message: string }
 
-const STREAM_EVENTS = new Set(["started", "model_complete", "consensus", "receipt", "done", "error"])
+const STREAM_EVENTS: ReadonlySet<string> = new Set(CaseStreamEvents)
 
 /** A `case:<id>` frame's data (`{type: "case.<event>", event, case_id, ...fields}`) as a stream event. */
 const asCaseEvent = (data: unknown): CaseEvent | undefined => {

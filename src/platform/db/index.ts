@@ -20,7 +20,7 @@ export interface DatabaseConfig {
   readonly url?: string | undefined
   /** DATA_DIR; the embedded PostgreSQL keeps its files in `<dataDir>/pg`. */
   readonly dataDir: string
-  /** Pool size (default 10). */
+  /** Pool size (DATABASE_MAX_CONNECTIONS; default 10). */
   readonly maxConnections?: number | undefined
   /** CI=true: said in the error when DATABASE_URL is unreachable (there is never a fallback). */
   readonly ci?: boolean | undefined
@@ -181,18 +181,4 @@ export const databaseLayer = (config: DatabaseConfig): Layer.Layer<SqlClient.Sql
     })
   )
   return ready.pipe(Layer.provideMerge(client))
-}
-
-/** DatabaseConfig from the environment (DATABASE_URL, DATA_DIR, DATABASE_MAX_CONNECTIONS, CI). */
-export const databaseConfigFromEnv = (env: NodeJS.ProcessEnv = process.env): DatabaseConfig => {
-  const max = env.DATABASE_MAX_CONNECTIONS ? Number(env.DATABASE_MAX_CONNECTIONS) : undefined
-  if (max !== undefined && !(Number.isInteger(max) && max > 0)) {
-    throw new Error(`DATABASE_MAX_CONNECTIONS must be a positive integer, got "${env.DATABASE_MAX_CONNECTIONS}"`)
-  }
-  return {
-    url: env.DATABASE_URL || undefined,
-    dataDir: env.DATA_DIR || "./data",
-    maxConnections: max,
-    ci: env.CI === "true"
-  }
 }

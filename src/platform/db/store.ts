@@ -1,12 +1,12 @@
 /**
  * The database boundary of every store: a SQL failure or a row that does not decode is a defect
  * (the caller cannot act on it; it surfaces as a 500 with its cause logged and a `request_id`),
- * said once per store by wrapping its methods, instead of at each call site.
+ * said once per store by wrapping its methods, instead of at each call site. The finders of
+ * `rows.ts` name the row that did not decode.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as SchemaIssue from "effect/SchemaIssue"
 import { type SqlClient, SqlError } from "effect/sql"
 
 /** What a store may fail with that is the database's fault, not the caller's. */
@@ -20,23 +20,6 @@ type Defected<M> = {
     : M[K] extends Effect.Effect<infer A, infer E, infer R>
       ? Effect.Effect<A, Exclude<E, Infrastructure>, R>
       : M[K]
-}
-
-/** The id of the row a decode failure is about, found in the issue tree (rows carry `id` or `uuid`). */
-const rowIdOf = (issue: SchemaIssue.Issue): string | undefined => {
-  const stack: Array<SchemaIssue.Issue> = [issue]
-  while (stack.length > 0) {
-    const next = stack.pop()!
-    const input = SchemaIssue.hasInput(next) ? next.input : undefined
-    if (input !== null && typeof input === "object" && !Array.isArray(input)) {
-      const row = input as Record<string, unknown>
-      const id = row.id ?? row.uuid ?? row.org_uuid
-      if (typeof id === "string" || typeof id === "number" || typeof id === "bigint") return String(id)
-    }
-    if ("issues" in next && Array.isArray(next.issues)) stack.push(...(next.issues as Array<SchemaIssue.Issue>))
-    if ("issue" in next && next.issue) stack.push(next.issue as SchemaIssue.Issue)
-  }
-  return undefined
 }
 
 /** A row the database returned that the store's schema refuses. */
@@ -54,7 +37,7 @@ const asDefect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exc
   Effect.catchIf(
     effect,
     (error): error is Extract<E, Infrastructure> => SqlError.isSqlError(error) || Schema.isSchemaError(error),
-    (error) => (Schema.isSchemaError(error) ? Effect.die(new UndecodableRow(rowIdOf(error.issue), error)) : Effect.die(error))
+    (error) => (Schema.isSchemaError(error) ? Effect.die(new UndecodableRow(undefined, error)) : Effect.die(error))
   ) as Effect.Effect<A, Exclude<E, Infrastructure>, R>
 
 /**

@@ -41,6 +41,7 @@ export {
   PUBLIC_HTTPS_ONLY,
   parseCidrList
 } from "./policy.js"
+export { Outbound, type OutboundService } from "./service.js"
 export { destinationProblem, type LookupFunction, type ResolvedAddress, systemLookup } from "./target.js"
 export {
   certificateFingerprint,

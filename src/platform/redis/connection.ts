@@ -72,6 +72,3 @@ const pingOrFail = (redis: Redis.Redis["Service"], timeoutMs: number): Effect.Ef
         : Effect.fail(new Redis.RedisError({ cause: new Error(`unexpected PING answer: ${String(answer)}`) }))
     )
   )
-
-/** True when running under CI, where a configured Redis must never be replaced by memory. */
-export const isCi = (env: NodeJS.ProcessEnv = process.env): boolean => env.CI === "true" || env.CI === "1"

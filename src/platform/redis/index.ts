@@ -6,12 +6,12 @@
 import { Context, Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
 import { ShortCache } from "./cache.js"
-import { isCi, redisLayer } from "./connection.js"
+import { redisLayer } from "./connection.js"
 import { Fanout } from "./pubsub.js"
 import { RateLimits } from "./rate-limit.js"
 
 export { ExpiringMap, ShortCache } from "./cache.js"
-export { isCi, type RedisServices, redisLayer } from "./connection.js"
+export { type RedisServices, redisLayer } from "./connection.js"
 export { Fanout, type FanoutHandler, type FanoutSubscribeOptions } from "./pubsub.js"
 export { FixedWindowCounters, type RateLimiter, type RateLimitResult, RateLimits, rateLimitHeaders, rateLimitResult } from "./rate-limit.js"
 
@@ -60,6 +60,8 @@ export interface PlatformRedisOptions {
    * under `CI=true`, where a configured Redis must be used.
    */
   readonly fallbackToMemory?: boolean
+  /** Running under CI (the Config's `ci`): a configured Redis is never replaced by memory. */
+  readonly ci?: boolean
   readonly connectTimeoutMs?: number
 }
 
@@ -85,7 +87,7 @@ export const platformRedisLayer = (
   )
   const connectionOptions = options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }
   const overRedis = drivers.pipe(Layer.provide(redisLayer(url, connectionOptions)))
-  if (options.fallbackToMemory !== true || isCi()) return overRedis
+  if (options.fallbackToMemory !== true || options.ci === true) return overRedis
   return overRedis.pipe(
     Layer.catchCause((cause) =>
       Layer.unwrap(
