@@ -5,8 +5,9 @@
  * policies and whitelist services send after their writes commit. `Snapshot`
  * answers the data (plain data: in CLUSTER_MODE=sql it may cross processes).
  *
- * Versions come from the clock (at least previous + 1), so they keep
- * increasing when the entity restarts after passivation or a shard move.
+ * Versions come from the database (the sequence `org_snapshot_versions`, taken with each load),
+ * so every process compares them the same way whatever its clock says, and they keep increasing
+ * when the entity restarts after passivation or a shard move.
  *
  * Callers go through `OrgSnapshots` (the areas through their ports,
  * `OrgPolicies` and `OrgWhitelist`, implemented here), which keeps each
@@ -15,7 +16,9 @@
  * would cost far more than evaluating (see NOTES), so the actor is asked only
  * on a miss. A change drops the older copy here at once (same-server reads
  * follow immediately) and is announced with its version on the Fanout topic
- * `org-snapshot:<org>` so other processes drop theirs.
+ * `org-snapshot:<org>` so other processes drop theirs. A process that misses an announcement
+ * (Redis down, a partition) is bounded anyway: a cached copy older than `maxStalenessMs`
+ * (30 s by default) is fetched again from the actor.
  */
 import * as Cache from "effect/Cache"
 import * as Context from "effect/Context"
@@ -29,7 +32,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Rpc from "effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
-import type { SqlClient } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { Fanout } from "../src/platform/redis/index.js"
 import { EvaluableRow, toEvaluable } from "../src/policies/evaluable.js"
 import { OrgPolicies, type OrgPolicySnapshot } from "../src/policies/ports.js"
@@ -46,6 +49,9 @@ export const ORG_SNAPSHOT_TOPIC = "org-snapshot"
  * an organization dropped costs one actor round trip on its next authorize.
  */
 const CACHE_CAPACITY = 10_000
+
+/** How long a process may answer from its copy without hearing of a change (a missed announcement). */
+const DEFAULT_MAX_STALENESS_MS = 30_000
 
 const SnapshotEntry = Schema.Struct({ id: Schema.String, url_pattern: Schema.String, tls_fingerprint: Schema.NullOr(Schema.String) })
 
@@ -68,9 +74,14 @@ export const OrgActor = Entity.make("OrgActor", [Snapshot, Reload]).annotateRpcs
 const makeLoader = Effect.gen(function* () {
   const policies = yield* makePoliciesStore
   const whitelist = yield* makeWhitelistStore
+  const sql = yield* SqlClient.SqlClient
+  // Taken before the reads: the data is at least as new as its version says.
+  const nextVersion = sql<{ version: string }>`SELECT nextval('org_snapshot_versions') AS version`.pipe(Effect.map((rows) => Number(rows[0]!.version)))
   return (orgUuid: string) =>
-    Effect.all([policies.active(orgUuid), whitelist.approvedEntries(orgUuid), whitelist.mode(orgUuid)], { concurrency: 3 }).pipe(
+    Effect.flatMap(nextVersion, (version) =>
+      Effect.all([policies.active(orgUuid), whitelist.approvedEntries(orgUuid), whitelist.mode(orgUuid)], { concurrency: 3 }).pipe(
       Effect.map(([rows, entries, mode]) => ({
+        version,
         policies: rows.map((row) => ({
           id: row.id,
           name: row.name,
@@ -87,13 +98,17 @@ const makeLoader = Effect.gen(function* () {
           updated_at: row.updated_at
         })),
         whitelist: { mode, entries: entries.map((entry) => ({ id: entry.id, url_pattern: entry.url_pattern, tls_fingerprint: entry.tls_fingerprint })) }
-      })),
-      Effect.orDie
-    )
+      }))
+    )).pipe(Effect.orDie)
 })
 
 export interface OrgActorOptions {
   readonly maxIdleMs?: number
+}
+
+export interface OrgSnapshotsOptions {
+  /** A cached copy older than this is fetched again (default 30 s). */
+  readonly maxStalenessMs?: number
 }
 
 /** Registers the entity with Sharding; needs SqlClient and Sharding. */
@@ -102,13 +117,13 @@ export const orgActorLayer = (options: OrgActorOptions = {}) =>
     Effect.gen(function* () {
       const orgUuid = (yield* Entity.CurrentAddress).entityId
       const load = yield* makeLoader
-      let snapshot: OrgSnapshotData = { version: Date.now(), ...(yield* load(orgUuid)) }
+      let snapshot: OrgSnapshotData = yield* load(orgUuid)
       return OrgActor.of({
         Snapshot: () => Effect.sync(() => snapshot),
         // Messages are handled one at a time, so a reload never interleaves with another.
         Reload: () =>
           Effect.map(load(orgUuid), (data) => {
-            snapshot = { version: Math.max(snapshot.version + 1, Date.now()), ...data }
+            snapshot = data
             return snapshot.version
           })
       })
@@ -141,7 +156,11 @@ export class OrgSnapshots extends Context.Service<
     readonly changed: (orgUuid: string) => Effect.Effect<number>
   }
 >()("gateway/OrgSnapshots") {
-  static readonly layer: Layer.Layer<OrgSnapshots, never, Sharding | Fanout> = Layer.effect(OrgSnapshots)(
+  static readonly layer: Layer.Layer<OrgSnapshots, never, Sharding | Fanout> = OrgSnapshots.layerWith()
+
+  static layerWith(options: OrgSnapshotsOptions = {}): Layer.Layer<OrgSnapshots, never, Sharding | Fanout> {
+    const maxStaleness = Duration.millis(options.maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS)
+    return Layer.effect(OrgSnapshots)(
     Effect.gen(function* () {
       const client = yield* OrgActor.client
       const fanout = yield* Fanout
@@ -152,7 +171,7 @@ export class OrgSnapshots extends Context.Service<
       const cache = yield* Cache.makeWith((orgUuid: string) => Effect.map(fetch(orgUuid), compileSnapshot), {
         capacity: CACHE_CAPACITY,
         // A failed fetch is not kept: the next call asks again.
-        timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.infinity : Duration.zero)
+        timeToLive: (exit) => (Exit.isSuccess(exit) ? maxStaleness : Duration.zero)
       })
 
       /**
@@ -186,7 +205,8 @@ export class OrgSnapshots extends Context.Service<
             )
       })
     })
-  )
+    )
+  }
 }
 
 /** The areas' ports, answered from the one cached snapshot per organization. */

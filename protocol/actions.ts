@@ -4,11 +4,12 @@
  * "Actions and receipts").
  */
 
+import * as Effect from "effect/Effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
-import { BadRequest, Conflict, Forbidden, Gone, NotFound } from "./errors.js"
+import { accessRefusal, Forbidden, InvalidInput, refusal } from "./errors.js"
 
 export const ActionStatuses = [
   "authorized",
@@ -54,12 +55,14 @@ export const AuthorizeResponse = Schema.Struct({
   created_at: Timestamp,
   warnings: Schema.NullOr(Schema.Array(Schema.String))
 })
+export type AuthorizeResponse = typeof AuthorizeResponse.Type
 
 export const NotarizeRequest = Schema.Struct({
   // A plain string so an unknown outcome answers 400 INVALID_OUTCOME, not a validation error.
   outcome: Schema.optionalKey(Schema.NullOr(Schema.String)),
   outcome_details: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(1_000_000))))
 })
+export type NotarizeRequest = typeof NotarizeRequest.Type
 
 export const NotarizeResponse = Schema.Struct({
   action_uuid: Schema.String,
@@ -72,6 +75,7 @@ export const NotarizeResponse = Schema.Struct({
   created_at: Timestamp,
   warnings: Schema.NullOr(Schema.Array(Schema.String))
 })
+export type NotarizeResponse = typeof NotarizeResponse.Type
 
 export const ActionListItem = Schema.Struct({
   action_uuid: Schema.String,
@@ -81,6 +85,7 @@ export const ActionListItem = Schema.Struct({
   legal_hold: Schema.Boolean,
   created_at: Timestamp
 })
+export type ActionListItem = typeof ActionListItem.Type
 
 export const ReceiptSummary = Schema.Struct({
   receipt_uuid: Schema.String,
@@ -99,6 +104,7 @@ export const Cosignature = Schema.Struct({
   cosigner_email: Schema.String,
   cosigned_at: Timestamp
 })
+export type Cosignature = typeof Cosignature.Type
 
 export const ActionDetail = Schema.Struct({
   action_uuid: Schema.String,
@@ -130,6 +136,7 @@ export const ActionDetail = Schema.Struct({
   receipt: Schema.NullOr(ReceiptSummary),
   authorizations: Schema.Array(Cosignature)
 })
+export type ActionDetail = typeof ActionDetail.Type
 
 export const ApprovalReview = Schema.Struct({
   action_uuid: Schema.String,
@@ -142,12 +149,14 @@ export const ApprovalReview = Schema.Struct({
   created_at: Timestamp,
   expires_at: Timestamp
 })
+export type ApprovalReview = typeof ApprovalReview.Type
 
 export const ApprovalResult = Schema.Struct({
   status: Schema.Literals(["approved", "denied_by_human"]),
   action_uuid: Schema.String,
   approver_email: Schema.NullOr(Schema.String)
 })
+export type ApprovalResult = typeof ApprovalResult.Type
 
 export const ChainLink = Schema.Struct({
   action_uuid: Schema.String,
@@ -158,13 +167,211 @@ export const ChainLink = Schema.Struct({
   parent_action_uuid: Schema.NullOr(Schema.String),
   created_at: Timestamp
 })
+export type ChainLink = typeof ChainLink.Type
+
+/*
+ * The refusals of actions. A union of refusal classes (the `reason` of `ActionsError`, which also
+ * crosses the AgentActor) takes a refusal as the first member its literal fields match, and
+ * would turn one refusal into another of the same code: refusals sharing a code differ by a
+ * literal message (`fixed`), and a class with a free message comes after those of its code.
+ */
+
+/** A refusal whose message never varies: the message is a literal, so it tells refusals of one code apart. */
+const fixed = <const Code extends string, const Message extends string>(code: Code, message: Message) => ({
+  ...refusal(code),
+  message: Schema.Literal(message).pipe(Schema.withConstructorDefault(Effect.succeed(message)))
+})
+
+export class ActionNotFound extends Schema.Error<ActionNotFound>("ActionNotFound")(fixed("NOT_FOUND", "Action not found"), {
+  httpApiStatus: 404,
+  description: "No such action in the caller's organization"
+}) {
+  readonly _tag = "ActionNotFound"
+}
+
+export class ParentNotFound extends Schema.Error<ParentNotFound>("ParentNotFound")(fixed("NOT_FOUND", "Parent action not found"), {
+  httpApiStatus: 404,
+  description: "parent_action_uuid names no action of the caller's organization"
+}) {
+  readonly _tag = "ParentNotFound"
+  static of(parentActionUuid: string) {
+    return new ParentNotFound({ details: { parent_action_uuid: parentActionUuid } })
+  }
+}
+
+const duplicateMessages = {
+  different_body: "This idempotency_key was already used with a different request body",
+  in_flight: "A request with this idempotency_key is still in flight",
+  busy: "This idempotency_key is busy; retry"
+} as const
+
+export class DuplicateRequest extends Schema.Error<DuplicateRequest>("DuplicateRequest")(refusal("DUPLICATE_REQUEST"), {
+  httpApiStatus: 409,
+  description: "The idempotency_key was used with another body, or its first request is still running"
+}) {
+  readonly _tag = "DuplicateRequest"
+  static of(idempotencyKey: string, why: keyof typeof duplicateMessages) {
+    return new DuplicateRequest({ message: duplicateMessages[why], details: { idempotency_key: idempotencyKey } })
+  }
+}
+
+const accessProps = (message: string, details: Record<string, unknown>) => ({ message, error: message, details })
+
+export class EndpointNotWhitelisted extends Schema.Error<EndpointNotWhitelisted>("EndpointNotWhitelisted")(
+  accessRefusal("ENDPOINT_NOT_WHITELISTED", "The endpoint is not on the organization's whitelist; an approval request was created"),
+  { httpApiStatus: 403, description: "endpoint_url is not whitelisted; details name the whitelist approval request created" }
+) {
+  readonly _tag = "EndpointNotWhitelisted"
+  static of(approvalId: string, urlPatternSuggested: string) {
+    return new EndpointNotWhitelisted({ details: { approval_id: approvalId, url_pattern_suggested: urlPatternSuggested } })
+  }
+}
+
+export class EndpointTlsMismatch extends Schema.Error<EndpointTlsMismatch>("EndpointTlsMismatch")(
+  accessRefusal("ENDPOINT_TLS_MISMATCH", "The endpoint's TLS certificate does not match the whitelist"),
+  { httpApiStatus: 403, description: "endpoint_url's certificate is not the one its whitelist entry pins" }
+) {
+  readonly _tag = "EndpointTlsMismatch"
+  /** `explanation` is the whitelist's own sentence (it names the host). */
+  static of(explanation: string, endpointUrl: string, expected: string, actual: string | null) {
+    return new EndpointTlsMismatch(accessProps(explanation, { endpoint_url: endpointUrl, expected, actual }))
+  }
+}
+
+export class PolicyDenied extends Schema.Error<PolicyDenied>("PolicyDenied")(accessRefusal("POLICY_DENIED", "A policy denied this action"), {
+  httpApiStatus: 403,
+  description: "A policy denied the action (its receipt is minted); a retry with the same idempotency_key answers the same"
+}) {
+  readonly _tag = "PolicyDenied"
+  static of(denial: { readonly action_uuid: string; readonly policy_uuid: string | null; readonly reasoning: string; readonly receipt_uuid: string }) {
+    return new PolicyDenied(
+      accessProps(`Denied by policy: ${denial.reasoning}`, { action_uuid: denial.action_uuid, policy_uuid: denial.policy_uuid, receipt_uuid: denial.receipt_uuid })
+    )
+  }
+}
+
+export class InvalidOutcome extends Schema.Error<InvalidOutcome>("InvalidOutcome")(refusal("INVALID_OUTCOME", "outcome must be completed or failed"), {
+  httpApiStatus: 400,
+  description: "outcome is neither completed nor failed"
+}) {
+  readonly _tag = "InvalidOutcome"
+  static of(outcome: string) {
+    return new InvalidOutcome({ details: { outcome } })
+  }
+}
+
+export class InvalidActionState extends Schema.Error<InvalidActionState>("InvalidActionState")(refusal("INVALID_ACTION_STATE"), {
+  httpApiStatus: 409,
+  description: "Only authorized or approved actions can be notarized"
+}) {
+  readonly _tag = "InvalidActionState"
+  static of(status: string) {
+    return new InvalidActionState({ message: `Action is ${status}; only authorized or approved actions can be notarized`, details: { status } })
+  }
+}
+
+/** The action's agent is registered and decommissioned (spec 001): it notarizes nothing more. */
+export class AgentDecommissioned extends Schema.Error<AgentDecommissioned>("AgentDecommissioned")(refusal("AGENT_DECOMMISSIONED"), {
+  httpApiStatus: 422,
+  description: "The action's agent is decommissioned"
+}) {
+  readonly _tag = "AgentDecommissioned"
+  static of(agentId: string) {
+    return new AgentDecommissioned({ message: `Agent ${agentId} is decommissioned`, details: { agent_id: agentId } })
+  }
+}
+
+export class OutputScanViolation extends Schema.Error<OutputScanViolation>("OutputScanViolation")(
+  refusal("OUTPUT_SCAN_VIOLATION", "outcome_details contains content the output policy refuses"),
+  { httpApiStatus: 422, description: "The organization's output policy refuses outcome_details" }
+) {
+  readonly _tag = "OutputScanViolation"
+  static of(actionUuid: string, flags: ReadonlyArray<unknown>) {
+    return new OutputScanViolation({ details: { action_uuid: actionUuid, flags } })
+  }
+}
+
+export class AlreadyResolved extends Schema.Error<AlreadyResolved>("AlreadyResolved")(refusal("ALREADY_RESOLVED"), {
+  httpApiStatus: 409,
+  description: "The action is no longer pending approval"
+}) {
+  readonly _tag = "AlreadyResolved"
+  static of(status: string) {
+    return new AlreadyResolved({ message: `Action is ${status}, no longer pending approval`, details: { status } })
+  }
+}
+
+/** A dashboard decision that came after the deadline (the action is now expired). */
+export class ApprovalExpired extends Schema.Error<ApprovalExpired>("ApprovalExpired")(fixed("ALREADY_RESOLVED", "The approval expired"), {
+  httpApiStatus: 409,
+  description: "The approval's deadline passed (the action is now denied as expired)"
+}) {
+  readonly _tag = "ApprovalExpired"
+  static of() {
+    return new ApprovalExpired({ details: { status: "denied_by_human", reason: "expired" } })
+  }
+}
+
+export class AlreadyCosigned extends Schema.Error<AlreadyCosigned>("AlreadyCosigned")(refusal("ALREADY_AUTHORIZED", "You already cosigned this action"), {
+  httpApiStatus: 409,
+  description: "The caller already cosigned this action"
+}) {
+  readonly _tag = "AlreadyCosigned"
+  static of(actionUuid: string) {
+    return new AlreadyCosigned({ details: { action_uuid: actionUuid } })
+  }
+}
+
+export class CodeNotFound extends Schema.Error<CodeNotFound>("CodeNotFound")(fixed("NOT_FOUND", "Approval code not found"), {
+  httpApiStatus: 404,
+  description: "No approval code like this one"
+}) {
+  readonly _tag = "CodeNotFound"
+}
+
+const expiredMessages = {
+  code: "This approval code was already used or has expired",
+  token: "The approval token has expired",
+  decision: "This approval is no longer valid",
+  credential: "This approval credential was already used"
+} as const
+
+/** A code, token or grant that can no longer decide: used, expired, or its action moved on. */
+export class CredentialExpired extends Schema.Error<CredentialExpired>("CredentialExpired")(refusal("CODE_EXPIRED"), {
+  httpApiStatus: 410,
+  description: "The approval code or token was already used or has expired"
+}) {
+  readonly _tag = "CredentialExpired"
+  static of(what: keyof typeof expiredMessages) {
+    return new CredentialExpired({ message: expiredMessages[what] })
+  }
+}
+
+const refusedMessages = {
+  token_mismatch: "The approval token does not match this action",
+  not_an_approver: "You are not an approver of this action",
+  no_longer_approver: "This approver is no longer an approver of the organization",
+  own_action: "Four eyes: a member never approves, denies or cosigns an action authorized with their own credentials"
+} as const
+
+/** The caller may not decide on this action. */
+export class NotAllowedToDecide extends Schema.Error<NotAllowedToDecide>("NotAllowedToDecide")(
+  accessRefusal("FORBIDDEN", refusedMessages.not_an_approver),
+  { httpApiStatus: 403, description: "Not an approver of the action, the member who authorized it, or a token of another action" }
+) {
+  readonly _tag = "NotAllowedToDecide"
+  static of(why: keyof typeof refusedMessages) {
+    return new NotAllowedToDecide({ message: refusedMessages[why], error: refusedMessages[why] })
+  }
+}
 
 const ActionParam = { action_uuid: Schema.String }
 const HoldResult = Schema.Struct({ action_uuid: Schema.String, legal_hold: Schema.Boolean })
 
 export class ActionsGroup extends HttpApiGroup.make("actions")
   .add(
-    HttpApiEndpoint.post("authorize", "/api/v1/actions", { error: [Forbidden, NotFound, Conflict, Gone],
+    HttpApiEndpoint.post("authorize", "/api/v1/actions", {
+      error: [Forbidden, InvalidInput, ParentNotFound, DuplicateRequest, EndpointNotWhitelisted, EndpointTlsMismatch, PolicyDenied],
       headers: {
         "idempotency-key": Schema.optionalKey(IdempotencyKey).annotate({
           description: "Same as the body's idempotency_key (the published SDK sends it here); both given and different → 422"
@@ -182,31 +389,38 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
       },
       success: Schema.Struct({ data: Schema.Array(ActionListItem), actions: Schema.Array(ActionListItem), pagination: Pagination })
     }),
-    HttpApiEndpoint.get("get", "/api/v1/actions/:action_uuid", { error: [Forbidden, NotFound], params: ActionParam, success: ActionDetail }),
-    HttpApiEndpoint.post("notarize", "/api/v1/actions/:action_uuid/notarize", { error: [BadRequest, Forbidden, NotFound, Conflict, Gone],
+    HttpApiEndpoint.get("get", "/api/v1/actions/:action_uuid", { error: [Forbidden, ActionNotFound], params: ActionParam, success: ActionDetail }),
+    HttpApiEndpoint.post("notarize", "/api/v1/actions/:action_uuid/notarize", {
+      error: [Forbidden, InvalidOutcome, ActionNotFound, InvalidActionState, OutputScanViolation, AgentDecommissioned],
       params: ActionParam,
       payload: NotarizeRequest,
       success: NotarizeResponse
     }),
     // What an approver reads on the dashboard, stored details included (JWT, approvers of the action only).
-    HttpApiEndpoint.get("dashboardReview", "/api/v1/actions/:action_uuid/dashboard-review", { error: [Forbidden, NotFound],
+    HttpApiEndpoint.get("dashboardReview", "/api/v1/actions/:action_uuid/dashboard-review", { error: [Forbidden, ActionNotFound, NotAllowedToDecide],
       params: ActionParam,
       success: ApprovalReview
     }),
-    HttpApiEndpoint.post("dashboardApprove", "/api/v1/actions/:action_uuid/dashboard-approve", { error: [Forbidden, NotFound, Conflict, Gone],
+    HttpApiEndpoint.post("dashboardApprove", "/api/v1/actions/:action_uuid/dashboard-approve", {
+      error: [Forbidden, ActionNotFound, NotAllowedToDecide, AlreadyResolved, ApprovalExpired],
       params: ActionParam,
       success: ApprovalResult
     }),
-    HttpApiEndpoint.post("dashboardDeny", "/api/v1/actions/:action_uuid/dashboard-deny", { error: [Forbidden, NotFound, Conflict, Gone],
+    HttpApiEndpoint.post("dashboardDeny", "/api/v1/actions/:action_uuid/dashboard-deny", {
+      error: [Forbidden, ActionNotFound, NotAllowedToDecide, AlreadyResolved, ApprovalExpired],
       params: ActionParam,
       // In the query like tokenDeny's: the spec gives this route no body.
       query: { reason: Schema.optionalKey(Text(2000)) },
       success: ApprovalResult
     }),
-    HttpApiEndpoint.post("cosign", "/api/v1/actions/:action_uuid/cosign", { error: [NotFound, Conflict, Forbidden], params: ActionParam, success: Cosignature }),
-    HttpApiEndpoint.post("hold", "/api/v1/actions/:action_uuid/hold", { error: [Forbidden, NotFound], params: ActionParam, success: HoldResult }),
-    HttpApiEndpoint.delete("release", "/api/v1/actions/:action_uuid/hold", { error: [Forbidden, NotFound], params: ActionParam, success: HoldResult }),
-    HttpApiEndpoint.get("chain", "/api/v1/actions/:action_uuid/chain", { error: [Forbidden, NotFound],
+    HttpApiEndpoint.post("cosign", "/api/v1/actions/:action_uuid/cosign", {
+      error: [Forbidden, ActionNotFound, AlreadyCosigned, NotAllowedToDecide],
+      params: ActionParam,
+      success: Cosignature
+    }),
+    HttpApiEndpoint.post("hold", "/api/v1/actions/:action_uuid/hold", { error: [Forbidden, ActionNotFound], params: ActionParam, success: HoldResult }),
+    HttpApiEndpoint.delete("release", "/api/v1/actions/:action_uuid/hold", { error: [Forbidden, ActionNotFound], params: ActionParam, success: HoldResult }),
+    HttpApiEndpoint.get("chain", "/api/v1/actions/:action_uuid/chain", { error: [Forbidden, ActionNotFound],
       params: ActionParam,
       success: Schema.Struct({ action_uuid: Schema.String, chain: Schema.Array(ChainLink) })
     })
@@ -223,21 +437,24 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
 
 export class ActionApprovalsGroup extends HttpApiGroup.make("actionApprovals")
   .add(
-    HttpApiEndpoint.get("review", "/api/v1/actions/approval/:code", { error: [NotFound, Gone],
+    HttpApiEndpoint.get("review", "/api/v1/actions/approval/:code", { error: [CodeNotFound, CredentialExpired],
       params: { code: Schema.String },
       success: ApprovalReview
     }),
-    HttpApiEndpoint.post("confirm", "/api/v1/actions/approval/:code/confirm", { error: [Forbidden, NotFound, Conflict, Gone],
+    HttpApiEndpoint.post("confirm", "/api/v1/actions/approval/:code/confirm", {
+      error: [CodeNotFound, ActionNotFound, CredentialExpired, NotAllowedToDecide],
       params: { code: Schema.String },
       payload: Schema.Struct({ decision: Schema.Literals(["approve", "deny"]), reason: Schema.optionalKey(Schema.NullOr(Text(2000))) }),
       success: ApprovalResult
     }),
-    HttpApiEndpoint.post("tokenApprove", "/api/v1/actions/:action_uuid/approve", { error: [Forbidden, NotFound, Conflict, Gone],
+    HttpApiEndpoint.post("tokenApprove", "/api/v1/actions/:action_uuid/approve", {
+      error: [ActionNotFound, AlreadyResolved, CredentialExpired, NotAllowedToDecide],
       params: ActionParam,
       query: { token: Schema.optionalKey(Schema.String) },
       success: ApprovalResult
     }),
-    HttpApiEndpoint.post("tokenDeny", "/api/v1/actions/:action_uuid/deny", { error: [Forbidden, NotFound, Conflict, Gone],
+    HttpApiEndpoint.post("tokenDeny", "/api/v1/actions/:action_uuid/deny", {
+      error: [ActionNotFound, AlreadyResolved, CredentialExpired, NotAllowedToDecide],
       params: ActionParam,
       query: { token: Schema.optionalKey(Schema.String), reason: Schema.optionalKey(Text(2000)) },
       success: ApprovalResult

@@ -4,10 +4,9 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
-import { Plans } from "./accounts.js"
+import { OrganizationNotFound, Plans } from "./accounts.js"
 import { AdminKey } from "./auth.js"
-import { Conflict, NotFound } from "./errors.js"
-import { RotationResult } from "./receipts.js"
+import { RotationInProgress, RotationResult } from "./receipts.js"
 
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
@@ -15,9 +14,9 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       params: { org_uuid: Schema.String },
       payload: Schema.Struct({ plan: Schema.Literals(Plans) }),
       success: Schema.Struct({ org_uuid: Schema.String, plan: Schema.String }),
-      error: NotFound
+      error: OrganizationNotFound
     }),
-    HttpApiEndpoint.post("rotateSigningKey", "/signing-keys/rotate", { success: RotationResult, error: Conflict })
+    HttpApiEndpoint.post("rotateSigningKey", "/signing-keys/rotate", { success: RotationResult, error: RotationInProgress })
   )
   .prefix("/api/v1/admin")
   .middleware(AdminKey)

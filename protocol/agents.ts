@@ -8,7 +8,7 @@ import * as Schema from "effect/Schema"
 import { ActionListItem, ActionStatuses } from "./actions.js"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
-import { BadRequest, Conflict, Forbidden, NotFound, Unprocessable } from "./errors.js"
+import { AgentNotFound, Forbidden, InvalidInput, refusal } from "./errors.js"
 
 const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))
@@ -56,6 +56,7 @@ const Described = {
 }
 
 export const RegisteredAgent = Schema.Struct({ ...Described, owner_id: Schema.String, created_at: Timestamp })
+export type RegisteredAgent = typeof RegisteredAgent.Type
 
 export const AgentView = Schema.Struct({
   ...RegisteredAgent.fields,
@@ -85,6 +86,7 @@ export const PublicAgent = Schema.Struct({
   action_count: Schema.Number,
   created_at: Timestamp
 })
+export type PublicAgent = typeof PublicAgent.Type
 
 /** Semantic Versioning 2.0.0 (major.minor.patch, optional pre-release and build). */
 const SEMVER =
@@ -108,47 +110,121 @@ export type TransferRequest = typeof TransferRequest.Type
 
 export const DecommissionRequest = Schema.Struct({ reason: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1000)) })
 
+export const Decommissioned = Schema.Struct({ agent_slug: Schema.String, status: AgentStatus, decommissioned_at: Timestamp, reason: Schema.String })
+export type Decommissioned = typeof Decommissioned.Type
+
+export const Transferred = Schema.Struct({
+  agent_slug: Schema.String,
+  previous_owner: Schema.String,
+  new_owner: Schema.String,
+  transferred_at: Timestamp,
+  transfer_receipt_id: Schema.String
+})
+export type Transferred = typeof Transferred.Type
+
+/* Refusals of the registry (the shared AgentNotFound is in errors.ts). */
+
+export class InvalidSlug extends Schema.Error<InvalidSlug>("InvalidSlug")(
+  refusal("INVALID_SLUG", "agent_slug must be 3-64 characters of lowercase letters, digits and hyphens"),
+  { httpApiStatus: 400, description: "The slug is not 3-64 lowercase letters, digits and hyphens, or is reserved" }
+) {
+  readonly _tag = "InvalidSlug"
+  static of(agent_slug: string) {
+    return new InvalidSlug({ details: { agent_slug } })
+  }
+}
+
+export class SlugTaken extends Schema.Error<SlugTaken>("SlugTaken")(refusal("SLUG_TAKEN"), {
+  httpApiStatus: 409,
+  description: "The slug is registered already (by any organization)"
+}) {
+  readonly _tag = "SlugTaken"
+  static of(agent_slug: string) {
+    return new SlugTaken({ message: `The agent slug ${agent_slug} is already registered`, details: { agent_slug } })
+  }
+}
+
+export class AgentVersionExists extends Schema.Error<AgentVersionExists>("AgentVersionExists")(refusal("VERSION_EXISTS"), {
+  httpApiStatus: 409,
+  description: "That version of the agent is published already"
+}) {
+  readonly _tag = "AgentVersionExists"
+  static of(agent_slug: string, version: string) {
+    return new AgentVersionExists({ message: `Version ${version} of ${agent_slug} is already published`, details: { agent_slug, version } })
+  }
+}
+
+export class DecommissionedAgent extends Schema.Error<DecommissionedAgent>("DecommissionedAgent")(refusal("AGENT_DECOMMISSIONED"), {
+  httpApiStatus: 422,
+  description: "The agent is decommissioned (irreversibly)"
+}) {
+  readonly _tag = "DecommissionedAgent"
+  static of(agent_slug: string) {
+    return new DecommissionedAgent({ message: `Agent ${agent_slug} is decommissioned`, details: { agent_slug } })
+  }
+}
+
+export class InvalidTransferSignature extends Schema.Error<InvalidTransferSignature>("InvalidTransferSignature")(
+  refusal(
+    "INVALID_SIGNATURE",
+    "signature is not the owner's signature of this transfer (see docs/decisions.md: hmac-sha256 of the JCS terms, keyed by the request's bearer credential)"
+  ),
+  { httpApiStatus: 400, description: "The signature is not the owner's signature of this transfer" }
+) {
+  readonly _tag = "InvalidTransferSignature"
+  static of(agent_slug: string) {
+    return new InvalidTransferSignature({ details: { agent_slug } })
+  }
+}
+
+export class TargetOrgNotFound extends Schema.Error<TargetOrgNotFound>("TargetOrgNotFound")(refusal("TARGET_ORG_NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "No organization with that id"
+}) {
+  readonly _tag = "TargetOrgNotFound"
+  static of(target_org_id: string) {
+    return new TargetOrgNotFound({ message: `Organization ${target_org_id} not found`, details: { target_org_id } })
+  }
+}
+
 const SlugParam = { agent_slug: Schema.String }
 const AgentPage = Schema.Struct({ agents: Schema.Array(AgentListItem), data: Schema.Array(AgentListItem), pagination: Pagination })
+export type AgentPage = typeof AgentPage.Type
 const VersionList = Schema.Struct({ agent_slug: Schema.String, versions: Schema.Array(AgentVersion), data: Schema.Array(AgentVersion) })
+export type VersionList = typeof VersionList.Type
 const ActionPage = Schema.Struct({ actions: Schema.Array(ActionListItem), data: Schema.Array(ActionListItem), pagination: Pagination })
 
 export class AgentsGroup extends HttpApiGroup.make("agents")
   .add(
-    HttpApiEndpoint.post("register", "/api/v1/agents", { error: [Forbidden, BadRequest, Conflict, Unprocessable],
+    HttpApiEndpoint.post("register", "/api/v1/agents", { error: [Forbidden, InvalidSlug, SlugTaken, InvalidInput],
       payload: RegisterAgentRequest,
       success: RegisteredAgent.pipe(HttpApiSchema.status(201))
     }),
     HttpApiEndpoint.get("list", "/api/v1/agents", { error: Forbidden, query: PageQuery, success: AgentPage }),
-    HttpApiEndpoint.get("get", "/api/v1/agents/:agent_slug", { error: [Forbidden, NotFound], params: SlugParam, success: AgentView }),
-    HttpApiEndpoint.put("update", "/api/v1/agents/:agent_slug", { error: [Forbidden, NotFound, Unprocessable],
+    HttpApiEndpoint.get("get", "/api/v1/agents/:agent_slug", { error: [Forbidden, AgentNotFound], params: SlugParam, success: AgentView }),
+    HttpApiEndpoint.put("update", "/api/v1/agents/:agent_slug", { error: [Forbidden, AgentNotFound, InvalidInput],
       params: SlugParam,
       payload: UpdateAgentRequest,
       success: AgentView
     }),
-    HttpApiEndpoint.post("publishVersion", "/api/v1/agents/:agent_slug/versions", { error: [Forbidden, NotFound, Conflict, Unprocessable],
+    HttpApiEndpoint.post("publishVersion", "/api/v1/agents/:agent_slug/versions", { error: [Forbidden, AgentNotFound, AgentVersionExists, DecommissionedAgent],
       params: SlugParam,
       payload: PublishVersionRequest,
       success: AgentVersion.pipe(HttpApiSchema.status(201))
     }),
-    HttpApiEndpoint.get("versions", "/api/v1/agents/:agent_slug/versions", { error: [Forbidden, NotFound], params: SlugParam, success: VersionList }),
-    HttpApiEndpoint.post("decommission", "/api/v1/agents/:agent_slug/decommission", { error: [Forbidden, NotFound, Unprocessable],
+    HttpApiEndpoint.get("versions", "/api/v1/agents/:agent_slug/versions", { error: [Forbidden, AgentNotFound], params: SlugParam, success: VersionList }),
+    HttpApiEndpoint.post("decommission", "/api/v1/agents/:agent_slug/decommission", { error: [Forbidden, AgentNotFound, DecommissionedAgent],
       params: SlugParam,
       payload: DecommissionRequest,
-      success: Schema.Struct({ agent_slug: Schema.String, status: AgentStatus, decommissioned_at: Timestamp, reason: Schema.String })
+      success: Decommissioned
     }),
-    HttpApiEndpoint.post("transfer", "/api/v1/agents/:agent_slug/transfer", { error: [BadRequest, Forbidden, NotFound, Unprocessable],
+    HttpApiEndpoint.post("transfer", "/api/v1/agents/:agent_slug/transfer", {
+      error: [Forbidden, AgentNotFound, DecommissionedAgent, InvalidTransferSignature, TargetOrgNotFound, InvalidInput],
       params: SlugParam,
       payload: TransferRequest,
-      success: Schema.Struct({
-        agent_slug: Schema.String,
-        previous_owner: Schema.String,
-        new_owner: Schema.String,
-        transferred_at: Timestamp,
-        transfer_receipt_id: Schema.String
-      })
+      success: Transferred
     }),
-    HttpApiEndpoint.get("actions", "/api/v1/agents/:agent_slug/actions", { error: [Forbidden, NotFound],
+    HttpApiEndpoint.get("actions", "/api/v1/agents/:agent_slug/actions", { error: [Forbidden, AgentNotFound],
       params: SlugParam,
       query: { ...PageQuery, action_type: Schema.optionalKey(Schema.String), status: Schema.optionalKey(Schema.Literals(ActionStatuses)) },
       success: ActionPage
@@ -166,7 +242,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
 
 export class AgentsPublicGroup extends HttpApiGroup.make("agentsPublic")
   .add(
-    HttpApiEndpoint.get("publicAgent", "/api/v1/agents/public/:agent_slug", { error: NotFound, params: SlugParam, success: PublicAgent }).middleware(
+    HttpApiEndpoint.get("publicAgent", "/api/v1/agents/public/:agent_slug", { error: AgentNotFound, params: SlugParam, success: PublicAgent }).middleware(
       PublicRoute
     )
   )

@@ -7,7 +7,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
-import { Forbidden } from "./errors.js"
+import { Forbidden, InvalidInput } from "./errors.js"
 
 const Email = Schema.String.check(Schema.isPattern(/^[^\s@]{1,64}@[^\s@]{1,255}$/))
 const HookUrl = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048))
@@ -40,7 +40,7 @@ export const NotificationChannelsInput = Schema.Struct({
 export class NotificationChannelsGroup extends HttpApiGroup.make("notificationChannels")
   .add(
     HttpApiEndpoint.get("get", "/api/v1/approvers/notification-channels", { error: Forbidden, success: NotificationChannels }),
-    HttpApiEndpoint.put("put", "/api/v1/approvers/notification-channels", { error: Forbidden,
+    HttpApiEndpoint.put("put", "/api/v1/approvers/notification-channels", { error: [Forbidden, InvalidInput],
       payload: NotificationChannelsInput,
       success: NotificationChannels
     })

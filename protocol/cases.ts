@@ -8,7 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
-import { Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized, Unprocessable } from "./errors.js"
+import { accessRefusal, Forbidden, InvalidInput, refusal, Unauthorized, Unprocessable } from "./errors.js"
 
 export const CASE_RECEIPT_VERSION = "1.0"
 export const MAX_CASE_DETAILS = 50_000
@@ -86,6 +86,7 @@ export const CaseListItem = Schema.Struct({
   latency_ms: Schema.NullOr(Schema.Int),
   created_at: Timestamp
 })
+export type CaseListItem = typeof CaseListItem.Type
 
 export const NewCase = Schema.Struct({
   details: Schema.String,
@@ -103,7 +104,78 @@ export const NewCase = Schema.Struct({
 })
 export type NewCase = typeof NewCase.Type
 
-const CaseErrors = [Forbidden, NotFound, Conflict, Unprocessable, TooManyRequests, ServiceUnavailable]
+export class CaseNotFound extends Schema.Error<CaseNotFound>("CaseNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "No such case in the caller's organization (or still running)"
+}) {
+  readonly _tag = "CaseNotFound"
+  static of(caseId: string) {
+    return new CaseNotFound({ message: `Case ${caseId} not found`, details: { case_id: caseId } })
+  }
+}
+
+/** Same idempotency key with another body, or while the first run is under way (CONTRACT). */
+export class DuplicateCase extends Schema.Error<DuplicateCase>("DuplicateCase")(refusal("DUPLICATE_REQUEST"), {
+  httpApiStatus: 409,
+  description: "The idempotency key was used with another request, or its case is still running"
+}) {
+  readonly _tag = "DuplicateCase"
+  static of(why: string, caseId: string) {
+    return new DuplicateCase({ message: why, details: { case_id: caseId } })
+  }
+}
+
+export class ModelUnavailable extends Schema.Error<ModelUnavailable>("ModelUnavailable")(refusal("MODEL_UNAVAILABLE", "Every model of the case failed"), {
+  httpApiStatus: 503,
+  description: "Every model of the case failed (`details.errors` per model)"
+}) {
+  readonly _tag = "ModelUnavailable"
+  static of(caseId: string, errors: ReadonlyArray<{ readonly model: string; readonly error: string }>) {
+    return new ModelUnavailable({ details: { case_id: caseId, errors } })
+  }
+}
+
+/** Answered with Retry-After and the RateLimit headers (`details.limit`). */
+export class PlanLimitExceeded extends Schema.Error<PlanLimitExceeded>("PlanLimitExceeded")(accessRefusal("PLAN_LIMIT_EXCEEDED", "Plan limit exceeded"), {
+  httpApiStatus: 429,
+  description: "The plan's monthly case runs are used up"
+}) {
+  readonly _tag = "PlanLimitExceeded"
+  static of(plan: string, limit: number) {
+    const message = `The ${plan} plan allows ${limit} case runs per month`
+    return new PlanLimitExceeded({ message, error: message, details: { plan, limit } })
+  }
+}
+
+export class ReviewNotRequired extends Schema.Error<ReviewNotRequired>("ReviewNotRequired")(refusal("REVIEW_NOT_REQUIRED"), {
+  httpApiStatus: 409,
+  description: "The case was not flagged for human review"
+}) {
+  readonly _tag = "ReviewNotRequired"
+  static of(caseId: string) {
+    return new ReviewNotRequired({ message: `Case ${caseId} does not need a human review`, details: { case_id: caseId, review_status: null } })
+  }
+}
+
+export class ReviewAlreadyResolved extends Schema.Error<ReviewAlreadyResolved>("ReviewAlreadyResolved")(refusal("ALREADY_RESOLVED"), {
+  httpApiStatus: 409,
+  description: "The case's review was already approved or denied"
+}) {
+  readonly _tag = "ReviewAlreadyResolved"
+  static of(caseId: string, reviewStatus: string) {
+    return new ReviewAlreadyResolved({ message: `Case ${caseId} was already ${reviewStatus}`, details: { case_id: caseId, review_status: reviewStatus } })
+  }
+}
+
+export class NotAnApprover extends Schema.Error<NotAnApprover>("NotAnApprover")(
+  accessRefusal("FORBIDDEN", "Only the organization's admins, owner and default approvers resolve case reviews"),
+  { httpApiStatus: 403, description: "The caller is not an admin, the owner or a default approver" }
+) {
+  readonly _tag = "NotAnApprover"
+}
+
+const RunErrors = [Forbidden, InvalidInput, DuplicateCase, PlanLimitExceeded]
+const ReviewErrors = [Unauthorized, NotAnApprover, CaseNotFound, ReviewNotRequired, ReviewAlreadyResolved]
 const idempotencyHeader = { "idempotency-key": Schema.optionalKey(Schema.String) }
 const caseId = { case_id: Schema.String }
 
@@ -114,16 +186,16 @@ export const Resolution = Schema.Struct({ reason: Schema.optionalKey(Schema.Null
 
 export class CasesGroup extends HttpApiGroup.make("cases")
   .add(
-    HttpApiEndpoint.post("create", "/api/v1/cases", { headers: idempotencyHeader, payload: NewCase, error: CaseErrors, success: Case.pipe(HttpApiSchema.status(201)) }),
-    HttpApiEndpoint.post("stream", "/api/v1/cases/stream", { headers: idempotencyHeader, payload: NewCase, error: CaseErrors, success: EventStream }),
+    HttpApiEndpoint.post("create", "/api/v1/cases", { headers: idempotencyHeader, payload: NewCase, error: [...RunErrors, ModelUnavailable], success: Case.pipe(HttpApiSchema.status(201)) }),
+    HttpApiEndpoint.post("stream", "/api/v1/cases/stream", { headers: idempotencyHeader, payload: NewCase, error: RunErrors, success: EventStream }),
     HttpApiEndpoint.get("list", "/api/v1/cases", {
       query: PageQuery,
       error: [Forbidden, Unprocessable],
       success: Schema.Struct({ cases: Schema.Array(CaseListItem), data: Schema.Array(CaseListItem), pagination: Pagination })
     }),
-    HttpApiEndpoint.get("get", "/api/v1/cases/:case_id", { params: caseId, error: CaseErrors, success: Case }),
-    HttpApiEndpoint.post("approve", "/api/v1/cases/:case_id/approve", { params: caseId, payload: Resolution, error: [Unauthorized, ...CaseErrors], success: Case }),
-    HttpApiEndpoint.post("deny", "/api/v1/cases/:case_id/deny", { params: caseId, payload: Resolution, error: [Unauthorized, ...CaseErrors], success: Case })
+    HttpApiEndpoint.get("get", "/api/v1/cases/:case_id", { params: caseId, error: [Forbidden, CaseNotFound], success: Case }),
+    HttpApiEndpoint.post("approve", "/api/v1/cases/:case_id/approve", { params: caseId, payload: Resolution, error: ReviewErrors, success: Case }),
+    HttpApiEndpoint.post("deny", "/api/v1/cases/:case_id/deny", { params: caseId, payload: Resolution, error: ReviewErrors, success: Case })
   )
   .middleware(Authenticated)
   .annotateMerge(
@@ -136,7 +208,7 @@ export class CasesGroup extends HttpApiGroup.make("cases")
 {}
 
 export class CasesPublicGroup extends HttpApiGroup.make("casesPublic")
-  .add(HttpApiEndpoint.get("verify", "/api/v1/verify/case/:case_id", { params: caseId, error: NotFound, success: Schema.Record(Schema.String, Schema.Unknown) }))
+  .add(HttpApiEndpoint.get("verify", "/api/v1/verify/case/:case_id", { params: caseId, error: CaseNotFound, success: Schema.Record(Schema.String, Schema.Unknown) }))
   .middleware(PublicRoute)
   .annotateMerge(OpenApi.annotations({ title: "Case receipts", description: "Public verification of a case's signed receipt: signature, payload hash and timestamp, no key needed." }))
 {}

@@ -7,7 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { NullableTimestamp, OffsetList, OffsetPageQuery, Timestamp } from "./common.js"
-import { Conflict, Forbidden, NotFound, Unprocessable } from "./errors.js"
+import { Forbidden, InvalidInput, refusal } from "./errors.js"
 
 export const ReportFrameworks = ["eu_ai_act_art12", "eu_ai_act_art9", "eu_ai_act_art6", "eu_ai_act_annex_iv"] as const
 export type ReportFramework = (typeof ReportFrameworks)[number]
@@ -110,6 +110,38 @@ export const Art9Observation = Schema.Struct({
 export type Art9Observation = typeof Art9Observation.Type
 
 export const Art9Categories = Schema.Struct({ categories: Schema.Array(Art9CategoryInfo), observations: Schema.Array(Art9Observation) })
+export type Art9Categories = typeof Art9Categories.Type
+
+export class ReportNotFound extends Schema.Error<ReportNotFound>("ReportNotFound")(refusal("NOT_FOUND", "Compliance report not found"), {
+  httpApiStatus: 404,
+  description: "No such report in the caller's organization"
+}) {
+  readonly _tag = "ReportNotFound"
+  static of(reportUuid: string) {
+    return new ReportNotFound({ details: { report_uuid: reportUuid } })
+  }
+}
+
+/** The art6 action is unknown or another organization's. */
+export class ReportActionNotFound extends Schema.Error<ReportActionNotFound>("ReportActionNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "The action an art6 report explains is not the caller's organization's"
+}) {
+  readonly _tag = "ReportActionNotFound"
+  static of(actionUuid: string) {
+    return new ReportActionNotFound({ message: `Action ${actionUuid} not found`, details: { action_uuid: actionUuid } })
+  }
+}
+
+export class ReportNotReady extends Schema.Error<ReportNotReady>("ReportNotReady")(refusal("REPORT_NOT_READY"), {
+  httpApiStatus: 409,
+  description: "The report failed, so it has no PDF to download or verify"
+}) {
+  readonly _tag = "ReportNotReady"
+  static of(reportUuid: string, status: string) {
+    return new ReportNotReady({ message: `The report is ${status}, not ready`, details: { report_uuid: reportUuid, status } })
+  }
+}
 
 const PATH = "/api/v1/compliance/reports"
 const ReportParam = { report_uuid: Text(64) }
@@ -117,7 +149,7 @@ const ReportParam = { report_uuid: Text(64) }
 export class ComplianceGroup extends HttpApiGroup.make("compliance")
   .add(
     HttpApiEndpoint.post("createReport", PATH, {
-      error: [Forbidden, NotFound, Unprocessable],
+      error: [Forbidden, ReportActionNotFound, InvalidInput],
       payload: CreateReportRequest,
       success: ComplianceReport.pipe(HttpApiSchema.status(201))
     }),
@@ -128,17 +160,17 @@ export class ComplianceGroup extends HttpApiGroup.make("compliance")
     }),
     // Before `/:report_uuid`, so "article9" is never read as an id.
     HttpApiEndpoint.get("art9Categories", `${PATH}/article9/categories`, {
-      error: [Forbidden, Unprocessable],
+      error: [Forbidden, InvalidInput],
       query: { agent_id: Schema.optionalKey(Text(200)), category: Schema.optionalKey(Text(64)) },
       success: Art9Categories
     }),
-    HttpApiEndpoint.get("getReport", `${PATH}/:report_uuid`, { error: [Forbidden, NotFound], params: ReportParam, success: ComplianceReport }),
+    HttpApiEndpoint.get("getReport", `${PATH}/:report_uuid`, { error: [Forbidden, ReportNotFound], params: ReportParam, success: ComplianceReport }),
     HttpApiEndpoint.get("downloadReport", `${PATH}/:report_uuid/download`, {
-      error: [Forbidden, NotFound, Conflict],
+      error: [Forbidden, ReportNotFound, ReportNotReady],
       params: ReportParam,
       success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/pdf" }))
     }),
-    HttpApiEndpoint.get("verifyReport", `${PATH}/:report_uuid/verify`, { error: [Forbidden, NotFound, Conflict], params: ReportParam, success: ReportVerification })
+    HttpApiEndpoint.get("verifyReport", `${PATH}/:report_uuid/verify`, { error: [Forbidden, ReportNotFound, ReportNotReady], params: ReportParam, success: ReportVerification })
   )
   .middleware(Authenticated)
   .annotateMerge(

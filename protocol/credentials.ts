@@ -8,7 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { NullableTimestamp, Timestamp } from "./common.js"
-import { Forbidden, NotFound } from "./errors.js"
+import { AgentNotFound, Forbidden, refusal } from "./errors.js"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 /**
@@ -35,19 +35,48 @@ export const VerificationChecks = Schema.Struct({
   structure_valid: Schema.Boolean
 })
 
+export const CurrentCredential = Schema.Struct({ credential: Schema.NullOr(JsonObject), message: Schema.NullOr(Schema.String) })
+export type CurrentCredential = typeof CurrentCredential.Type
+
+export const Verification = Schema.Struct({ valid: Schema.Boolean, checks: VerificationChecks })
+export type Verification = typeof Verification.Type
+
+export const CredentialList = Schema.Struct({ credentials: Schema.Array(CredentialRecord), data: Schema.Array(CredentialRecord) })
+export type CredentialList = typeof CredentialList.Type
+
+export const Revoked = Schema.Struct({ vc_id: Schema.String, revoked_at: Timestamp, reason: Schema.String })
+export type Revoked = typeof Revoked.Type
+
+export class NoActiveCredential extends Schema.Error<NoActiveCredential>("NoActiveCredential")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "The agent has no active (unrevoked, unexpired) credential"
+}) {
+  readonly _tag = "NoActiveCredential"
+  static of(agent_slug: string) {
+    return new NoActiveCredential({ message: `Agent ${agent_slug} has no active credential`, details: { agent_slug } })
+  }
+}
+
+export class StatusListNotFound extends Schema.Error<StatusListNotFound>("StatusListNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "No such status list"
+}) {
+  readonly _tag = "StatusListNotFound"
+  static of(list_id: string) {
+    return new StatusListNotFound({ message: `Status list ${list_id} not found`, details: { list_id } })
+  }
+}
+
 const SlugParam = { agent_slug: Schema.String }
 
 export class CredentialsPublicGroup extends HttpApiGroup.make("credentialsPublic")
   .add(
-    HttpApiEndpoint.get("current", "/api/v1/agents/:agent_slug/credential", { error: NotFound,
-      params: SlugParam,
-      success: Schema.Struct({ credential: Schema.NullOr(JsonObject), message: Schema.NullOr(Schema.String) })
-    }).middleware(PublicRoute),
+    HttpApiEndpoint.get("current", "/api/v1/agents/:agent_slug/credential", { error: AgentNotFound, params: SlugParam, success: CurrentCredential }).middleware(PublicRoute),
     HttpApiEndpoint.post("verify", "/api/v1/credentials/verify", {
       payload: Schema.Struct({ credential: JsonObject }),
-      success: Schema.Struct({ valid: Schema.Boolean, checks: VerificationChecks })
+      success: Verification
     }).middleware(PublicRoute),
-    HttpApiEndpoint.get("statusList", "/credentials/status/:list_id", { error: NotFound, params: { list_id: Schema.String }, success: LinkedData }).middleware(
+    HttpApiEndpoint.get("statusList", "/credentials/status/:list_id", { error: StatusListNotFound, params: { list_id: Schema.String }, success: LinkedData }).middleware(
       PublicRoute
     ),
     HttpApiEndpoint.get("context", "/contexts/agent-capability/v1", { success: LinkedData }).middleware(PublicRoute)
@@ -62,14 +91,11 @@ export class CredentialsPublicGroup extends HttpApiGroup.make("credentialsPublic
 
 export class CredentialsGroup extends HttpApiGroup.make("credentials")
   .add(
-    HttpApiEndpoint.get("list", "/api/v1/agents/:agent_slug/credentials", { error: [Forbidden, NotFound],
-      params: SlugParam,
-      success: Schema.Struct({ credentials: Schema.Array(CredentialRecord), data: Schema.Array(CredentialRecord) })
-    }),
-    HttpApiEndpoint.post("revoke", "/api/v1/agents/:agent_slug/credentials/revoke", { error: [Forbidden, NotFound],
+    HttpApiEndpoint.get("list", "/api/v1/agents/:agent_slug/credentials", { error: [Forbidden, AgentNotFound], params: SlugParam, success: CredentialList }),
+    HttpApiEndpoint.post("revoke", "/api/v1/agents/:agent_slug/credentials/revoke", { error: [Forbidden, AgentNotFound, NoActiveCredential],
       params: SlugParam,
       payload: Schema.Struct({ reason: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1000)) }),
-      success: Schema.Struct({ vc_id: Schema.String, revoked_at: Timestamp, reason: Schema.String })
+      success: Revoked
     })
   )
   .middleware(Authenticated)

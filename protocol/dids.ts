@@ -7,7 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { NullableTimestamp } from "./common.js"
-import { Forbidden, NotFound, Unprocessable } from "./errors.js"
+import { AgentNotFound, Forbidden, refusal } from "./errors.js"
 
 export const ED25519_2020_CONTEXT = "https://w3id.org/security/suites/ed25519-2020/v1"
 export const DID_CONTEXT = "https://www.w3.org/ns/did/v1"
@@ -49,12 +49,25 @@ export const AgentCard = Schema.Struct({
   })
 })
 
+export type AgentCard = typeof AgentCard.Type
+
+/** The DID has no document we could fetch and read (absent, unreachable, not JSON, another id). */
+export class DidNotResolved extends Schema.Error<DidNotResolved>("DidNotResolved")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "The DID has no document that could be fetched and read"
+}) {
+  readonly _tag = "DidNotResolved"
+  static of(did: string, why: string) {
+    return new DidNotResolved({ message: `${did} could not be resolved: ${why}`, details: { did } })
+  }
+}
+
 const SlugParam = { agent_slug: Schema.String }
 
 export class DidsPublicGroup extends HttpApiGroup.make("didsPublic")
   .add(
-    HttpApiEndpoint.get("agentDidDocument", "/agents/:agent_slug/did.json", { error: NotFound, params: SlugParam, success: DidDocument }).middleware(PublicRoute),
-    HttpApiEndpoint.get("agentCard", "/agents/:agent_slug/.well-known/agent-card.json", { error: NotFound, params: SlugParam, success: AgentCard }).middleware(
+    HttpApiEndpoint.get("agentDidDocument", "/agents/:agent_slug/did.json", { error: AgentNotFound, params: SlugParam, success: DidDocument }).middleware(PublicRoute),
+    HttpApiEndpoint.get("agentCard", "/agents/:agent_slug/.well-known/agent-card.json", { error: AgentNotFound, params: SlugParam, success: AgentCard }).middleware(
       PublicRoute
     )
   )
@@ -65,25 +78,26 @@ export const ResolveDidRequest = Schema.Struct({
   did: Schema.String.check(Schema.isMaxLength(2048), Schema.isPattern(/^did:web:/)).annotate({ description: "a did:web identifier" })
 })
 
+/** The organization's view of its agent's DID (an empty document and version 0 when it has no key). */
+export const AgentDidInfo = Schema.Struct({
+  did: Schema.String,
+  document: Schema.Union([DidDocument, Schema.Struct({})]),
+  created_at: NullableTimestamp,
+  version: Schema.Number
+})
+export type AgentDidInfo = typeof AgentDidInfo.Type
+
+export const Rotated = Schema.Struct({ new_did: Schema.String, new_version: Schema.Number })
+export type Rotated = typeof Rotated.Type
+
+export const Resolved = Schema.Struct({ did: Schema.String, document: AnyDocument, cached: Schema.Boolean })
+export type Resolved = typeof Resolved.Type
+
 export class DidsGroup extends HttpApiGroup.make("dids")
   .add(
-    HttpApiEndpoint.get("agentDid", "/api/v1/agents/:agent_slug/did", { error: [Forbidden, NotFound],
-      params: SlugParam,
-      success: Schema.Struct({
-        did: Schema.String,
-        document: Schema.Union([DidDocument, Schema.Struct({})]),
-        created_at: NullableTimestamp,
-        version: Schema.Number
-      })
-    }),
-    HttpApiEndpoint.post("rotate", "/api/v1/agents/:agent_slug/did/rotate", { error: [Forbidden, NotFound],
-      params: SlugParam,
-      success: Schema.Struct({ new_did: Schema.String, new_version: Schema.Number })
-    }),
-    HttpApiEndpoint.post("resolve", "/api/v1/dids/resolve", { error: [Forbidden, NotFound, Unprocessable],
-      payload: ResolveDidRequest,
-      success: Schema.Struct({ did: Schema.String, document: AnyDocument, cached: Schema.Boolean })
-    })
+    HttpApiEndpoint.get("agentDid", "/api/v1/agents/:agent_slug/did", { error: [Forbidden, AgentNotFound], params: SlugParam, success: AgentDidInfo }),
+    HttpApiEndpoint.post("rotate", "/api/v1/agents/:agent_slug/did/rotate", { error: [Forbidden, AgentNotFound], params: SlugParam, success: Rotated }),
+    HttpApiEndpoint.post("resolve", "/api/v1/dids/resolve", { error: [Forbidden, DidNotResolved], payload: ResolveDidRequest, success: Resolved })
   )
   .middleware(Authenticated)
   .annotateMerge(

@@ -9,7 +9,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenAp
 import * as Schema from "effect/Schema"
 import { Authenticated, type CurrentPrincipal } from "./auth.js"
 import { NullableTimestamp, OffsetList, OffsetPageQuery, Timestamp } from "./common.js"
-import { Conflict, Forbidden, NotFound, Unprocessable } from "./errors.js"
+import { Forbidden, InvalidInput, NotFound, refusal } from "./errors.js"
 
 export const IncidentSeverities = ["critical", "high", "medium", "low"] as const
 export const IncidentStatuses = ["detected", "classified", "resolved", "reported"] as const
@@ -280,6 +280,62 @@ export const TestQuery = {
  */
 export class DoraEnabled extends HttpApiMiddleware.Service<DoraEnabled, { requires: CurrentPrincipal }>()("gateway/DoraEnabled", { error: NotFound }) {}
 
+export class IncidentNotFound extends Schema.Error<IncidentNotFound>("IncidentNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "No such incident in the caller's organization"
+}) {
+  readonly _tag = "IncidentNotFound"
+  static of(uuid: string) {
+    return new IncidentNotFound({ message: `Incident ${uuid} not found`, details: { uuid } })
+  }
+}
+
+export class ThirdPartyNotFound extends Schema.Error<ThirdPartyNotFound>("ThirdPartyNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "No such third party in the caller's organization's register"
+}) {
+  readonly _tag = "ThirdPartyNotFound"
+  static of(uuid: string) {
+    return new ThirdPartyNotFound({ message: `Third party ${uuid} not found`, details: { uuid } })
+  }
+}
+
+export class TestNotFound extends Schema.Error<TestNotFound>("TestNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "No such resilience test in the caller's organization"
+}) {
+  readonly _tag = "TestNotFound"
+  static of(uuid: string) {
+    return new TestNotFound({ message: `Resilience test ${uuid} not found`, details: { uuid } })
+  }
+}
+
+/** Related actions that are not the organization's (unknown or another's: named back, nothing told). */
+export class RelatedActionsNotFound extends Schema.Error<RelatedActionsNotFound>("RelatedActionsNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "Related actions that are not the caller's organization's (`details.action_uuids`)"
+}) {
+  readonly _tag = "RelatedActionsNotFound"
+  static of(actionUuids: ReadonlyArray<string>) {
+    const message = actionUuids.length === 1 ? `Action ${actionUuids[0]} not found` : `${actionUuids.length} actions not found`
+    return new RelatedActionsNotFound({ message, details: { action_uuids: actionUuids } })
+  }
+}
+
+/** A transition the lifecycle table forbids. */
+export class InvalidIncidentState extends Schema.Error<InvalidIncidentState>("InvalidIncidentState")(refusal("INVALID_INCIDENT_STATE"), {
+  httpApiStatus: 409,
+  description: "The incident's status does not allow this operation (`details.allowed_from`)"
+}) {
+  readonly _tag = "InvalidIncidentState"
+  static of(uuid: string, status: string, operation: string, allowedFrom: ReadonlyArray<string>) {
+    return new InvalidIncidentState({
+      message: `Cannot ${operation} an incident that is ${status} (allowed from ${allowedFrom.join(" or ")})`,
+      details: { uuid, status, operation, allowed_from: allowedFrom }
+    })
+  }
+}
+
 const Uuid = { uuid: Schema.String }
 const Pdf = Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/pdf" }))
 
@@ -288,43 +344,43 @@ export class DoraGroup extends HttpApiGroup.make("dora")
     HttpApiEndpoint.post("createIncident", "/api/v1/dora/incidents", {
       payload: CreateIncident,
       success: Incident.pipe(HttpApiSchema.status(201)),
-      error: [Forbidden, NotFound, Unprocessable]
+      error: [Forbidden, RelatedActionsNotFound, InvalidInput]
     }),
     HttpApiEndpoint.get("listIncidents", "/api/v1/dora/incidents", { query: IncidentQuery, success: OffsetList(Incident), error: Forbidden }),
-    HttpApiEndpoint.get("getIncident", "/api/v1/dora/incidents/:uuid", { params: Uuid, success: Incident, error: [Forbidden, NotFound] }),
+    HttpApiEndpoint.get("getIncident", "/api/v1/dora/incidents/:uuid", { params: Uuid, success: Incident, error: [Forbidden, IncidentNotFound] }),
     HttpApiEndpoint.put("classifyIncident", "/api/v1/dora/incidents/:uuid/classify", {
       params: Uuid,
       payload: ClassifyIncident,
       success: Incident,
-      error: [Forbidden, NotFound, Conflict, Unprocessable]
+      error: [Forbidden, IncidentNotFound, ThirdPartyNotFound, InvalidIncidentState, InvalidInput]
     }),
     HttpApiEndpoint.put("resolveIncident", "/api/v1/dora/incidents/:uuid/resolve", {
       params: Uuid,
       payload: ResolveIncident,
       success: Incident,
-      error: [Forbidden, NotFound, Conflict, Unprocessable]
+      error: [Forbidden, IncidentNotFound, InvalidIncidentState, InvalidInput]
     }),
-    HttpApiEndpoint.get("incidentReport", "/api/v1/dora/incidents/:uuid/report", { params: Uuid, success: Pdf, error: [Forbidden, NotFound, Conflict] }),
+    HttpApiEndpoint.get("incidentReport", "/api/v1/dora/incidents/:uuid/report", { params: Uuid, success: Pdf, error: [Forbidden, IncidentNotFound, InvalidIncidentState] }),
     HttpApiEndpoint.post("createThirdParty", "/api/v1/dora/third-parties", {
       payload: CreateThirdParty,
       success: ThirdParty.pipe(HttpApiSchema.status(201)),
-      error: [Forbidden, Unprocessable]
+      error: [Forbidden, InvalidInput]
     }),
     HttpApiEndpoint.get("listThirdParties", "/api/v1/dora/third-parties", { query: ThirdPartyQuery, success: OffsetList(ThirdParty), error: Forbidden }),
-    HttpApiEndpoint.get("getThirdParty", "/api/v1/dora/third-parties/:uuid", { params: Uuid, success: ThirdParty, error: [Forbidden, NotFound] }),
+    HttpApiEndpoint.get("getThirdParty", "/api/v1/dora/third-parties/:uuid", { params: Uuid, success: ThirdParty, error: [Forbidden, ThirdPartyNotFound] }),
     HttpApiEndpoint.put("updateThirdParty", "/api/v1/dora/third-parties/:uuid", {
       params: Uuid,
       payload: UpdateThirdParty,
       success: ThirdParty,
-      error: [Forbidden, NotFound, Unprocessable]
+      error: [Forbidden, ThirdPartyNotFound, InvalidInput]
     }),
     HttpApiEndpoint.post("createTest", "/api/v1/dora/tests", {
       payload: CreateResilienceTest,
       success: ResilienceTest.pipe(HttpApiSchema.status(201)),
-      error: [Forbidden, Unprocessable]
+      error: [Forbidden, InvalidInput]
     }),
     HttpApiEndpoint.get("listTests", "/api/v1/dora/tests", { query: TestQuery, success: OffsetList(ResilienceTest), error: Forbidden }),
-    HttpApiEndpoint.get("getTest", "/api/v1/dora/tests/:uuid", { params: Uuid, success: ResilienceTest, error: [Forbidden, NotFound] })
+    HttpApiEndpoint.get("getTest", "/api/v1/dora/tests/:uuid", { params: Uuid, success: ResilienceTest, error: [Forbidden, TestNotFound] })
   )
   .middleware(DoraEnabled)
   .middleware(Authenticated)

@@ -7,7 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { boundedInt, NullableTimestamp, Pagination, Timestamp } from "./common.js"
-import { Forbidden, NotFound, Unauthorized, Unprocessable } from "./errors.js"
+import { Forbidden, InvalidInput, refusal, Unauthorized } from "./errors.js"
 
 export const BaselineTypes = ["production", "synthetic", "pooled"] as const
 export const Severities = ["info", "low", "medium", "high", "critical"] as const
@@ -104,34 +104,55 @@ const AlertQuery = {
 
 const AlertPage = Schema.Struct({ data: Schema.Array(DriftAlert), pagination: Pagination })
 
+/** Not a registered agent of the organization, nor an agent id its actions carry. */
+export class DriftAgentNotFound extends Schema.Error<DriftAgentNotFound>("DriftAgentNotFound")(refusal("NOT_FOUND", "No such agent in this organization"), {
+  httpApiStatus: 404,
+  description: "No such agent in the caller's organization"
+}) {
+  readonly _tag = "DriftAgentNotFound"
+  static of(agentId: string) {
+    return new DriftAgentNotFound({ details: { agent_id: agentId } })
+  }
+}
+
+export class DriftAlertNotFound extends Schema.Error<DriftAlertNotFound>("DriftAlertNotFound")(refusal("NOT_FOUND", "No such drift alert"), {
+  httpApiStatus: 404,
+  description: "No such alert of this agent in the caller's organization"
+}) {
+  readonly _tag = "DriftAlertNotFound"
+  static of(alertId: string) {
+    return new DriftAlertNotFound({ details: { alert_id: alertId } })
+  }
+}
+
 const AgentParam = { agent_id: Schema.String }
 const PATH = "/api/v1/agents/:agent_id/drift"
 
 export class DriftGroup extends HttpApiGroup.make("drift")
   .add(
     HttpApiEndpoint.post("baseline", `${PATH}/baseline`, {
-      error: [Forbidden, NotFound, Unprocessable],
+      error: [Forbidden, DriftAgentNotFound, InvalidInput],
       params: AgentParam,
       payload: ProductionBaselineRequest,
       success: DriftBaseline.pipe(HttpApiSchema.status(201))
     }),
     HttpApiEndpoint.post("syntheticBaseline", `${PATH}/baseline/synthetic`, {
-      error: [Forbidden, NotFound, Unprocessable],
+      error: [Forbidden, DriftAgentNotFound, InvalidInput],
       params: AgentParam,
       payload: SyntheticBaselineRequest,
       success: DriftBaseline.pipe(HttpApiSchema.status(201))
     }),
     HttpApiEndpoint.post("pooledBaseline", `${PATH}/baseline/pooled`, {
-      error: [Forbidden, NotFound, Unprocessable],
+      error: [Forbidden, DriftAgentNotFound, InvalidInput],
       params: AgentParam,
       payload: PooledBaselineRequest,
       success: DriftBaseline.pipe(HttpApiSchema.status(201))
     }),
-    HttpApiEndpoint.get("status", PATH, { error: [Forbidden, NotFound], params: AgentParam, query: LookbackQuery, success: DriftStatus }),
-    HttpApiEndpoint.post("check", `${PATH}/check`, { error: [Forbidden, NotFound], params: AgentParam, query: LookbackQuery, success: Schema.NullOr(DriftAlert) }),
-    HttpApiEndpoint.get("alerts", `${PATH}/alerts`, { error: [Forbidden, NotFound], params: AgentParam, query: AlertQuery, success: AlertPage }),
+    HttpApiEndpoint.get("status", PATH, { error: [Forbidden, DriftAgentNotFound], params: AgentParam, query: LookbackQuery, success: DriftStatus }),
+    HttpApiEndpoint.post("check", `${PATH}/check`, { error: [Forbidden, DriftAgentNotFound], params: AgentParam, query: LookbackQuery, success: Schema.NullOr(DriftAlert) }),
+    HttpApiEndpoint.get("alerts", `${PATH}/alerts`, { error: [Forbidden, DriftAgentNotFound], params: AgentParam, query: AlertQuery, success: AlertPage }),
     HttpApiEndpoint.post("acknowledge", `${PATH}/alerts/:alert_id/acknowledge`, {
-      error: [Unauthorized, NotFound],
+      error: [Unauthorized, DriftAlertNotFound],
       params: { ...AgentParam, alert_id: Schema.String },
       success: DriftAlert
     })

@@ -9,7 +9,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
-import { BadRequest, Conflict, Forbidden, NotFound, Unprocessable } from "./errors.js"
+import { Forbidden, InvalidInput, refusal } from "./errors.js"
 
 const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 
@@ -153,6 +153,126 @@ export const EscrowAccountView = Schema.Struct({
 })
 export type EscrowAccountView = typeof EscrowAccountView.Type
 
+/* The refusals of escrow (spec 001 "Escrow": codes per endpoint). */
+
+export class EscrowAccountNotFound extends Schema.Error<EscrowAccountNotFound>("EscrowAccountNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "No such escrow account in the caller's organization"
+}) {
+  readonly _tag = "EscrowAccountNotFound"
+  static of(accountUuid: string) {
+    return new EscrowAccountNotFound({ message: `Escrow account ${accountUuid} not found`, details: { account_uuid: accountUuid } })
+  }
+}
+
+export class UnsupportedCurrency extends Schema.Error<UnsupportedCurrency>("UnsupportedCurrency")(refusal("UNSUPPORTED_CURRENCY"), {
+  httpApiStatus: 400,
+  description: "currency is not a supported ISO 4217 code"
+}) {
+  readonly _tag = "UnsupportedCurrency"
+  static of(currency: string) {
+    return new UnsupportedCurrency({ message: `${currency} is not a supported ISO 4217 currency`, details: { currency } })
+  }
+}
+
+export class EscrowAgentNotFound extends Schema.Error<EscrowAgentNotFound>("EscrowAgentNotFound")(refusal("AGENT_NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "agent_id is not an agent of the caller's organization"
+}) {
+  readonly _tag = "EscrowAgentNotFound"
+  static of(agentId: string) {
+    return new EscrowAgentNotFound({ message: `Agent ${agentId} is not an agent of this organization`, details: { agent_id: agentId } })
+  }
+}
+
+export class EscrowAgentDecommissioned extends Schema.Error<EscrowAgentDecommissioned>("EscrowAgentDecommissioned")(refusal("AGENT_DECOMMISSIONED"), {
+  httpApiStatus: 422,
+  description: "agent_id names a decommissioned agent"
+}) {
+  readonly _tag = "EscrowAgentDecommissioned"
+  static of(agentId: string) {
+    return new EscrowAgentDecommissioned({ message: `Agent ${agentId} is decommissioned`, details: { agent_id: agentId } })
+  }
+}
+
+export class InvalidAmount extends Schema.Error<InvalidAmount>("InvalidAmount")(refusal("INVALID_AMOUNT"), {
+  httpApiStatus: 400,
+  description: "amount is not a positive decimal with at most the currency's minor digits, is too large, or would take the balance too high"
+}) {
+  readonly _tag = "InvalidAmount"
+  /** `problem` completes the sentence "amount …". */
+  static of(amount: string, currency: string, problem: string) {
+    return new InvalidAmount({ message: `amount ${problem}`, details: { amount, currency } })
+  }
+}
+
+export class AccountFrozen extends Schema.Error<AccountFrozen>("AccountFrozen")(refusal("ACCOUNT_FROZEN", "The account is frozen by an open dispute"), {
+  httpApiStatus: 409,
+  description: "An open dispute freezes the account"
+}) {
+  readonly _tag = "AccountFrozen"
+  static of(accountUuid: string) {
+    return new AccountFrozen({ details: { account_uuid: accountUuid } })
+  }
+}
+
+export class InsufficientBalance extends Schema.Error<InsufficientBalance>("InsufficientBalance")(refusal("INSUFFICIENT_BALANCE"), {
+  httpApiStatus: 400,
+  description: "The release is larger than the balance"
+}) {
+  readonly _tag = "InsufficientBalance"
+  /** `balance` and `amount` as decimal strings of the account's currency. */
+  static of(accountUuid: string, balance: string, amount: string) {
+    return new InsufficientBalance({ message: `The balance ${balance} is less than ${amount}`, details: { account_uuid: accountUuid, balance, amount } })
+  }
+}
+
+export class DisputeSignatureInvalid extends Schema.Error<DisputeSignatureInvalid>("DisputeSignatureInvalid")(
+  refusal(
+    "INVALID_SIGNATURE",
+    "signature is not the caller's signature of this dispute (see docs/decisions.md: hmac-sha256 of the JCS terms, keyed by the request's bearer credential)"
+  ),
+  { httpApiStatus: 400, description: "signature is not the caller's signature of the dispute's terms" }
+) {
+  readonly _tag = "DisputeSignatureInvalid"
+  static of(accountUuid: string) {
+    return new DisputeSignatureInvalid({ details: { account_uuid: accountUuid } })
+  }
+}
+
+export class DisputeAlreadyOpen extends Schema.Error<DisputeAlreadyOpen>("DisputeAlreadyOpen")(
+  refusal("DISPUTE_ALREADY_OPEN", "The account already has an open dispute"),
+  { httpApiStatus: 409, description: "The account already has an open dispute (named in details)" }
+) {
+  readonly _tag = "DisputeAlreadyOpen"
+  static of(accountUuid: string, disputeId: string) {
+    return new DisputeAlreadyOpen({ details: { account_uuid: accountUuid, dispute_id: disputeId } })
+  }
+}
+
+export class DisputeEvidenceNotFound extends Schema.Error<DisputeEvidenceNotFound>("DisputeEvidenceNotFound")(refusal("EVIDENCE_NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "evidence_package_uuid names no evidence package of the caller's organization"
+}) {
+  readonly _tag = "DisputeEvidenceNotFound"
+  static of(evidencePackageUuid: string) {
+    return new DisputeEvidenceNotFound({
+      message: `Evidence package ${evidencePackageUuid} not found`,
+      details: { evidence_package_uuid: evidencePackageUuid }
+    })
+  }
+}
+
+export class NoOpenDispute extends Schema.Error<NoOpenDispute>("NoOpenDispute")(refusal("NO_OPEN_DISPUTE", "The account has no open dispute to resolve"), {
+  httpApiStatus: 409,
+  description: "The account has no open dispute"
+}) {
+  readonly _tag = "NoOpenDispute"
+  static of(accountUuid: string) {
+    return new NoOpenDispute({ details: { account_uuid: accountUuid } })
+  }
+}
+
 const AccountParam = { account_uuid: Schema.String }
 const PATH = "/api/v1/escrow/accounts"
 const AccountPage = Schema.Struct({ accounts: Schema.Array(EscrowAccountListItem), data: Schema.Array(EscrowAccountListItem), pagination: Pagination })
@@ -160,29 +280,30 @@ const TransactionPage = Schema.Struct({ transactions: Schema.Array(EscrowTransac
 
 export class EscrowGroup extends HttpApiGroup.make("escrow")
   .add(
-    HttpApiEndpoint.post("create", PATH, { error: [BadRequest, Forbidden, NotFound, Unprocessable],
+    HttpApiEndpoint.post("create", PATH, { error: [Forbidden, UnsupportedCurrency, EscrowAgentNotFound, EscrowAgentDecommissioned],
       payload: CreateAccountRequest,
       success: EscrowAccount.pipe(HttpApiSchema.status(201))
     }),
     HttpApiEndpoint.get("list", PATH, { error: Forbidden, query: PageQuery, success: AccountPage }),
-    HttpApiEndpoint.get("get", `${PATH}/:account_uuid`, { error: [Forbidden, NotFound], params: AccountParam, success: EscrowAccountView }),
-    HttpApiEndpoint.get("transactions", `${PATH}/:account_uuid/transactions`, { error: [Forbidden, NotFound], params: AccountParam, query: PageQuery, success: TransactionPage }),
-    HttpApiEndpoint.post("deposit", `${PATH}/:account_uuid/deposit`, { error: [BadRequest, Forbidden, NotFound, Conflict],
+    HttpApiEndpoint.get("get", `${PATH}/:account_uuid`, { error: [Forbidden, EscrowAccountNotFound], params: AccountParam, success: EscrowAccountView }),
+    HttpApiEndpoint.get("transactions", `${PATH}/:account_uuid/transactions`, { error: [Forbidden, EscrowAccountNotFound], params: AccountParam, query: PageQuery, success: TransactionPage }),
+    HttpApiEndpoint.post("deposit", `${PATH}/:account_uuid/deposit`, { error: [Forbidden, EscrowAccountNotFound, InvalidAmount, AccountFrozen],
       params: AccountParam,
       payload: MovementRequest,
       success: EscrowTransaction.pipe(HttpApiSchema.status(201))
     }),
-    HttpApiEndpoint.post("release", `${PATH}/:account_uuid/release`, { error: [BadRequest, Forbidden, NotFound, Conflict],
+    HttpApiEndpoint.post("release", `${PATH}/:account_uuid/release`, { error: [Forbidden, EscrowAccountNotFound, InvalidAmount, AccountFrozen, InsufficientBalance],
       params: AccountParam,
       payload: MovementRequest,
       success: EscrowTransaction
     }),
-    HttpApiEndpoint.post("dispute", `${PATH}/:account_uuid/dispute`, { error: [BadRequest, Forbidden, NotFound, Conflict, Unprocessable],
+    HttpApiEndpoint.post("dispute", `${PATH}/:account_uuid/dispute`, {
+      error: [Forbidden, EscrowAccountNotFound, InvalidAmount, DisputeSignatureInvalid, DisputeAlreadyOpen, DisputeEvidenceNotFound, InvalidInput],
       params: AccountParam,
       payload: DisputeRequest,
       success: EscrowDispute
     }),
-    HttpApiEndpoint.post("resolveDispute", `${PATH}/:account_uuid/dispute/resolve`, { error: [Forbidden, NotFound, Conflict],
+    HttpApiEndpoint.post("resolveDispute", `${PATH}/:account_uuid/dispute/resolve`, { error: [Forbidden, EscrowAccountNotFound, NoOpenDispute],
       params: AccountParam,
       payload: ResolveDisputeRequest,
       success: EscrowDispute

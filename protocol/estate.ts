@@ -8,7 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
-import { BadRequest, Conflict, Forbidden, NotFound, Unprocessable } from "./errors.js"
+import { Forbidden, InvalidInput, refusal } from "./errors.js"
 
 const Text = (min: number, max: number) => Schema.String.check(Schema.isMinLength(min), Schema.isMaxLength(max))
 
@@ -44,6 +44,7 @@ export const Will = Schema.Struct({
 export type Will = typeof Will.Type
 
 export const WillAnswer = Schema.Struct({ agent_slug: Schema.String, will: Will })
+export type WillAnswer = typeof WillAnswer.Type
 
 export const DeathCertificateRequest = Schema.Struct({
   cause: Schema.optionalKey(Text(1, 200).annotate({ description: "e.g. replaced, deprecated, security_incident, end_of_life" })),
@@ -115,37 +116,121 @@ export const ComplianceSnapshot = Schema.Struct({
 })
 export type ComplianceSnapshot = typeof ComplianceSnapshot.Type
 
+/* Refusals (spec 001 "Estate (K)" codes). */
+
+export class EstateAgentNotFound extends Schema.Error<EstateAgentNotFound>("EstateAgentNotFound")(refusal("AGENT_NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "No such agent in the caller's organization"
+}) {
+  readonly _tag = "EstateAgentNotFound"
+  static of(agent_slug: string) {
+    return new EstateAgentNotFound({ message: `Agent ${agent_slug} not found`, details: { agent_slug } })
+  }
+}
+
+export class SuccessorNotFound extends Schema.Error<SuccessorNotFound>("SuccessorNotFound")(refusal("SUCCESSOR_NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "The successor is not another agent of the organization"
+}) {
+  readonly _tag = "SuccessorNotFound"
+  static of(successor_slug: string) {
+    return new SuccessorNotFound({ message: `Successor ${successor_slug} is not another agent of this organization`, details: { successor_slug } })
+  }
+}
+
+export class InvalidSuccessionPolicy extends Schema.Error<InvalidSuccessionPolicy>("InvalidSuccessionPolicy")(
+  refusal("INVALID_POLICY", `succession_policy must be one of ${SUCCESSION_POLICIES.join(", ")}`),
+  { httpApiStatus: 400, description: "succession_policy is not transfer_to_successor, archive or delete" }
+) {
+  readonly _tag = "InvalidSuccessionPolicy"
+  static of(succession_policy: string) {
+    return new InvalidSuccessionPolicy({ details: { succession_policy, allowed: [...SUCCESSION_POLICIES] } })
+  }
+}
+
+export class WillNotFound extends Schema.Error<WillNotFound>("WillNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "The agent has no will"
+}) {
+  readonly _tag = "WillNotFound"
+  static of(agent_slug: string) {
+    return new WillNotFound({ message: `Agent ${agent_slug} has no will`, details: { agent_slug } })
+  }
+}
+
+export class DeathCertificateNotFound extends Schema.Error<DeathCertificateNotFound>("DeathCertificateNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "The agent has no death certificate"
+}) {
+  readonly _tag = "DeathCertificateNotFound"
+  static of(agent_slug: string) {
+    return new DeathCertificateNotFound({ message: `Agent ${agent_slug} has no death certificate`, details: { agent_slug } })
+  }
+}
+
+export class AlreadyDeceased extends Schema.Error<AlreadyDeceased>("AlreadyDeceased")(refusal("ALREADY_DECEASED"), {
+  httpApiStatus: 409,
+  description: "The agent has a death certificate already (its will no longer changes)"
+}) {
+  readonly _tag = "AlreadyDeceased"
+  static of(agent_slug: string) {
+    return new AlreadyDeceased({ message: `Agent ${agent_slug} already has a death certificate`, details: { agent_slug } })
+  }
+}
+
+export class NotDecommissioned extends Schema.Error<NotDecommissioned>("NotDecommissioned")(refusal("NOT_DECOMMISSIONED"), {
+  httpApiStatus: 422,
+  description: "The agent must be decommissioned first"
+}) {
+  readonly _tag = "NotDecommissioned"
+  static of(agent_slug: string) {
+    return new NotDecommissioned({ message: `Agent ${agent_slug} must be decommissioned before a death certificate is issued`, details: { agent_slug } })
+  }
+}
+
+export class EmptyFindings extends Schema.Error<EmptyFindings>("EmptyFindings")(refusal("EMPTY_FINDINGS", "findings must hold at least one finding"), {
+  httpApiStatus: 400,
+  description: "A snapshot without findings"
+}) {
+  readonly _tag = "EmptyFindings"
+}
+
 const SnapshotPage = Schema.Struct({ snapshots: Schema.Array(ComplianceSnapshot), data: Schema.Array(ComplianceSnapshot), pagination: Pagination })
+export type SnapshotPage = typeof SnapshotPage.Type
 
 const SlugParam = { agent_slug: Schema.String }
 
 export class EstateGroup extends HttpApiGroup.make("estate")
   .add(
     HttpApiEndpoint.put("putWill", "/api/v1/estate/agents/:agent_slug/will", {
-      error: [BadRequest, Forbidden, NotFound, Conflict, Unprocessable],
+      error: [Forbidden, EstateAgentNotFound, InvalidSuccessionPolicy, SuccessorNotFound, AlreadyDeceased, InvalidInput],
       params: SlugParam,
       payload: WillRequest,
       success: WillAnswer
     }),
-    HttpApiEndpoint.get("getWill", "/api/v1/estate/agents/:agent_slug/will", { error: [Forbidden, NotFound], params: SlugParam, success: WillAnswer }),
+    HttpApiEndpoint.get("getWill", "/api/v1/estate/agents/:agent_slug/will", {
+      error: [Forbidden, EstateAgentNotFound, WillNotFound],
+      params: SlugParam,
+      success: WillAnswer
+    }),
     HttpApiEndpoint.post("issueDeathCertificate", "/api/v1/estate/agents/:agent_slug/death-certificate", {
-      error: [Forbidden, NotFound, Conflict, Unprocessable],
+      error: [Forbidden, EstateAgentNotFound, AlreadyDeceased, NotDecommissioned, SuccessorNotFound, InvalidInput],
       params: SlugParam,
       payload: DeathCertificateRequest,
       success: DeathCertificateAnswer.pipe(HttpApiSchema.status(201))
     }),
     HttpApiEndpoint.get("getDeathCertificate", "/api/v1/estate/agents/:agent_slug/death-certificate", {
-      error: [Forbidden, NotFound],
+      error: [Forbidden, EstateAgentNotFound, DeathCertificateNotFound],
       params: SlugParam,
       success: DeathCertificateAnswer
     }),
     HttpApiEndpoint.post("createSnapshot", "/api/v1/estate/compliance", {
-      error: [BadRequest, Forbidden, NotFound, Unprocessable],
+      error: [Forbidden, EstateAgentNotFound, EmptyFindings],
       payload: ComplianceSnapshotRequest,
       success: ComplianceSnapshot.pipe(HttpApiSchema.status(201))
     }),
     HttpApiEndpoint.get("listSnapshots", "/api/v1/estate/compliance", {
-      error: [Forbidden, NotFound],
+      error: [Forbidden, EstateAgentNotFound],
       query: { ...PageQuery, framework: Schema.optionalKey(Schema.String), agent_slug: Schema.optionalKey(Schema.String) },
       success: SnapshotPage
     })

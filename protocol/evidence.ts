@@ -9,7 +9,7 @@ import * as Schema from "effect/Schema"
 import { ActionStatuses } from "./actions.js"
 import { Authenticated } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
-import { BadRequest, Forbidden, NotFound, Unprocessable } from "./errors.js"
+import { Forbidden, InvalidInput, refusal } from "./errors.js"
 
 /** Actions one package may name (docs/decisions.md). */
 export const MAX_PACKAGE_ACTIONS = 1000
@@ -189,28 +189,99 @@ export const LiabilityChain = Schema.Struct({
 })
 export type LiabilityChain = typeof LiabilityChain.Type
 
+/* The refusals of evidence and discovery (spec 001 "Evidence and discovery"). */
+
+export class EmptyActionList extends Schema.Error<EmptyActionList>("EmptyActionList")(
+  refusal("EMPTY_ACTION_LIST", "action_uuids must name at least one action"),
+  { httpApiStatus: 400, description: "action_uuids is empty" }
+) {
+  readonly _tag = "EmptyActionList"
+}
+
+/** Uuids that exist in no organization. */
+export class PackageActionsNotFound extends Schema.Error<PackageActionsNotFound>("PackageActionsNotFound")(
+  // Its details' key tells it from ChainActionNotFound (same code) in the area error's reason union.
+  { ...refusal("ACTION_NOT_FOUND"), details: Schema.Struct({ action_uuids: Schema.Array(Schema.String) }) },
+  { httpApiStatus: 404, description: "Some action_uuids name no action (listed in details)" }
+) {
+  readonly _tag = "PackageActionsNotFound"
+  static of(actionUuids: ReadonlyArray<string>) {
+    const message = actionUuids.length === 1 ? `Action ${actionUuids[0]} not found` : `${actionUuids.length} actions not found`
+    return new PackageActionsNotFound({ message, details: { action_uuids: actionUuids } })
+  }
+}
+
+/** Uuids of actions that belong to another organization: named back, nothing about them told. */
+export class CrossOrgActions extends Schema.Error<CrossOrgActions>("CrossOrgActions")(
+  refusal("CROSS_ORG_ACTIONS", "A package may only hold actions of the caller's organization"),
+  { httpApiStatus: 422, description: "Some action_uuids are another organization's (listed in details)" }
+) {
+  readonly _tag = "CrossOrgActions"
+  static of(actionUuids: ReadonlyArray<string>) {
+    return new CrossOrgActions({ details: { action_uuids: actionUuids } })
+  }
+}
+
+export class PackageNotFound extends Schema.Error<PackageNotFound>("PackageNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "No such evidence package in the caller's organization"
+}) {
+  readonly _tag = "PackageNotFound"
+  static of(packageUuid: string) {
+    return new PackageNotFound({ message: `Evidence package ${packageUuid} not found`, details: { package_uuid: packageUuid } })
+  }
+}
+
+/** The liability chain's starting action: unknown or another organization's (404 either way). */
+export class ChainActionNotFound extends Schema.Error<ChainActionNotFound>("ChainActionNotFound")(
+  { ...refusal("ACTION_NOT_FOUND"), details: Schema.Struct({ action_uuid: Schema.String }) },
+  { httpApiStatus: 404, description: "No such action in the caller's organization" }
+) {
+  readonly _tag = "ChainActionNotFound"
+  static of(actionUuid: string) {
+    return new ChainActionNotFound({ message: `Action ${actionUuid} not found`, details: { action_uuid: actionUuid } })
+  }
+}
+
+export class MissingReason extends Schema.Error<MissingReason>("MissingReason")(refusal("MISSING_REASON", "A discovery query needs a reason"), {
+  httpApiStatus: 400,
+  description: "reason is missing or blank"
+}) {
+  readonly _tag = "MissingReason"
+}
+
+export class FutureTimestamp extends Schema.Error<FutureTimestamp>("FutureTimestamp")(refusal("FUTURE_TIMESTAMP", "point_in_time is in the future"), {
+  httpApiStatus: 400,
+  description: "point_in_time is later than now"
+}) {
+  readonly _tag = "FutureTimestamp"
+  static of(pointInTime: string) {
+    return new FutureTimestamp({ details: { point_in_time: pointInTime } })
+  }
+}
+
 const PackagePage = Schema.Struct({ packages: Schema.Array(PackageSummary), data: Schema.Array(PackageSummary), pagination: Pagination })
 
 export class EvidenceGroup extends HttpApiGroup.make("evidence")
   .add(
     HttpApiEndpoint.post("createPackage", "/api/v1/evidence/packages", {
-      error: [BadRequest, Forbidden, NotFound, Unprocessable],
+      error: [Forbidden, EmptyActionList, PackageActionsNotFound, CrossOrgActions, InvalidInput],
       payload: CreatePackageRequest,
       success: PackageSummary.pipe(HttpApiSchema.status(201))
     }),
     HttpApiEndpoint.get("listPackages", "/api/v1/evidence/packages", { error: Forbidden, query: PageQuery, success: PackagePage }),
     HttpApiEndpoint.get("getPackage", "/api/v1/evidence/packages/:package_uuid", {
-      error: [Forbidden, NotFound],
+      error: [Forbidden, PackageNotFound],
       params: { package_uuid: Schema.String },
       success: EvidencePackage
     }),
     HttpApiEndpoint.post("timeTravel", "/api/v1/evidence/time-travel", {
-      error: [BadRequest, Forbidden, Unprocessable],
+      error: [Forbidden, MissingReason, FutureTimestamp, InvalidInput],
       payload: TimeTravelRequest,
       success: DiscoveryRecord
     }),
     HttpApiEndpoint.get("liabilityChain", "/api/v1/evidence/liability-chain/:action_uuid", {
-      error: [Forbidden, NotFound],
+      error: [Forbidden, ChainActionNotFound],
       params: { action_uuid: Schema.String },
       success: LiabilityChain
     })

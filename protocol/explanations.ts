@@ -7,7 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { Ed25519Signature, Sha256Hash, Timestamp } from "./common.js"
-import { BadRequest, Forbidden, NotFound, PayloadTooLarge, Unprocessable } from "./errors.js"
+import { BadRequest, Forbidden, InvalidInput, PayloadTooLarge, refusal } from "./errors.js"
 
 const Text = Schema.String
 const OptionalText = Schema.NullOr(Schema.String)
@@ -110,13 +110,24 @@ export const ExplanationVerification = Schema.Struct({
   verified_at: Timestamp
 })
 
+/** An action that does not exist or belongs to another organization (404 either way). */
+export class ExplanationNotFound extends Schema.Error<ExplanationNotFound>("ExplanationNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "No such action in the caller's organization"
+}) {
+  readonly _tag = "ExplanationNotFound"
+  static of(actionUuid: string) {
+    return new ExplanationNotFound({ message: `Action ${actionUuid} not found`, details: { action_uuid: actionUuid } })
+  }
+}
+
 const ActionParam = { action_uuid: Schema.String }
 
 export class ExplanationsGroup extends HttpApiGroup.make("explanations")
   .add(
-    HttpApiEndpoint.get("explain", "/api/v1/actions/:action_uuid/explanation", { error: [Forbidden, NotFound], params: ActionParam, success: Explanation }),
+    HttpApiEndpoint.get("explain", "/api/v1/actions/:action_uuid/explanation", { error: [Forbidden, ExplanationNotFound], params: ActionParam, success: Explanation }),
     HttpApiEndpoint.get("explanationPdf", "/api/v1/actions/:action_uuid/explanation/pdf", {
-      error: [Forbidden, NotFound],
+      error: [Forbidden, ExplanationNotFound],
       params: ActionParam,
       success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/pdf" }))
     })
@@ -137,7 +148,7 @@ export class ExplanationsPublicGroup extends HttpApiGroup.make("explanationsPubl
         description: "`{explanation}`, or the explanation itself; `envelope` is read for `_envelope`"
       }),
       success: ExplanationVerification,
-      error: [BadRequest, PayloadTooLarge, Unprocessable]
+      error: [BadRequest, PayloadTooLarge, InvalidInput]
     }).middleware(PublicRoute)
   )
   .annotateMerge(

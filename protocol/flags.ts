@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { AdminKey, Authenticated } from "./auth.js"
 import { Timestamp } from "./common.js"
-import { Conflict, Forbidden, NotFound } from "./errors.js"
+import { Forbidden, refusal } from "./errors.js"
 
 export const FLAG_KEY_PATTERN = /^[a-z][a-z0-9_]{1,98}[a-z0-9]$/
 
@@ -48,6 +48,26 @@ export const UpdateFlag = Schema.Struct({
 })
 export type UpdateFlag = typeof UpdateFlag.Type
 
+export class FlagNotFound extends Schema.Error<FlagNotFound>("FlagNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "No feature flag with this key (`details.key`)"
+}) {
+  readonly _tag = "FlagNotFound"
+  static of(key: string) {
+    return new FlagNotFound({ message: `Feature flag ${key} not found`, details: { key } })
+  }
+}
+
+export class FlagExists extends Schema.Error<FlagExists>("FlagExists")(refusal("FLAG_EXISTS"), {
+  httpApiStatus: 409,
+  description: "A feature flag with this key already exists (`details.key`)"
+}) {
+  readonly _tag = "FlagExists"
+  static of(key: string) {
+    return new FlagExists({ message: `Feature flag ${key} already exists`, details: { key } })
+  }
+}
+
 const ADMIN = "/api/v1/admin/feature-flags"
 const KeyParam = { key: FlagKey }
 const OrgParams = { key: FlagKey, org_uuid: OrgId }
@@ -62,7 +82,7 @@ export class FlagsGroup extends HttpApiGroup.make("flags")
       params: KeyParam,
       payload: Schema.Struct({ enabled: Schema.Boolean }),
       success: Schema.Struct({ key: Schema.String, enabled: Schema.Boolean }),
-      error: [Forbidden, NotFound]
+      error: [Forbidden, FlagNotFound]
     })
   )
   .middleware(Authenticated)
@@ -78,11 +98,11 @@ export class FlagsGroup extends HttpApiGroup.make("flags")
 export class FlagsAdminGroup extends HttpApiGroup.make("flagsAdmin")
   .add(
     HttpApiEndpoint.get("list", ADMIN, { success: Schema.Array(FeatureFlag) }),
-    HttpApiEndpoint.post("create", ADMIN, { payload: CreateFlag, success: FeatureFlag.pipe(HttpApiSchema.status(201)), error: Conflict }),
-    HttpApiEndpoint.put("update", `${ADMIN}/:key`, { params: KeyParam, payload: UpdateFlag, success: FeatureFlag, error: NotFound }),
+    HttpApiEndpoint.post("create", ADMIN, { payload: CreateFlag, success: FeatureFlag.pipe(HttpApiSchema.status(201)), error: FlagExists }),
+    HttpApiEndpoint.put("update", `${ADMIN}/:key`, { params: KeyParam, payload: UpdateFlag, success: FeatureFlag, error: FlagNotFound }),
     HttpApiEndpoint.delete("remove", `${ADMIN}/:key`, { params: KeyParam, success: HttpApiSchema.NoContent }),
-    HttpApiEndpoint.post("enableOrg", `${ADMIN}/:key/enable-org/:org_uuid`, { params: OrgParams, success: FeatureFlag, error: NotFound }),
-    HttpApiEndpoint.post("disableOrg", `${ADMIN}/:key/disable-org/:org_uuid`, { params: OrgParams, success: FeatureFlag, error: NotFound })
+    HttpApiEndpoint.post("enableOrg", `${ADMIN}/:key/enable-org/:org_uuid`, { params: OrgParams, success: FeatureFlag, error: FlagNotFound }),
+    HttpApiEndpoint.post("disableOrg", `${ADMIN}/:key/disable-org/:org_uuid`, { params: OrgParams, success: FeatureFlag, error: FlagNotFound })
   )
   .middleware(AdminKey)
   .annotateMerge(

@@ -8,7 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated, OptionallyAuthenticated } from "./auth.js"
 import { Pagination, Timestamp } from "./common.js"
-import { BadRequest, Conflict, Forbidden, NotFound, Unauthorized, Unprocessable } from "./errors.js"
+import { Forbidden, InvalidInput, refusal, Unauthorized } from "./errors.js"
 
 export type DirectProvider = "direct_a" | "direct_b" | "direct_c"
 
@@ -64,6 +64,17 @@ export const CatalogueEntry = Schema.Struct({
 })
 export type CatalogueEntry = typeof CatalogueEntry.Type
 
+/** The chat default is empty or outside the chat allow-list (spec 002: 400). */
+export class InvalidChatDefault extends Schema.Error<InvalidChatDefault>("InvalidChatDefault")(refusal("INVALID_CHAT_DEFAULT"), {
+  httpApiStatus: 400,
+  description: "The chat default is empty or not in the chat allowed list"
+}) {
+  readonly _tag = "InvalidChatDefault"
+  static of(modelId: string, why: string) {
+    return new InvalidChatDefault({ message: why, details: { chat_default_model: modelId } })
+  }
+}
+
 const ModelIds = Schema.Array(Schema.String.check(Schema.isMaxLength(200))).check(Schema.isMaxLength(500))
 const DisabledModels = Schema.Struct({ disabled_models: Schema.Array(Schema.String) })
 const SetDisabledModels = Schema.Struct({ disabled_models: Schema.optionalKey(Schema.NullOr(ModelIds)) })
@@ -86,23 +97,23 @@ export class ModelPreferencesGroup extends HttpApiGroup.make("modelPreferences")
   .add(
     // Disabled models per feature: cases (`preferences`), policy evaluation, sanitize.
     HttpApiEndpoint.get("getCases", "/api/v1/models/preferences", { error: Forbidden, success: DisabledModels }),
-    HttpApiEndpoint.put("putCases", "/api/v1/models/preferences", { error: [Forbidden, Unprocessable], payload: SetDisabledModels, success: DisabledModels }),
+    HttpApiEndpoint.put("putCases", "/api/v1/models/preferences", { error: [Forbidden, InvalidInput], payload: SetDisabledModels, success: DisabledModels }),
     HttpApiEndpoint.get("getPolicy", "/api/v1/models/policy-preferences", { error: Forbidden, success: DisabledModels }),
-    HttpApiEndpoint.put("putPolicy", "/api/v1/models/policy-preferences", { error: [Forbidden, Unprocessable], payload: SetDisabledModels, success: DisabledModels }),
+    HttpApiEndpoint.put("putPolicy", "/api/v1/models/policy-preferences", { error: [Forbidden, InvalidInput], payload: SetDisabledModels, success: DisabledModels }),
     HttpApiEndpoint.get("getSanitize", "/api/v1/models/sanitize-preferences", { error: Forbidden, success: DisabledModels }),
-    HttpApiEndpoint.put("putSanitize", "/api/v1/models/sanitize-preferences", { error: [Forbidden, Unprocessable], payload: SetDisabledModels, success: DisabledModels }),
+    HttpApiEndpoint.put("putSanitize", "/api/v1/models/sanitize-preferences", { error: [Forbidden, InvalidInput], payload: SetDisabledModels, success: DisabledModels }),
     HttpApiEndpoint.get("getChatDefault", "/api/v1/models/chat-default", { error: Forbidden, success: ChatDefault }),
-    HttpApiEndpoint.put("putChatDefault", "/api/v1/models/chat-default", { error: [Forbidden, BadRequest, Unprocessable],
+    HttpApiEndpoint.put("putChatDefault", "/api/v1/models/chat-default", { error: [Forbidden, InvalidChatDefault, InvalidInput],
       payload: Schema.Struct({ chat_default_model: Schema.String }),
       success: ChatDefault
     }),
     HttpApiEndpoint.get("getChatAllowed", "/api/v1/models/chat-allowed", { error: Forbidden, success: ChatAllowed }),
-    HttpApiEndpoint.put("putChatAllowed", "/api/v1/models/chat-allowed", { error: [Forbidden, Unprocessable],
+    HttpApiEndpoint.put("putChatAllowed", "/api/v1/models/chat-allowed", { error: [Forbidden, InvalidInput],
       payload: Schema.Struct({ chat_allowed_models: Schema.optionalKey(Schema.NullOr(ModelIds)) }),
       success: ChatAllowed
     }),
     HttpApiEndpoint.get("getCodeReview", "/api/v1/models/code-review-preferences", { error: Forbidden, success: CodeReview }),
-    HttpApiEndpoint.put("putCodeReview", "/api/v1/models/code-review-preferences", { error: [Forbidden, Unprocessable],
+    HttpApiEndpoint.put("putCodeReview", "/api/v1/models/code-review-preferences", { error: [Forbidden, InvalidInput],
       payload: Schema.Struct({ default_model: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(200)))), disabled_models: Schema.optionalKey(ModelIds) }),
       success: CodeReview
     })
@@ -168,21 +179,42 @@ export const CustomModelTest = Schema.Struct({
   structured_output: Schema.NullOr(ModelVerdict),
   error: Schema.NullOr(Schema.String)
 })
+export type CustomModelTest = typeof CustomModelTest.Type
+
+export class CustomModelNotFound extends Schema.Error<CustomModelNotFound>("CustomModelNotFound")(refusal("NOT_FOUND"), {
+  httpApiStatus: 404,
+  description: "No such custom model in the caller's organization"
+}) {
+  readonly _tag = "CustomModelNotFound"
+  static of(id: string) {
+    return new CustomModelNotFound({ message: `Custom model ${id} not found`, details: { id } })
+  }
+}
+
+/** `model_id` is unique within the organization (spec 002). */
+export class ModelIdExists extends Schema.Error<ModelIdExists>("ModelIdExists")(refusal("MODEL_ID_EXISTS"), {
+  httpApiStatus: 409,
+  description: "The organization already has a custom model with this model_id"
+}) {
+  readonly _tag = "ModelIdExists"
+  static of(modelId: string) {
+    return new ModelIdExists({ message: `A custom model with model_id ${modelId} already exists`, details: { model_id: modelId } })
+  }
+}
 
 const customId = { id: Schema.String }
-const CustomModelErrors = [Forbidden, NotFound, Conflict, Unprocessable]
 
 export class CustomModelsGroup extends HttpApiGroup.make("customModels")
   .add(
-    HttpApiEndpoint.post("create", "/api/v1/models/custom", { error: CustomModelErrors, payload: NewCustomModel, success: CustomModel.pipe(HttpApiSchema.status(201)) }),
+    HttpApiEndpoint.post("create", "/api/v1/models/custom", { error: [Forbidden, InvalidInput, ModelIdExists], payload: NewCustomModel, success: CustomModel.pipe(HttpApiSchema.status(201)) }),
     HttpApiEndpoint.get("list", "/api/v1/models/custom", {
       error: Forbidden,
       success: Schema.Struct({ models: Schema.Array(CustomModel), data: Schema.Array(CustomModel), pagination: Pagination })
     }),
-    HttpApiEndpoint.get("get", "/api/v1/models/custom/:id", { params: customId, error: CustomModelErrors, success: CustomModel }),
-    HttpApiEndpoint.put("update", "/api/v1/models/custom/:id", { params: customId, error: CustomModelErrors, payload: CustomModelPatch, success: CustomModel }),
-    HttpApiEndpoint.delete("remove", "/api/v1/models/custom/:id", { params: customId, error: CustomModelErrors, success: HttpApiSchema.NoContent }),
-    HttpApiEndpoint.post("test", "/api/v1/models/custom/:id/test", { params: customId, error: CustomModelErrors, success: CustomModelTest })
+    HttpApiEndpoint.get("get", "/api/v1/models/custom/:id", { params: customId, error: [Forbidden, CustomModelNotFound], success: CustomModel }),
+    HttpApiEndpoint.put("update", "/api/v1/models/custom/:id", { params: customId, error: [Forbidden, CustomModelNotFound, InvalidInput], payload: CustomModelPatch, success: CustomModel }),
+    HttpApiEndpoint.delete("remove", "/api/v1/models/custom/:id", { params: customId, error: [Forbidden, CustomModelNotFound], success: HttpApiSchema.NoContent }),
+    HttpApiEndpoint.post("test", "/api/v1/models/custom/:id/test", { params: customId, error: [Forbidden, CustomModelNotFound], success: CustomModelTest })
   )
   .middleware(Authenticated)
   .annotateMerge(

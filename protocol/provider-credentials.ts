@@ -6,7 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
-import { Forbidden, Unprocessable } from "./errors.js"
+import { Forbidden, InvalidInput } from "./errors.js"
 
 /** The spec's neutral provider slugs; each has its credential type. */
 export const PROVIDER_TYPES = {
@@ -27,12 +27,13 @@ export const ProviderStatus = Schema.Struct({
   region: Schema.NullOr(Schema.String),
   endpoint: Schema.NullOr(Schema.String)
 })
+export type ProviderStatus = typeof ProviderStatus.Type
 
 const Message = Schema.Struct({ message: Schema.String })
 
 export class ProviderCredentialsGroup extends HttpApiGroup.make("providerCredentials")
   .add(
-    HttpApiEndpoint.post("save", "/api/v1/provider-credentials", { error: [Forbidden, Unprocessable],
+    HttpApiEndpoint.post("save", "/api/v1/provider-credentials", { error: [Forbidden, InvalidInput],
       payload: Schema.Struct({
         provider: Schema.String.annotate({ description: PROVIDER_SLUGS.join(", ") }),
         credentials: Schema.Record(Schema.String, Schema.Unknown)
@@ -40,7 +41,7 @@ export class ProviderCredentialsGroup extends HttpApiGroup.make("providerCredent
       success: Message
     }),
     HttpApiEndpoint.get("list", "/api/v1/provider-credentials", { error: Forbidden, success: Schema.Struct({ providers: Schema.Array(ProviderStatus) }) }),
-    HttpApiEndpoint.delete("remove", "/api/v1/provider-credentials", { error: [Forbidden, Unprocessable],
+    HttpApiEndpoint.delete("remove", "/api/v1/provider-credentials", { error: [Forbidden, InvalidInput],
       query: { provider: Schema.String },
       success: Message
     })

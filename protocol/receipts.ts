@@ -5,12 +5,13 @@
  * Key rotation is under `/api/v1/admin` (`protocol/admin.ts`).
  */
 
+import * as Effect from "effect/Effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { Ed25519Signature, Sha256Hash, Timestamp } from "./common.js"
 import { DidDocument } from "./dids.js"
-import { Forbidden, NotFound } from "./errors.js"
+import { Forbidden, refusal } from "./errors.js"
 
 export const PublicJwk = Schema.Struct({
   kty: Schema.Literal("OKP"),
@@ -23,6 +24,7 @@ export const PublicJwk = Schema.Struct({
 })
 
 export const Jwks = Schema.Struct({ keys: Schema.Array(PublicJwk) })
+export type Jwks = typeof Jwks.Type
 
 const SignedPayload = Schema.Record(Schema.String, Schema.Unknown).annotate({
   description: "the signed payload; its RFC 8785 canonical form is what was hashed and signed"
@@ -37,6 +39,7 @@ export const ReceiptChecks = Schema.Struct({
     description: "previous_payload_hash links to the previous receipt of the same (org, agent) chain; null for a case receipt, which is not chained"
   })
 })
+export type ReceiptChecks = typeof ReceiptChecks.Type
 
 export const ReceiptVerification = Schema.Struct({
   valid: Schema.Boolean,
@@ -54,6 +57,7 @@ export const ReceiptVerification = Schema.Struct({
   checks: ReceiptChecks,
   verified_at: Timestamp
 })
+export type ReceiptVerification = typeof ReceiptVerification.Type
 
 export const StoredReceipt = Schema.Struct({
   receipt_uuid: Schema.String,
@@ -71,12 +75,45 @@ export const StoredReceipt = Schema.Struct({
   created_at: Timestamp,
   signed_payload: SignedPayload
 })
+export type StoredReceipt = typeof StoredReceipt.Type
 
 export const RotationResult = Schema.Struct({
   public_key_id: Schema.String,
   previous_public_key_id: Schema.NullOr(Schema.String),
   rotated_at: Timestamp
 })
+export type RotationResult = typeof RotationResult.Type
+
+/*
+ * The refusals of receipts and key rotation. Both 404s say NOT_FOUND with no details: their
+ * messages, as literals, tell them apart, so the area error's reason union (which parses a reason
+ * by its fields) keeps each one's class.
+ */
+
+const fixedMessage = <const Message extends string>(message: Message) =>
+  Schema.Literal(message).pipe(Schema.withConstructorDefault(Effect.succeed(message)))
+
+export class ReceiptNotFound extends Schema.Error<ReceiptNotFound>("ReceiptNotFound")(
+  { ...refusal("NOT_FOUND"), message: fixedMessage("No receipt found") },
+  { httpApiStatus: 404, description: "No receipt with this id (for the authenticated export: none of the caller's organization)" }
+) {
+  readonly _tag = "ReceiptNotFound"
+}
+
+export class ActionReceiptNotFound extends Schema.Error<ActionReceiptNotFound>("ActionReceiptNotFound")(
+  { ...refusal("NOT_FOUND"), message: fixedMessage("No receipt for this action") },
+  { httpApiStatus: 404, description: "The action is unknown or has no receipt yet" }
+) {
+  readonly _tag = "ActionReceiptNotFound"
+}
+
+/** Answered by `POST /api/v1/admin/signing-keys/rotate` (protocol/admin.ts). */
+export class RotationInProgress extends Schema.Error<RotationInProgress>("RotationInProgress")(
+  refusal("ROTATION_IN_PROGRESS", "Another rotation finished first; retry"),
+  { httpApiStatus: 409, description: "A concurrent rotation won; retry" }
+) {
+  readonly _tag = "RotationInProgress"
+}
 
 export class ReceiptsPublicGroup extends HttpApiGroup.make("receiptsPublic")
   .add(
@@ -86,11 +123,11 @@ export class ReceiptsPublicGroup extends HttpApiGroup.make("receiptsPublic")
       query: { format: Schema.optionalKey(Schema.Literals(["pem", "der"])) },
       success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "application/pem-certificate-chain" }))
     }).middleware(PublicRoute),
-    HttpApiEndpoint.get("verifyAction", "/api/v1/verify/action/:action_uuid", { error: NotFound,
+    HttpApiEndpoint.get("verifyAction", "/api/v1/verify/action/:action_uuid", { error: ActionReceiptNotFound,
       params: { action_uuid: Schema.String },
       success: ReceiptVerification
     }).middleware(PublicRoute),
-    HttpApiEndpoint.get("verifyReceipt", "/api/v1/verify/:receipt_uuid", { error: NotFound,
+    HttpApiEndpoint.get("verifyReceipt", "/api/v1/verify/:receipt_uuid", { error: ReceiptNotFound,
       params: { receipt_uuid: Schema.String },
       success: ReceiptVerification
     }).middleware(PublicRoute)
@@ -106,7 +143,7 @@ export class ReceiptsPublicGroup extends HttpApiGroup.make("receiptsPublic")
 
 export class ReceiptsGroup extends HttpApiGroup.make("receipts")
   .add(
-    HttpApiEndpoint.get("get", "/api/v1/receipts/:receipt_uuid", { error: [Forbidden, NotFound],
+    HttpApiEndpoint.get("get", "/api/v1/receipts/:receipt_uuid", { error: [Forbidden, ReceiptNotFound],
       params: { receipt_uuid: Schema.String },
       success: StoredReceipt
     })

@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { Timestamp } from "./common.js"
-import { Forbidden, Unprocessable } from "./errors.js"
+import { Forbidden, InvalidInput } from "./errors.js"
 
 /** Longest `content` accepted, in UTF-16 code units (JavaScript string length). */
 export const MAX_SANITIZE_CHARS = 500_000
@@ -71,9 +71,9 @@ export const SanitizeTestResult = Schema.Struct(Result)
 
 export class SanitizeGroup extends HttpApiGroup.make("sanitize")
   .add(
-    HttpApiEndpoint.post("sanitize", "/api/v1/sanitize", { error: [Forbidden, Unprocessable], payload: SanitizeRequest, success: SanitizeResult }),
-    HttpApiEndpoint.post("test", "/api/v1/sanitize/test", { error: [Forbidden, Unprocessable], payload: SanitizeTestRequest, success: SanitizeTestResult }),
-    HttpApiEndpoint.post("detokenize", "/api/v1/sanitize/detokenize", { error: [Forbidden, Unprocessable],
+    HttpApiEndpoint.post("sanitize", "/api/v1/sanitize", { error: [Forbidden, InvalidInput], payload: SanitizeRequest, success: SanitizeResult }),
+    HttpApiEndpoint.post("test", "/api/v1/sanitize/test", { error: [Forbidden, InvalidInput], payload: SanitizeTestRequest, success: SanitizeTestResult }),
+    HttpApiEndpoint.post("detokenize", "/api/v1/sanitize/detokenize", { error: [Forbidden, InvalidInput],
       payload: Schema.Struct({ content: Content, token_mapping: Schema.Record(Schema.String, Schema.String) }),
       success: Schema.Struct({ content: Schema.String })
     })

@@ -8,7 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { PageQuery, Pagination, Timestamp } from "./common.js"
-import { Forbidden, NotFound, TooManyRequests, Unprocessable } from "./errors.js"
+import { accessRefusal, Forbidden, InvalidInput, refusal } from "./errors.js"
 
 const Hash = Schema.String.annotate({ description: "sha256:<hex>" })
 
@@ -47,6 +47,7 @@ export const SettledReceipt = Schema.Struct({
   payload_hash: Hash,
   created_at: Timestamp
 })
+export type SettledReceipt = typeof SettledReceipt.Type
 
 export const InclusionProof = Schema.Struct({
   settlement_uuid: Schema.String,
@@ -57,10 +58,12 @@ export const InclusionProof = Schema.Struct({
   leaf_count: Schema.Int,
   siblings: Schema.Array(Hash)
 })
+export type InclusionProof = typeof InclusionProof.Type
 
 const TreeHead = Schema.Struct({ settlement_uuid: Schema.String, tree_size: Schema.Int, merkle_root: Hash })
 
 export const ConsistencyProof = Schema.Struct({ from: TreeHead, to: TreeHead, proof: Schema.Array(Hash) })
+export type ConsistencyProof = typeof ConsistencyProof.Type
 
 export const SettlementCheckpoint = Schema.Struct({
   settlement_uuid: Schema.String,
@@ -71,6 +74,48 @@ export const SettlementCheckpoint = Schema.Struct({
   verifier_key: Schema.String.annotate({ description: "C2SP signed-note verifier key of the signer" }),
   signing_key_id: Schema.String
 })
+export type SettlementCheckpoint = typeof SettlementCheckpoint.Type
+
+/* The refusals of settlements. */
+
+/*
+ * Both 404s say NOT_FOUND: their `details` keys tell them apart, so the area error's reason union
+ * (which parses a reason by its fields) keeps each one's class.
+ */
+
+export class SettlementNotFound extends Schema.Error<SettlementNotFound>("SettlementNotFound")(
+  { ...refusal("NOT_FOUND", "Settlement not found"), details: Schema.Struct({ settlement_uuid: Schema.String }) },
+  {
+    httpApiStatus: 404,
+    description: "No such settlement in the caller's organization"
+  }
+) {
+  readonly _tag = "SettlementNotFound"
+  static of(settlementUuid: string) {
+    return new SettlementNotFound({ details: { settlement_uuid: settlementUuid } })
+  }
+}
+
+export class ReceiptNotSettled extends Schema.Error<ReceiptNotSettled>("ReceiptNotSettled")(
+  { ...refusal("NOT_FOUND", "No settled receipt with this id in this organization"), details: Schema.Struct({ receipt_uuid: Schema.String }) },
+  { httpApiStatus: 404, description: "The receipt is not the caller's organization's, or no settlement has sealed it yet" }
+) {
+  readonly _tag = "ReceiptNotSettled"
+  static of(receiptUuid: string) {
+    return new ReceiptNotSettled({ details: { receipt_uuid: receiptUuid } })
+  }
+}
+
+export class SettlementRateLimited extends Schema.Error<SettlementRateLimited>("SettlementRateLimited")(
+  accessRefusal("RATE_LIMIT_EXCEEDED", "Settlements are limited per minute per organization"),
+  { httpApiStatus: 429, description: "Too many settlements this minute for the organization" }
+) {
+  readonly _tag = "SettlementRateLimited"
+  static of(perMinute: number, retryAfterSeconds: number) {
+    const message = `Settlements are limited to ${perMinute} per minute per organization; retry in ${retryAfterSeconds} s`
+    return new SettlementRateLimited({ message, error: message })
+  }
+}
 
 const SettlementParam = { settlement_uuid: Schema.String.check(Schema.isMaxLength(64)) }
 const ReceiptsQuery = {
@@ -82,7 +127,7 @@ const PATH = "/api/v1/settlements"
 export class SettlementsGroup extends HttpApiGroup.make("settlements")
   .add(
     HttpApiEndpoint.post("create", PATH, {
-      error: [Forbidden, TooManyRequests],
+      error: [Forbidden, SettlementRateLimited],
       success: [Settlement.pipe(HttpApiSchema.status(201)), Schema.Null]
     }),
     HttpApiEndpoint.get("list", PATH, {
@@ -91,23 +136,23 @@ export class SettlementsGroup extends HttpApiGroup.make("settlements")
       success: Schema.Struct({ data: Schema.Array(SettlementSummary), pagination: Pagination })
     }),
     HttpApiEndpoint.get("consistency", `${PATH}/consistency`, {
-      error: [Forbidden, NotFound, Unprocessable],
+      error: [Forbidden, SettlementNotFound, InvalidInput],
       query: { from: Schema.String.check(Schema.isMaxLength(64)), to: Schema.String.check(Schema.isMaxLength(64)) },
       success: ConsistencyProof
     }),
     HttpApiEndpoint.get("inclusionProof", `${PATH}/inclusion-proof/:receipt_uuid`, {
-      error: [Forbidden, NotFound],
+      error: [Forbidden, ReceiptNotSettled],
       params: { receipt_uuid: Schema.String.check(Schema.isMaxLength(64)) },
       success: InclusionProof
     }),
-    HttpApiEndpoint.get("get", `${PATH}/:settlement_uuid`, { error: [Forbidden, NotFound], params: SettlementParam, success: Settlement }),
+    HttpApiEndpoint.get("get", `${PATH}/:settlement_uuid`, { error: [Forbidden, SettlementNotFound], params: SettlementParam, success: Settlement }),
     HttpApiEndpoint.get("receipts", `${PATH}/:settlement_uuid/receipts`, {
-      error: [Forbidden, NotFound],
+      error: [Forbidden, SettlementNotFound],
       params: SettlementParam,
       query: ReceiptsQuery,
       success: Schema.Array(SettledReceipt)
     }),
-    HttpApiEndpoint.get("checkpoint", `${PATH}/:settlement_uuid/checkpoint`, { error: [Forbidden, NotFound], params: SettlementParam, success: SettlementCheckpoint })
+    HttpApiEndpoint.get("checkpoint", `${PATH}/:settlement_uuid/checkpoint`, { error: [Forbidden, SettlementNotFound], params: SettlementParam, success: SettlementCheckpoint })
   )
   .middleware(Authenticated)
   .annotateMerge(

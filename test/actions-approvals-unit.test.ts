@@ -1,11 +1,11 @@
 /** Approval credentials, approver rules, idempotency digests and chain links, without a server. */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { mayApprove } from "../src/access/approvers.js"
 import {
   actionApprovers,
   approvalCodeDigest,
   checkApprovalToken,
-  mayApprove,
   newApprovalCode,
   normalizeApprovalCode,
   signApprovalToken

@@ -47,7 +47,7 @@ const fakeWork = (delayMs = 1) => {
   )
   function runOne(orgUuid: string, request: TransitionRequest, given?: ChainHead) {
         return Effect.gen(function* () {
-          if (request._tag !== "Notarize") return yield* Effect.fail(new ActionsError({ reason: new InvalidActionState({ status: "unexpected" }) }))
+          if (request._tag !== "Notarize") return yield* Effect.fail(new ActionsError({ reason: InvalidActionState.of("unexpected") }))
           const [agentId, label] = request.action_uuid.split("/") as [string, string]
           const key = `${orgUuid}:${agentId}`
           running.set(key, (running.get(key) ?? 0) + 1)

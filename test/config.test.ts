@@ -1,7 +1,7 @@
 /** The environment contract as `loadConfig` reads it: one reading of yes/no, refusals that name the variable. */
 import { describe, expect, it } from "@effect/vitest"
-import fc from "fast-check"
 import * as Result from "effect/Result"
+import fc from "fast-check"
 import { loadConfig, parseBoolean } from "../src/platform/config.js"
 
 describe("configuration", () => {

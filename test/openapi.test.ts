@@ -19,7 +19,8 @@ describe("per-endpoint errors in the OpenAPI document", () => {
   it("a lookup by id lists 404; a state change lists 409; an approval lists 410", () => {
     expect(statuses("get", "/api/v1/actions/{action_uuid}")).toContain("404")
     expect(statuses("post", "/api/v1/policies/{policy_uuid}/activate")).toEqual(["200", "401", "403", "404", "409", "422", "429"])
-    expect(statuses("post", "/api/v1/actions/{action_uuid}/notarize")).toEqual(["200", "400", "401", "403", "404", "409", "410", "422", "429"])
+    expect(statuses("post", "/api/v1/actions/{action_uuid}/notarize")).toEqual(["200", "400", "401", "403", "404", "409", "422", "429"])
+    expect(statuses("post", "/api/v1/actions/approval/{code}/confirm")).toContain("410")
   })
 
   it("public routes list no 401; admin routes no 429; health lists no rate limit", () => {

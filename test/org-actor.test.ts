@@ -8,6 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { OrgSnapshots } from "../actors/org.js"
 import type { Principal } from "../protocol/auth.js"
+import { platformMemoryLayer } from "../src/platform/redis/index.js"
 import { type ActionSubject, EndpointGuard, PolicyDecisions } from "../src/policies/ports.js"
 import { Policies, policiesLayer } from "../src/policies/service.js"
 import { Whitelist, whitelistLayer } from "../src/whitelist/service.js"
@@ -116,6 +117,43 @@ liveLayer(Layer.mergeAll(policiesLayer, whitelistLayer).pipe(Layer.provideMerge(
         expect([before, stale, yield* count]).toEqual([0, 0, 1])
       })
     )
+  )
+
+  it.effect("a process that misses the announcement answers from its copy for at most maxStalenessMs", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const owner = ownerOf()
+        const draft = yield* policies((p) =>
+          p.create(owner, { name: "d", mode: "rules", decision: "deny", conditions: [{ field: "details", op: "eq", value: "pay" }] } as any, audit)
+        )
+        const here = yield* OrgSnapshots
+        // Another process whose fan-out hears nothing of this one's announcements.
+        const deaf = OrgSnapshots.layerWith({ maxStalenessMs: 300 }).pipe(Layer.provide(platformMemoryLayer()))
+        const there = Context.get(yield* Layer.build(Layer.fresh(deaf)), OrgSnapshots)
+        const countThere = Effect.map(there.get(owner.orgUuid), (snapshot) => snapshot.policies.length)
+        const before = yield* countThere
+        const sql = yield* SqlClient.SqlClient
+        yield* Effect.orDie(sql`UPDATE policies SET status = 'active' WHERE id = ${draft.id}`)
+        const version = yield* here.changed(owner.orgUuid)
+        const missed = yield* countThere
+        yield* Effect.sleep("400 millis")
+        const after = yield* there.get(owner.orgUuid)
+        expect([before, missed, after.policies.length]).toEqual([0, 0, 1])
+        expect(after.version).toBe(version)
+      })
+    )
+  )
+
+  it.effect("versions come from the database: a fresh actor's version is above every version handed out before", () =>
+    Effect.gen(function* () {
+      const owner = ownerOf()
+      const first = yield* versionOf(owner)
+      const sql = yield* SqlClient.SqlClient
+      const [{ last }] = yield* Effect.orDie(sql<{ last: string }>`SELECT last_value AS last FROM org_snapshot_versions`)
+      expect(first).toBeLessThanOrEqual(Number(last))
+      const other = yield* versionOf(ownerOf())
+      expect(other).toBeGreaterThan(first)
+    })
   )
 
   it.effect("the cached path is far cheaper than an actor round trip per evaluation", () =>

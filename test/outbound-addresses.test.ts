@@ -56,6 +56,15 @@ describe("parseIp", () => {
       "1.2.3.-4",
       "0x7f.0.0.1",
       "2130706433",
+      // Legacy spellings ipaddr.js would read (127.0.0.1 or 127.0.0.10): never parsed here.
+      "127.1",
+      "0x7f.1",
+      "0177.0.0.1",
+      "0x7f000001",
+      "127.0.0.010",
+      "::ffff:0x7f.0.0.1",
+      "::ffff:127.1",
+      "::ffff:0177.0.0.1",
       ":::",
       "1::2::3",
       "1:2:3:4:5:6:7:8:9",
@@ -92,6 +101,40 @@ describe("parseIp", () => {
       }),
       { numRuns: 5000 }
     )
+  })
+
+  it("reads every written form of an IPv6 address to its bytes, as the URL parser does", () => {
+    const written = fc
+      .record({
+        // Many zero groups, so that "::" has runs to stand for.
+        groups: fc.array(fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 0, max: 0xffff })), { minLength: 8, maxLength: 8 }),
+        dottedTail: fc.boolean(),
+        compressAt: fc.nat(8),
+        padded: fc.boolean(),
+        upper: fc.boolean(),
+        zone: fc.constantFrom("", "%eth0", "%1", "%br_lan")
+      })
+      .map(({ groups, dottedTail, compressAt, padded, upper, zone }) => {
+        const hex = groups.map((g) => (padded ? g.toString(16).padStart(4, "0") : g.toString(16)))
+        const words = dottedTail ? [...hex.slice(0, 6), `${groups[6] >> 8}.${groups[6] & 0xff}.${groups[7] >> 8}.${groups[7] & 0xff}`] : hex
+        // "::" in place of the run of zero groups starting at compressAt, when there is one.
+        let end = compressAt
+        while (end < 6 + (dottedTail ? 0 : 2) && groups[end] === 0) end++
+        const text = end > compressAt ? `${words.slice(0, compressAt).join(":")}::${words.slice(end).join(":")}` : words.join(":")
+        return { bytes: new Uint8Array(groups.flatMap((g) => [g >> 8, g & 0xff])), text: upper ? text.toUpperCase() : text, zone }
+      })
+    fc.assert(
+      fc.property(written, ({ bytes, text, zone }) => {
+        const parsed = parseIp(text + zone)
+        expect(parsed?.family, text + zone).toBe(6)
+        expect(Array.from(parsed!.bytes), text + zone).toEqual(Array.from(bytes))
+        expect(`[${formatIp(parsed!)}]`).toBe(new URL(`http://[${text}]/`).hostname)
+      }),
+      { numRuns: 3000 }
+    )
+    // An IPv4 tail after "::" is IPv4-compatible (::a.b.c.d), not IPv4-mapped as ipaddr.js reads it.
+    expect(formatIp(parseIp("::8.8.8.8")!)).toBe("::808:808")
+    expect(classifyAddress("::8.8.8.8")).toBe("ipv4-compatible")
   })
 
   it("formats IPv6 exactly as the WHATWG URL parser and round-trips", () => {

@@ -40,7 +40,7 @@ liveLayer(Setup)("output policies", (it) => {
       const owner = principal(`org-op2-${Date.now()}`)
       const error = yield* Effect.flip(service.update(owner, { mode: "shout", libraries: [] }))
       expect(error.reason.code).toBe("VALIDATION_ERROR")
-      expect(error.reason.details.issues.map((i) => i.path).sort()).toEqual(["libraries", "mode"])
+      expect(error.reason.issues.map((i) => i.path).sort()).toEqual(["libraries", "mode"])
     })
   )
 

@@ -47,7 +47,7 @@ interface Setup {
 const setup = useFixture<Setup>(async () => {
   const org = await registerOrg(server.url, "Acme SSO")
   const other = await registerOrg(server.url, "Other Co")
-  const idpKey = await makeSpKeyPair("Test IdP")
+  const idpKey = await makeSpKeyPair("Test IdP", Date.now())
   const idp = samlify.IdentityProvider({
     entityID: IDP_ENTITY,
     privateKey: idpKey.keyPem,

@@ -1,11 +1,11 @@
 /** The cases API (protocol/cases.ts) and the model catalogue, as the dashboard calls them. */
 import type { CaseListItem as CaseListItemSchema, CaseResult as CaseResultSchema, Case as CaseSchema, ConsensusView, NewCase } from "../../protocol/cases.ts"
 import type { Pagination as PaginationSchema } from "../../protocol/common.ts"
+import { CaseStreamEvents } from "../../protocol/lists.ts"
 import type { CatalogueEntry } from "../../protocol/models.ts"
 import { ApiError, request, sessionRejected } from "./api.ts"
 import { SseParser } from "./sse.ts"
 import type { ErrorBody } from "./types.ts"
-import { CaseStreamEvents } from "../../protocol/lists.ts"
 
 export type Case = CaseSchema
 export type CaseResult = CaseResultSchema

@@ -13,12 +13,11 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { AdminKey, Authenticated, CurrentClient, CurrentPrincipal, ErrorShape, OptionallyAuthenticated, PublicRoute } from "../../protocol/auth.js"
-import { Unauthorized, unauthorized } from "../../protocol/errors.js"
+import { unauthorized, validationMessage } from "../../protocol/errors.js"
 import { provide, respond, runOutcome, type SyncOutcome, syncMiddleware, syncSecurity } from "../gateway/compiled/sync-middleware.js"
 import { addResponseHeaders, requestIdOf } from "../gateway/request.js"
 import { Config } from "../platform/config.js"
 import { type RateLimitResult, rateLimitHeaders } from "../platform/redis/index.js"
-import { answer } from "../platform/wire-errors.js"
 import type { CredentialsThrottled } from "./errors.js"
 import { Access } from "./service.js"
 
@@ -41,8 +40,6 @@ export const throttledCredentialResponse = (reason: CredentialsThrottled, reques
   tooMany(reason.state, failurePolicy[reason.by], requestId, reason.message)
 
 const clientIp = (request: HttpServerRequest) => Option.getOrElse(request.remoteAddress, () => "unknown")
-
-const invalidCredential = answer({ InvalidCredential: Unauthorized })
 
 /** Past the rate limit: the 429; otherwise its headers on the answer and `service` for the handler. */
 const admit = <I, S>(limit: RateLimitResult, policy: string, request: HttpServerRequest, key: Context.Key<I, S>, service: S): SyncOutcome => {
@@ -74,10 +71,8 @@ export const AuthenticatedLive = Layer.effect(Authenticated)(
           const request = Context.getUnsafe(fiber.context, HttpServerRequest)
           const session = access.authenticateClient(Redacted.value(credential), () => clientIp(request))
           return Effect.matchEffect(session, {
-            onFailure: (error) =>
-              error.reason._tag === "CredentialsThrottled"
-                ? Effect.succeed(throttledCredentialResponse(error.reason, requestIdOf(request)))
-                : invalidCredential(Effect.fail(error)),
+            onFailure: ({ reason }) =>
+              reason._tag === "CredentialsThrottled" ? Effect.succeed(throttledCredentialResponse(reason, requestIdOf(request))) : Effect.fail(reason),
             onSuccess: ({ principal }) =>
               Effect.flatMap(access.rateLimitPrincipal(principal), (limit) =>
                 runOutcome(admit(limit, "per-key", request, CurrentPrincipal, principal), httpEffect)
@@ -160,9 +155,8 @@ export const ErrorShapeLive = HttpApiMiddleware.layerSchemaErrorTransform(ErrorS
     }
     const result = formatter(error.cause.issue)
     const issues = result.issues.map((issue) => ({ path: pathText(issue.path as any, error.kind), message: issue.message }))
-    const message = issues.length === 1 ? `${issues[0]!.path}: ${issues[0]!.message}` : `${issues.length} validation issues`
     return HttpServerResponse.jsonUnsafe(
-      { code: "VALIDATION_ERROR", message, details: { issues }, request_id: requestId },
+      { code: "VALIDATION_ERROR", message: validationMessage(issues), details: { issues }, request_id: requestId },
       { status: 422 }
     )
   })

@@ -12,6 +12,7 @@
  * credential.
  */
 import { hash, randomBytes } from "node:crypto"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -173,7 +174,7 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
         )
       )
 
-      const fail = new AccessError({ reason: new InvalidCredential() })
+      const fail = new AccessError({ reason: new InvalidCredential({}) })
 
       type KeyEntry = Cached<Principal & { digest: string; expiresAt: number | null }>
 
@@ -195,7 +196,7 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
         Effect.gen(function* () {
           const seen = generation
           record(keyLookups, 1)
-          const row = yield* Effect.orDie(store.keyByDigest(digest))
+          const row = yield* store.keyByDigest(digest)
           const value =
             row && row.revoked_at === null && row.user_active && digestsEqual(row.key_hash, digest)
               ? {
@@ -241,11 +242,11 @@ export class Access extends Context.Service<Access, AccessService>()("gateway/Ac
         Effect.gen(function* () {
           const claims = yield* Effect.promise(() => verifyJwt(secrets, token, [config.baseUrl]))
           if (claims === undefined) return yield* Effect.fail(fail)
-          const now = Date.now()
+          const now = yield* Clock.currentTimeMillis
           let entry = users.get(claims.userUuid)
           if (entry === undefined || entry.until < now) {
             const seen = generation
-            const row = yield* Effect.orDie(store.userInOrg(claims.orgUuid, claims.userUuid))
+            const row = yield* store.userInOrg(claims.orgUuid, claims.userUuid)
             const value = row
               ? { kind: "jwt" as const, orgUuid: row.org_uuid, userUuid: row.user_uuid, email: row.email, role: row.role, scopes: ["*"], keyId: undefined }
               : undefined

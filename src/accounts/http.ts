@@ -5,20 +5,11 @@ import { HttpApiBuilder } from "effect/http-api"
 import * as Layer from "effect/Layer"
 import { GatewayApi } from "../../protocol/api.js"
 import { CurrentPrincipal } from "../../protocol/auth.js"
-import { Conflict, Forbidden, NotFound, Unauthorized, Unprocessable } from "../../protocol/errors.js"
 import { requireJwt, requireRole, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Accounts } from "./service.js"
 
-const registerErrors = answer({ InvalidInput: Unprocessable, InviteNotFound: NotFound, EmailTaken: Conflict })
-const loginErrors = answer({ InvalidCredentials: Unauthorized, SsoRequired: Forbidden })
-const leaveErrors = answer({ OwnerLeaving: Conflict })
-const ownerErrors = answer({ OwnerOnly: Forbidden })
-const setRoleErrors = answer({ MemberNotFound: NotFound, OwnerRoleChange: Conflict })
-const transferErrors = answer({ OwnerOnly: Forbidden, MemberNotFound: NotFound, TargetNotAdmin: Unprocessable })
-const createKeyErrors = answer({ InvalidInput: Unprocessable, ScopesBeyondKey: Forbidden })
-const revokeKeyErrors = answer({ KeyNotFound: NotFound, NotKeyCreator: Forbidden })
 
 const auditContext = Effect.gen(function* () {
   return { requestId: requestIdOf(yield* HttpServerRequest) }
@@ -28,8 +19,8 @@ export const AuthHandlers = HttpApiBuilder.group(GatewayApi, "auth", (handlers) 
   Effect.gen(function* () {
     const accounts = yield* Accounts
     return handlers
-      .handle("register", ({ payload }) => Effect.flatMap(auditContext, (audit) => registerErrors(accounts.register(payload, audit))))
-      .handle("login", ({ payload }) => loginErrors(accounts.login(payload)))
+      .handle("register", ({ payload }) => Effect.flatMap(auditContext, (audit) => accounts.register(payload, audit).pipe(refusals("AccountsError", "InvalidInput", "InviteNotFound", "EmailTaken"))))
+      .handle("login", ({ payload }) => accounts.login(payload).pipe(refusals("AccountsError", "InvalidCredentials", "SsoRequired")))
       // A map, not a generator: every SDK calls this first and some call it often.
       .handle("whoami", () =>
         Effect.map(CurrentPrincipal, (principal) => ({
@@ -45,13 +36,13 @@ export const AuthHandlers = HttpApiBuilder.group(GatewayApi, "auth", (handlers) 
       .handle("leaveOrg", () =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* leaveErrors(accounts.leave(principal, yield* auditContext))
+          return yield* accounts.leave(principal, yield* auditContext).pipe(refusals("AccountsError", "OwnerLeaving"))
         })
       )
       .handle("deleteAccount", () =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* ownerErrors(accounts.deleteOrganization(principal, yield* auditContext))
+          return yield* accounts.deleteOrganization(principal, yield* auditContext).pipe(refusals("AccountsError", "OwnerOnly"))
         })
       )
   })
@@ -86,13 +77,17 @@ export const TeamHandlers = HttpApiBuilder.group(GatewayApi, "team", (handlers) 
         Effect.gen(function* () {
           const principal = yield* requireJwt
           yield* requireRole(["owner", "admin"], "changing roles")(principal)
-          return yield* setRoleErrors(accounts.setRole(principal, params.user_uuid, payload.role, yield* auditContext))
+          return yield* accounts
+            .setRole(principal, params.user_uuid, payload.role, yield* auditContext)
+            .pipe(refusals("AccountsError", "MemberNotFound", "OwnerRoleChange"))
         })
       )
       .handle("transferOwnership", ({ payload }) =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* transferErrors(accounts.transferOwnership(principal, payload.target_user_id, yield* auditContext))
+          return yield* accounts
+            .transferOwnership(principal, payload.target_user_id, yield* auditContext)
+            .pipe(refusals("AccountsError", "OwnerOnly", "MemberNotFound", "TargetNotAdmin"))
         })
       )
   })
@@ -105,7 +100,7 @@ export const ApiKeysHandlers = HttpApiBuilder.group(GatewayApi, "apiKeys", (hand
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
           const principal = yield* requireScope("keys:write")
-          return yield* createKeyErrors(accounts.createKey(principal, payload, yield* auditContext))
+          return yield* accounts.createKey(principal, payload, yield* auditContext).pipe(refusals("AccountsError", "InvalidInput", "ScopesBeyondKey"))
         })
       )
       .handle("list", ({ query }) =>
@@ -117,7 +112,7 @@ export const ApiKeysHandlers = HttpApiBuilder.group(GatewayApi, "apiKeys", (hand
       .handle("revoke", ({ params }) =>
         Effect.gen(function* () {
           const principal = yield* requireScope("keys:write")
-          return yield* revokeKeyErrors(accounts.revokeKey(principal, params.key_id, yield* auditContext))
+          return yield* accounts.revokeKey(principal, params.key_id, yield* auditContext).pipe(refusals("AccountsError", "KeyNotFound", "NotKeyCreator"))
         })
       )
   })

@@ -2,9 +2,11 @@
  * The ways a human reaches a decision: a personal code (the approval page and its API), a legacy
  * approve/deny token, or the dashboard. Each checks its credential, then `decide` does the rest.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Principal } from "../../protocol/auth.js"
-import { actionApprovers, approvalCodeDigest, authorizingMember, checkApprovalToken, mayApprove, type TokenDecision, vouchedAddresses } from "./approvals.js"
+import { mayApprove } from "../access/approvers.js"
+import { actionApprovers, approvalCodeDigest, authorizingMember, checkApprovalToken, type TokenDecision, vouchedAddresses } from "./approvals.js"
 import type { ActionsContext } from "./context.js"
 import type { Decision, makeDecide, Via } from "./decide.js"
 import { ActionNotFound, AlreadyResolved, ApprovalExpired, CodeNotFound, CredentialExpired, NotAllowedToDecide, refuse } from "./errors.js"
@@ -13,7 +15,7 @@ import type { ActionRow, GrantRow } from "./store.js"
 import { pastDeadline } from "./transitions.js"
 
 export const makeApprovalsFlow = (
-  { secrets, store, die }: ActionsContext,
+  { secrets, store }: ActionsContext,
   decide: ReturnType<typeof makeDecide>,
   expireOne: (item: Expirable) => Effect.Effect<unknown>
 ) => {
@@ -23,33 +25,30 @@ export const makeApprovalsFlow = (
    * A grant's holder must still be someone the organization vouches for (a member who left is not),
    * and never the member who authorized the action (a grant issued before a role change, say).
    */
-  const stillEntitled = (grant: GrantRow, row: ActionRow) =>
-    die(
-      Effect.gen(function* () {
-        const members = yield* store.activeMembers(grant.org_uuid)
-        const vouched = vouchedAddresses(yield* store.defaultApprovers(grant.org_uuid), members)
-        if (!vouched.has(grant.approver_email)) return yield* refuse(new NotAllowedToDecide({ why: "no_longer_approver" }))
-        if (authorizingMember(row, members)?.email.toLowerCase() === grant.approver_email.toLowerCase()) return yield* refuse(new NotAllowedToDecide({ why: "own_action" }))
-      })
-    )
+  const stillEntitled = Effect.fnUntraced(function* (grant: GrantRow, row: ActionRow) {
+    const members = yield* store.activeMembers(grant.org_uuid)
+    const vouched = vouchedAddresses(yield* store.defaultApprovers(grant.org_uuid), members)
+    if (!vouched.has(grant.approver_email)) return yield* refuse(NotAllowedToDecide.of("no_longer_approver"))
+    if (authorizingMember(row, members)?.email.toLowerCase() === grant.approver_email.toLowerCase()) return yield* refuse(NotAllowedToDecide.of("own_action"))
+  })
 
   /** A signed-in caller may decide on the action: an approver of it, and not the member who authorized it. */
   const mayDecide = (principal: Principal, row: ActionRow) =>
     Effect.gen(function* () {
-      if (principal.role === "member" && row.authorized_by === principal.userUuid) return yield* refuse(new NotAllowedToDecide({ why: "own_action" }))
-      const approvers = actionApprovers(row, yield* die(store.defaultApprovers(row.org_uuid)), yield* die(store.activeMembers(row.org_uuid)))
-      if (!mayApprove(principal, approvers)) return yield* refuse(new NotAllowedToDecide({ why: "not_an_approver" }))
+      if (principal.role === "member" && row.authorized_by === principal.userUuid) return yield* refuse(NotAllowedToDecide.of("own_action"))
+      const approvers = actionApprovers(row, yield* store.defaultApprovers(row.org_uuid), yield* store.activeMembers(row.org_uuid))
+      if (!mayApprove(principal, approvers)) return yield* refuse(NotAllowedToDecide.of("not_an_approver"))
     })
 
   /** The pending action a code grants a decision on, with the grant. */
   const liveCode = (code: string) =>
     Effect.gen(function* () {
-      const grant = yield* die(store.grantByCodeDigest(approvalCodeDigest(secrets.tokenKey, code)))
-      const row = grant === undefined ? undefined : yield* die(store.byId(grant.org_uuid, grant.action_uuid))
-      if (grant === undefined || row === undefined) return yield* refuse(new CodeNotFound())
-      const expired = pastDeadline(row)
+      const grant = yield* store.grantByCodeDigest(approvalCodeDigest(secrets.tokenKey, code))
+      const row = grant === undefined ? undefined : yield* store.byId(grant.org_uuid, grant.action_uuid)
+      if (grant === undefined || row === undefined) return yield* refuse(new CodeNotFound({}))
+      const expired = pastDeadline(row, yield* Clock.currentTimeMillis)
       if (expired) yield* expire(row)
-      if (grant.used_at !== null || row.status !== "pending_approval" || expired) return yield* refuse(new CredentialExpired({ what: "code" }))
+      if (grant.used_at !== null || row.status !== "pending_approval" || expired) return yield* refuse(CredentialExpired.of("code"))
       return { grant, row }
     })
 
@@ -83,8 +82,8 @@ export const makeApprovalsFlow = (
 
   /** The same review for a signed-in approver of the action (the dashboard), whatever its status. */
   const reviewFromDashboard = Effect.fn("Actions.reviewFromDashboard")(function* (principal: Principal, actionUuid: string) {
-    const row = yield* die(store.byId(principal.orgUuid, actionUuid))
-    if (row === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+    const row = yield* store.byId(principal.orgUuid, actionUuid)
+    if (row === undefined) return yield* refuse(new ActionNotFound({}))
     yield* mayDecide(principal, row)
     return yield* reviewOf(row)
   })
@@ -93,7 +92,7 @@ export const makeApprovalsFlow = (
     Effect.gen(function* () {
       const result = yield* decide(row, decision, actor, via, reason, grantId)
       const event = `action.${decision === "approve" ? "approved" : "denied"}`
-      yield* die(store.audit({ orgUuid: row.org_uuid, actor, event, target: row.action_uuid, details: { via }, requestId }))
+      yield* store.audit({ orgUuid: row.org_uuid, actor, event, target: row.action_uuid, details: { via }, requestId })
       return result
     })
 
@@ -104,28 +103,29 @@ export const makeApprovalsFlow = (
   })
 
   const byToken = Effect.fn("Actions.byToken")(function* (actionUuid: string, decision: TokenDecision, token: string | undefined, reason: string | null, requestId: string) {
-    const check = checkApprovalToken(secrets.tokenKey, actionUuid, decision, token)
-    if (check.result === "invalid") return yield* refuse(new NotAllowedToDecide({ why: "token_mismatch" }))
-    const grant = yield* die(store.grantById(check.grantId))
-    const row = grant === undefined ? undefined : yield* die(store.byId(grant.org_uuid, actionUuid))
-    if (grant === undefined || row === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
-    if (row.status !== "pending_approval") return yield* refuse(new AlreadyResolved({ status: row.status }))
-    if (check.result === "expired" || pastDeadline(row)) {
+    const now = yield* Clock.currentTimeMillis
+    const check = checkApprovalToken(secrets.tokenKey, actionUuid, decision, token, new Date(now))
+    if (check.result === "invalid") return yield* refuse(NotAllowedToDecide.of("token_mismatch"))
+    const grant = yield* store.grantById(check.grantId)
+    const row = grant === undefined ? undefined : yield* store.byId(grant.org_uuid, actionUuid)
+    if (grant === undefined || row === undefined) return yield* refuse(new ActionNotFound({}))
+    if (row.status !== "pending_approval") return yield* refuse(AlreadyResolved.of(row.status))
+    if (check.result === "expired" || pastDeadline(row, now)) {
       yield* expire(row)
-      return yield* refuse(new CredentialExpired({ what: "token" }))
+      return yield* refuse(CredentialExpired.of("token"))
     }
     yield* stillEntitled(grant, row)
     return yield* decideAndAudit(row, decision, grant.approver_email, "token", decision === "deny" ? reason : null, grant.grant_id, requestId)
   })
 
   const fromDashboard = Effect.fn("Actions.fromDashboard")(function* (principal: Principal, actionUuid: string, decision: Decision, requestId: string, reason: string | null = null) {
-    const row = yield* die(store.byId(principal.orgUuid, actionUuid))
-    if (row === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+    const row = yield* store.byId(principal.orgUuid, actionUuid)
+    if (row === undefined) return yield* refuse(new ActionNotFound({}))
     yield* mayDecide(principal, row)
-    if (row.status !== "pending_approval") return yield* refuse(new AlreadyResolved({ status: row.status }))
-    if (pastDeadline(row)) {
+    if (row.status !== "pending_approval") return yield* refuse(AlreadyResolved.of(row.status))
+    if (pastDeadline(row, yield* Clock.currentTimeMillis)) {
       yield* expire(row)
-      return yield* refuse(new ApprovalExpired())
+      return yield* refuse(ApprovalExpired.of())
     }
     return yield* decideAndAudit(row, decision, principal.email, "dashboard", decision === "deny" ? reason : null, null, requestId)
   })

@@ -66,12 +66,6 @@ export interface Member {
   readonly role: string
 }
 
-/** Who decides on a pending action besides its organization's owner and admins (the dashboard, and who gets a code). */
-export const mayApprove = (caller: { readonly role: string; readonly email: string }, approvers: ReadonlyArray<string>): boolean => {
-  if (caller.role === "owner" || caller.role === "admin") return true
-  const email = caller.email.toLowerCase()
-  return approvers.some((entry) => entry.toLowerCase() === email)
-}
 
 const lowerUnique = (list: ReadonlyArray<string>) => [...new Set(list.map((email) => email.toLowerCase()))]
 

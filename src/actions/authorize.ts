@@ -3,8 +3,10 @@
  * it may go ahead, needs a human, or is denied (a denial mints its receipt at once). An
  * idempotency key makes a retried request answer what the first one did.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type { AuthorizeRequest } from "../../protocol/actions.js"
+import * as Schema from "effect/Schema"
+import { type AuthorizeRequest, AuthorizeResponse } from "../../protocol/actions.js"
 import type { Principal } from "../../protocol/auth.js"
 import { stampEvents } from "../events/service.js"
 import { InvalidInput } from "../platform/domain-error.js"
@@ -14,56 +16,55 @@ import type { NewAction } from "./agent-messages.js"
 import { reviewUrl, vouchedAddresses } from "./approvals.js"
 import { DEFAULT_AGENT_ID } from "./chain.js"
 import { type ActionsContext, sha256Text } from "./context.js"
-import { DuplicateRequest, EndpointNotWhitelisted, EndpointTlsMismatch, ParentNotFound, PolicyDenied, refuse, StoredRefusal } from "./errors.js"
+import { DuplicateRequest, EndpointNotWhitelisted, EndpointTlsMismatch, ParentNotFound, PolicyDenied, refuse } from "./errors.js"
 import { IDEMPOTENCY_RETENTION_MS, requestDigest, type StoredAnswer } from "./idempotency.js"
 
-export const makeAuthorize = ({ config, secrets, store, die, commit, announceStatus, announceNotification, mint, observed }: ActionsContext) =>
+// A stored answer that does not decode is a defect: only this module writes them.
+const decodeAnswer = (body: unknown) => Effect.orDie(Schema.decodeUnknownEffect(AuthorizeResponse)(body))
+const decodeDenial = (body: unknown) =>
+  Effect.orDie(
+    Schema.decodeUnknownEffect(Schema.Struct({ code: Schema.Literal("POLICY_DENIED"), message: Schema.String, details: Schema.Record(Schema.String, Schema.Unknown) }))(body)
+  )
+
+export const makeAuthorize = ({ config, secrets, store, commit, announceStatus, announceNotification, mint, observed }: ActionsContext) =>
   Effect.gen(function* () {
     const policies = yield* PolicyDecisions
     const guard = yield* EndpointGuard
     const ttlMs = config.approvalTtlMs
 
+    /** A stored answer, again: the 201 as it was, or the policy denial (the only refusal stored). */
     const replay = (answer: StoredAnswer) =>
       answer.status === 201
-        ? Effect.succeed(answer.body as any)
-        : refuse(
-            new StoredRefusal({
-              code: String(answer.body.code ?? "POLICY_DENIED"),
-              message: String(answer.body.message ?? "A policy denied this action"),
-              details: (answer.body.details ?? {}) as Record<string, unknown>
-            })
-          )
+        ? decodeAnswer(answer.body)
+        : Effect.flatMap(decodeDenial(answer.body), (denial) => refuse(new PolicyDenied({ message: denial.message, error: denial.message, details: denial.details })))
 
     /** Named approvers who will receive no code: neither members nor default approvers. */
-    const ignoredApprovers = (orgUuid: string, named: ReadonlyArray<string>) =>
-      die(
-        Effect.gen(function* () {
-          const vouched = vouchedAddresses(yield* store.defaultApprovers(orgUuid), yield* store.activeMembers(orgUuid))
-          return [...new Set(named.map((email) => email.toLowerCase()))].filter((email) => !vouched.has(email))
-        })
-      )
+    const ignoredApprovers = Effect.fnUntraced(function* (orgUuid: string, named: ReadonlyArray<string>) {
+      const vouched = vouchedAddresses(yield* store.defaultApprovers(orgUuid), yield* store.activeMembers(orgUuid))
+      return [...new Set(named.map((email) => email.toLowerCase()))].filter((email) => !vouched.has(email))
+    })
 
     /** Claims the idempotency key; undefined = go ahead, otherwise the answer to give. */
-    const claim = (orgUuid: string, key: string, digest: string) =>
-      Effect.gen(function* () {
+    const claim = Effect.fnUntraced(function* (orgUuid: string, key: string, digest: string) {
         for (let attempt = 0; attempt < 2; attempt++) {
           if (yield* store.claimIdempotency(orgUuid, key, digest)) return undefined
           const record = yield* store.idempotencyRecord(orgUuid, key)
           if (record === undefined) continue
-          if (Date.parse(record.created_at) < Date.now() - IDEMPOTENCY_RETENTION_MS) {
-            yield* store.dropStaleIdempotency(orgUuid, key, new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString())
+          const cutoff = (yield* Clock.currentTimeMillis) - IDEMPOTENCY_RETENTION_MS
+          if (Date.parse(record.created_at) < cutoff) {
+            yield* store.dropStaleIdempotency(orgUuid, key, new Date(cutoff).toISOString())
             continue
           }
           if (record.request_hash !== digest) {
-            return yield* refuse(new DuplicateRequest({ idempotency_key: key, why: "different_body" }))
+            return yield* refuse(DuplicateRequest.of(key, "different_body"))
           }
           if (record.response === null || record.status_code === null) {
-            return yield* refuse(new DuplicateRequest({ idempotency_key: key, why: "in_flight" }))
+            return yield* refuse(DuplicateRequest.of(key, "in_flight"))
           }
           return { status: record.status_code, body: record.response } satisfies StoredAnswer
         }
-        return yield* refuse(new DuplicateRequest({ idempotency_key: key, why: "busy" }))
-      })
+        return yield* refuse(DuplicateRequest.of(key, "busy"))
+    })
 
     const authorize = Effect.fn("Actions.authorize")(function* (principal: Principal, input: AuthorizeRequest) {
       // The chain of actions sent without an agent is kept under this id: an agent may not join it.
@@ -73,12 +74,12 @@ export const makeAuthorize = ({ config, secrets, store, die, commit, announceSta
       const orgUuid = principal.orgUuid
       const key = input.idempotency_key ?? null
       if (key !== null) {
-        const previous = yield* die(claim(orgUuid, key, requestDigest(input as Record<string, unknown>)))
+        const previous = yield* claim(orgUuid, key, requestDigest(input as Record<string, unknown>))
         if (previous !== undefined) return yield* replay(previous)
       }
       const run = authorizeFresh(principal, input, key)
       // A failure that created nothing frees the key so a corrected retry can use it.
-      return yield* key === null ? run : run.pipe(Effect.onError(() => Effect.orDie(store.releaseIdempotency(orgUuid, key))))
+      return yield* key === null ? run : run.pipe(Effect.onError(() => store.releaseIdempotency(orgUuid, key)))
     })
 
     const authorizeFresh = (principal: Principal, input: AuthorizeRequest, idempotencyKey: string | null) =>
@@ -88,8 +89,8 @@ export const makeAuthorize = ({ config, secrets, store, die, commit, announceSta
         const parentUuid = input.parent_action_uuid ?? null
         let parentPayloadHash: string | null = null
         if (parentUuid !== null) {
-          const parent = yield* die(store.byId(orgUuid, parentUuid))
-          if (parent === undefined) return yield* refuse(new ParentNotFound({ parent_action_uuid: parentUuid }))
+          const parent = yield* store.byId(orgUuid, parentUuid)
+          if (parent === undefined) return yield* refuse(ParentNotFound.of(parentUuid))
           parentPayloadHash = parent.receipt_payload_hash
         }
         const warnings: Array<string> = []
@@ -100,9 +101,9 @@ export const makeAuthorize = ({ config, secrets, store, die, commit, announceSta
           const check = yield* guard.check(orgUuid, { url: endpointUrl, agentId, actionType: input.action_type })
           switch (check.outcome) {
             case "blocked":
-              return yield* refuse(new EndpointNotWhitelisted({ approval_id: check.approval_id, url_pattern_suggested: check.url_pattern_suggested }))
+              return yield* refuse(EndpointNotWhitelisted.of(check.approval_id, check.url_pattern_suggested))
             case "tls_mismatch":
-              return yield* refuse(new EndpointTlsMismatch({ explanation: check.message, endpoint_url: endpointUrl, expected: check.expected, actual: check.actual }))
+              return yield* refuse(EndpointTlsMismatch.of(check.message, endpointUrl, check.expected, check.actual))
             case "warn":
               warnings.push(check.warning)
               break
@@ -125,7 +126,8 @@ export const makeAuthorize = ({ config, secrets, store, die, commit, announceSta
         warnings.push(...verdict.warnings)
 
         const actionUuid = newId("act")
-        const createdAt = new Date().toISOString()
+        const now = yield* Clock.currentTimeMillis
+        const createdAt = new Date(now).toISOString()
         const storeDetails = input.store_details === true
         const sdkEntries = Object.entries({
           system_prompt_hash: input.system_prompt_hash,
@@ -137,7 +139,7 @@ export const makeAuthorize = ({ config, secrets, store, die, commit, announceSta
           verdict.decision === "deny" ? "denied_by_policy" : verdict.decision === "require_approval" || input.require_approval === true ? "pending_approval" : "authorized"
 
         const pending = status === "pending_approval"
-        const expiresAt = pending ? new Date(Date.now() + ttlMs) : null
+        const expiresAt = pending ? new Date(now + ttlMs) : null
         if (pending && input.approvers && input.approvers.length > 0) {
           const ignored = yield* ignoredApprovers(orgUuid, input.approvers)
           if (ignored.length > 0) {
@@ -192,7 +194,7 @@ export const makeAuthorize = ({ config, secrets, store, die, commit, announceSta
           const receiptUuid = result.receipt.receipt_uuid
           yield* observed(row)
           yield* announceStatus(row, "denied_by_policy", { receipt_uuid: receiptUuid })
-          return yield* refuse(new PolicyDenied({ action_uuid: actionUuid, policy_uuid: verdict.policy_uuid, reasoning: verdict.reasoning, receipt_uuid: receiptUuid }))
+          return yield* refuse(PolicyDenied.of({ action_uuid: actionUuid, policy_uuid: verdict.policy_uuid, reasoning: verdict.reasoning, receipt_uuid: receiptUuid }))
         }
 
         const answer = {
@@ -202,22 +204,25 @@ export const makeAuthorize = ({ config, secrets, store, die, commit, announceSta
           warnings: warnings.length > 0 ? warnings : null
         }
         // The event names the action and where to review it; approval secrets go to approvers by e-mail only.
-        const outbox = stampEvents([
-          expiresAt !== null
-            ? {
-                orgUuid,
-                type: "action.approval_requested",
-                data: {
-                  action_uuid: actionUuid,
-                  action_type: row.action_type,
-                  agent_id: agentId,
-                  status,
-                  expires_at: expiresAt.toISOString(),
-                  review_url: reviewUrl(config.baseUrl, actionUuid)
+        const outbox = stampEvents(
+          [
+            expiresAt !== null
+              ? {
+                  orgUuid,
+                  type: "action.approval_requested",
+                  data: {
+                    action_uuid: actionUuid,
+                    action_type: row.action_type,
+                    agent_id: agentId,
+                    status,
+                    expires_at: expiresAt.toISOString(),
+                    review_url: reviewUrl(config.baseUrl, actionUuid)
+                  }
                 }
-              }
-            : { orgUuid, type: "action.authorized", data: { action_uuid: actionUuid, action_type: row.action_type, agent_id: agentId, policy_uuid: verdict.policy_uuid } }
-        ])
+              : { orgUuid, type: "action.authorized", data: { action_uuid: actionUuid, action_type: row.action_type, agent_id: agentId, policy_uuid: verdict.policy_uuid } }
+          ],
+          now
+        )
         // Action, outbox event and the idempotency record's answer commit together, with whatever else the pipeline holds.
         yield* commit({
           inserted: [{ row }],

@@ -1,12 +1,12 @@
 /**
- * What every part of the actions service shares: its dependencies, SQL failures as defects, the
+ * What every part of the actions service shares: its dependencies, its transactions, the
  * live-channel announcements and the road to the agent's actor.
  */
 import { createHash } from "node:crypto"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { SqlClient } from "effect/sql"
+import { SqlClient, SqlError } from "effect/sql"
 import { type DomainEvent, Events } from "../events/service.js"
 import { Config } from "../platform/config.js"
 import { Secrets } from "../platform/secrets.js"
@@ -35,15 +35,18 @@ export const makeActionsContext = Effect.gen(function* () {
   const sql = store.sql
   const commits = yield* ActionCommits
 
-  /** SQL failures are defects (500 with a request_id); the SqlClient in scope is ours (events and minting use it). */
-  const die = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    effect.pipe(
-      Effect.catchTag("SqlError" as never, (error: unknown) => Effect.die(error)),
+  /**
+   * A transaction of the area's statements (store failures are defects already; BEGIN or COMMIT
+   * failing is one too), with our SqlClient in scope for the events it records.
+   */
+  const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    sql.withTransaction(effect).pipe(
+      Effect.catchIf(SqlError.isSqlError, (error) => Effect.die(error)),
       Effect.provideService(SqlClient.SqlClient, sql)
-    ) as Effect.Effect<A, Exclude<E, { _tag: "SqlError" }>, Exclude<R, SqlClient.SqlClient>>
+    ) as Effect.Effect<A, Exclude<E, SqlError.SqlError>, Exclude<R, SqlClient.SqlClient>>
 
-  // The outbox insert fails only with the database: a defect, like every SQL failure here.
-  const record = (list: ReadonlyArray<DomainEvent>) => Effect.orDie(events.record(list))
+  // The outbox insert fails only with the database, which `record` makes a defect.
+  const record = (list: ReadonlyArray<DomainEvent>) => events.record(list)
 
   const announceStatus = (row: Announced, status: string, extra: Record<string, unknown> = {}) =>
     events.announce(row.org_uuid, "actions", {
@@ -94,7 +97,7 @@ export const makeActionsContext = Effect.gen(function* () {
   /** Tells the observer (drift's live counts) of an action whose row committed. */
   const observed = (action: RecordedAction) => (observer === undefined ? Effect.void : observer.recorded(action))
 
-  return { config, secrets, store, sql, die, record, commit, announceStatus, announceNotification, transition, mint, observed }
+  return { config, secrets, store, sql, transaction, record, commit, announceStatus, announceNotification, transition, mint, observed }
 })
 
 export type ActionsContext = Effect.Success<typeof makeActionsContext>

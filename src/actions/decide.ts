@@ -3,6 +3,7 @@
  * approval is a status change; a denial is terminal and mints its receipt in the agent's actor.
  * A decision by code or token spends the approver's grant in the same transaction (single use).
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { ActionsContext } from "./context.js"
 import { ActionNotFound, CredentialExpired, refuse } from "./errors.js"
@@ -20,18 +21,17 @@ export interface Resolution {
 }
 
 export const makeDecide = (
-  { store, sql, die, record, announceStatus, announceNotification, transition }: ActionsContext,
+  { store, transaction, record, announceStatus, announceNotification, transition }: ActionsContext,
   expireOne: (item: Expirable) => Effect.Effect<unknown>
 ) => {
   const approve = (row: ActionRow, by: string | null, via: Via, at: string, grantId: string | null) =>
-    die(
-      sql.withTransaction(
-        Effect.gen(function* () {
+    transaction(
+      Effect.gen(function* () {
           const locked = yield* store.byId(row.org_uuid, row.action_uuid, true)
-          if (locked === undefined) return yield* refuse(new ActionNotFound({ action_uuid: row.action_uuid }))
-          const refused = noLongerPending(locked, grantId)
+          if (locked === undefined) return yield* refuse(new ActionNotFound({}))
+          const refused = noLongerPending(locked, grantId, Date.parse(at))
           if (refused !== undefined) return yield* refuse(refused)
-          if (grantId !== null && !(yield* store.useGrant(grantId))) return yield* refuse(new CredentialExpired({ what: "credential" }))
+          if (grantId !== null && !(yield* store.useGrant(grantId))) return yield* refuse(CredentialExpired.of("credential"))
           yield* store.approve(row.action_uuid, by, via, at)
           yield* record([
             {
@@ -41,12 +41,11 @@ export const makeDecide = (
             }
           ])
         })
-      )
     )
 
   return (row: ActionRow, decision: Decision, by: string | null, via: Via, reason: string | null, grantId: string | null) =>
     Effect.gen(function* () {
-      const at = new Date().toISOString()
+      const at = new Date(yield* Clock.currentTimeMillis).toISOString()
       if (decision === "approve") {
         yield* approve(row, by, via, at, grantId)
         yield* announceStatus(row, "approved", { approved_by: by })

@@ -1,4 +1,5 @@
 /** Pending approvals past their deadline become denied_by_human ("expired"), each with its receipt. */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { ActionsContext } from "./context.js"
 
@@ -8,10 +9,11 @@ export interface Expirable {
   readonly actionUuid: string
 }
 
-export const makeExpiry = ({ store, die, announceStatus, announceNotification, transition }: ActionsContext) => {
+export const makeExpiry = ({ store, announceStatus, announceNotification, transition }: ActionsContext) => {
   /** Expires one pending approval if it is (still) past its deadline; the row it left, or undefined when nothing changed. */
   const expireOne = (item: Expirable) =>
-    transition(item.orgUuid, item.agentId, { _tag: "Expire", action_uuid: item.actionUuid, at: new Date().toISOString() }).pipe(
+    Clock.currentTimeMillis.pipe(
+      Effect.flatMap((now) => transition(item.orgUuid, item.agentId, { _tag: "Expire", action_uuid: item.actionUuid, at: new Date(now).toISOString() })),
       Effect.map((result) => (result._tag === "Done" ? result.action : undefined)),
       // Skipped: someone resolved it first; any other failure here is a defect of the sweep.
       Effect.orDie,
@@ -26,7 +28,7 @@ export const makeExpiry = ({ store, die, announceStatus, announceNotification, t
   const expireDue = Effect.fn("Actions.expireDue")(function* () {
     let expired = 0
     for (;;) {
-      const due = yield* die(store.expired(100))
+      const due = yield* store.expired(100)
       if (due.length === 0) return expired
       let progressed = 0
       for (const item of due) {

@@ -5,11 +5,10 @@ import { HttpApiBuilder } from "effect/http-api"
 import * as Layer from "effect/Layer"
 import type { AuthorizeRequest } from "../../protocol/actions.js"
 import { GatewayApi } from "../../protocol/api.js"
-import { BadRequest, Conflict, Forbidden, Gone, NotFound, Unprocessable } from "../../protocol/errors.js"
 import { requireJwt, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
 import { InvalidInput } from "../platform/domain-error.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { refuse } from "./errors.js"
 import { Actions } from "./service.js"
 
@@ -28,22 +27,9 @@ const withIdempotencyHeader = (payload: AuthorizeRequest, header: string | undef
   return Effect.succeed({ ...payload, idempotency_key: header })
 }
 
-const authorizeErrors = answer({
-  InvalidInput: Unprocessable,
-  StoredRefusal: Forbidden,
-  DuplicateRequest: Conflict,
-  ParentNotFound: NotFound,
-  EndpointNotWhitelisted: Forbidden,
-  EndpointTlsMismatch: Forbidden,
-  PolicyDenied: Forbidden
-})
-const actionErrors = answer({ ActionNotFound: NotFound })
-const notarizeErrors = answer({ InvalidOutcome: BadRequest, ActionNotFound: NotFound, InvalidActionState: Conflict, OutputScanViolation: Unprocessable, AgentDecommissioned: Unprocessable })
-const dashboardErrors = answer({ ActionNotFound: NotFound, NotAllowedToDecide: Forbidden, AlreadyResolved: Conflict, ApprovalExpired: Conflict })
-const cosignErrors = answer({ ActionNotFound: NotFound, AlreadyCosigned: Conflict, NotAllowedToDecide: Forbidden })
-const reviewErrors = answer({ CodeNotFound: NotFound, CredentialExpired: Gone })
-const confirmErrors = answer({ CodeNotFound: NotFound, ActionNotFound: NotFound, CredentialExpired: Gone, NotAllowedToDecide: Forbidden })
-const tokenErrors = answer({ ActionNotFound: NotFound, AlreadyResolved: Conflict, CredentialExpired: Gone, NotAllowedToDecide: Forbidden })
+const notFound = refusals("ActionsError", "ActionNotFound")
+const dashboardRefusals = refusals("ActionsError", "ActionNotFound", "NotAllowedToDecide", "AlreadyResolved", "ApprovalExpired")
+const tokenRefusals = refusals("ActionsError", "ActionNotFound", "AlreadyResolved", "CredentialExpired", "NotAllowedToDecide")
 
 export const ActionsHandlers = HttpApiBuilder.group(GatewayApi, "actions", (handlers) =>
   Effect.gen(function* () {
@@ -51,7 +37,9 @@ export const ActionsHandlers = HttpApiBuilder.group(GatewayApi, "actions", (hand
     return handlers
       .handle("authorize", ({ headers, payload }) =>
         Effect.flatMap(requireScope("actions:write"), (principal) =>
-          authorizeErrors(Effect.flatMap(withIdempotencyHeader(payload, headers["idempotency-key"]), (input) => actions.authorize(principal, input)))
+          Effect.flatMap(withIdempotencyHeader(payload, headers["idempotency-key"]), (input) => actions.authorize(principal, input)).pipe(
+            refusals("ActionsError", "InvalidInput", "ParentNotFound", "DuplicateRequest", "EndpointNotWhitelisted", "EndpointTlsMismatch", "PolicyDenied")
+          )
         )
       )
       .handle("list", ({ query }) =>
@@ -65,44 +53,46 @@ export const ActionsHandlers = HttpApiBuilder.group(GatewayApi, "actions", (hand
           return yield* actions.list(principal, filter, query.page ?? 1, query.per_page ?? 20)
         })
       )
-      .handle("get", ({ params }) => Effect.flatMap(requireScope("actions:read"), (principal) => actionErrors(actions.get(principal, params.action_uuid))))
+      .handle("get", ({ params }) => Effect.flatMap(requireScope("actions:read"), (principal) => actions.get(principal, params.action_uuid).pipe(notFound)))
       .handle("notarize", ({ params, payload }) =>
-        Effect.flatMap(requireScope("actions:write"), (principal) => notarizeErrors(actions.notarize(principal, params.action_uuid, payload)))
+        Effect.flatMap(requireScope("actions:write"), (principal) => actions
+            .notarize(principal, params.action_uuid, payload)
+            .pipe(refusals("ActionsError", "InvalidOutcome", "ActionNotFound", "InvalidActionState", "OutputScanViolation", "AgentDecommissioned")))
       )
       .handle("dashboardReview", ({ params }) =>
-        Effect.flatMap(requireJwt, (principal) => answer({ ActionNotFound: NotFound, NotAllowedToDecide: Forbidden })(actions.reviewFromDashboard(principal, params.action_uuid)))
+        Effect.flatMap(requireJwt, (principal) => actions.reviewFromDashboard(principal, params.action_uuid).pipe(refusals("ActionsError", "ActionNotFound", "NotAllowedToDecide")))
       )
       .handle("dashboardApprove", ({ params }) =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* dashboardErrors(actions.fromDashboard(principal, params.action_uuid, "approve", yield* requestId))
+          return yield* actions.fromDashboard(principal, params.action_uuid, "approve", yield* requestId).pipe(dashboardRefusals)
         })
       )
       .handle("dashboardDeny", ({ params, query }) =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* dashboardErrors(actions.fromDashboard(principal, params.action_uuid, "deny", yield* requestId, query.reason?.trim() || null))
+          return yield* actions.fromDashboard(principal, params.action_uuid, "deny", yield* requestId, query.reason?.trim() || null).pipe(dashboardRefusals)
         })
       )
       .handle("cosign", ({ params }) =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* cosignErrors(actions.cosign(principal, params.action_uuid, yield* requestId))
+          return yield* actions.cosign(principal, params.action_uuid, yield* requestId).pipe(refusals("ActionsError", "ActionNotFound", "AlreadyCosigned", "NotAllowedToDecide"))
         })
       )
       .handle("hold", ({ params }) =>
         Effect.gen(function* () {
           const principal = yield* requireScope("actions:write")
-          return yield* actionErrors(actions.setHold(principal, params.action_uuid, true, yield* requestId))
+          return yield* actions.setHold(principal, params.action_uuid, true, yield* requestId).pipe(notFound)
         })
       )
       .handle("release", ({ params }) =>
         Effect.gen(function* () {
           const principal = yield* requireScope("actions:write")
-          return yield* actionErrors(actions.setHold(principal, params.action_uuid, false, yield* requestId))
+          return yield* actions.setHold(principal, params.action_uuid, false, yield* requestId).pipe(notFound)
         })
       )
-      .handle("chain", ({ params }) => Effect.flatMap(requireScope("actions:read"), (principal) => actionErrors(actions.chain(principal, params.action_uuid))))
+      .handle("chain", ({ params }) => Effect.flatMap(requireScope("actions:read"), (principal) => actions.chain(principal, params.action_uuid).pipe(notFound)))
   })
 )
 
@@ -110,15 +100,17 @@ export const ActionApprovalsHandlers = HttpApiBuilder.group(GatewayApi, "actionA
   Effect.gen(function* () {
     const actions = yield* Actions
     return handlers
-      .handle("review", ({ params }) => reviewErrors(actions.review(params.code)))
+      .handle("review", ({ params }) => actions.review(params.code).pipe(refusals("ActionsError", "CodeNotFound", "CredentialExpired")))
       .handle("confirm", ({ params, payload }) =>
-        Effect.flatMap(requestId, (id) => confirmErrors(actions.confirm(params.code, payload.decision, payload.reason ?? null, id)))
+        Effect.flatMap(requestId, (id) => actions
+            .confirm(params.code, payload.decision, payload.reason ?? null, id)
+            .pipe(refusals("ActionsError", "CodeNotFound", "ActionNotFound", "CredentialExpired", "NotAllowedToDecide")))
       )
       .handle("tokenApprove", ({ params, query }) =>
-        Effect.flatMap(requestId, (id) => tokenErrors(actions.byToken(params.action_uuid, "approve", query.token, null, id)))
+        Effect.flatMap(requestId, (id) => actions.byToken(params.action_uuid, "approve", query.token, null, id).pipe(tokenRefusals))
       )
       .handle("tokenDeny", ({ params, query }) =>
-        Effect.flatMap(requestId, (id) => tokenErrors(actions.byToken(params.action_uuid, "deny", query.token, query.reason ?? null, id)))
+        Effect.flatMap(requestId, (id) => actions.byToken(params.action_uuid, "deny", query.token, query.reason ?? null, id).pipe(tokenRefusals))
       )
   })
 )

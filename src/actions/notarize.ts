@@ -9,7 +9,7 @@ import { filterOutput } from "../scan/output-filter.js"
 import { type ActionsContext, sha256Text } from "./context.js"
 import { ActionNotFound, InvalidActionState, InvalidOutcome, OutputScanViolation, refuse } from "./errors.js"
 
-export const makeNotarize = ({ store, die, announceStatus, mint }: ActionsContext) =>
+export const makeNotarize = ({ store, announceStatus, mint }: ActionsContext) =>
   Effect.gen(function* () {
     const outputFiltering = yield* OutputFiltering
 
@@ -20,12 +20,12 @@ export const makeNotarize = ({ store, die, announceStatus, mint }: ActionsContex
     ) {
       const outcome = input.outcome ?? "completed"
       if (outcome !== "completed" && outcome !== "failed") {
-        return yield* refuse(new InvalidOutcome({ outcome }))
+        return yield* refuse(InvalidOutcome.of(outcome))
       }
       const orgUuid = principal.orgUuid
-      const current = yield* die(store.forTransition(orgUuid, actionUuid))
-      if (current === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
-      if (current.status !== "authorized" && current.status !== "approved") return yield* refuse(new InvalidActionState({ status: current.status }))
+      const current = yield* store.forTransition(orgUuid, actionUuid)
+      if (current === undefined) return yield* refuse(new ActionNotFound({}))
+      if (current.status !== "authorized" && current.status !== "approved") return yield* refuse(InvalidActionState.of(current.status))
       const details = input.outcome_details ?? null
       let outcomeHash: string | null = null
       let flags: ReadonlyArray<Record<string, unknown>> | null = null
@@ -34,7 +34,7 @@ export const makeNotarize = ({ store, die, announceStatus, mint }: ActionsContex
         const policy = yield* outputFiltering.policyFor(orgUuid)
         const filtered = filterOutput(details, policy)
         if (filtered.denied) {
-          return yield* refuse(new OutputScanViolation({ action_uuid: actionUuid, flags: filtered.flags }))
+          return yield* refuse(OutputScanViolation.of(actionUuid, filtered.flags))
         }
         flags = filtered.flags.length > 0 ? filtered.flags.map((flag) => ({ ...flag })) : null
         outcomeHash = sha256Text(filtered.redacted_text ?? details)

@@ -13,10 +13,10 @@ export interface ActionFilter {
   readonly status?: ActionStatus
 }
 
-export const makeReads = ({ store, die }: ActionsContext) => {
+export const makeReads = ({ store }: ActionsContext) => {
   const get = Effect.fn("Actions.get")(function* (principal: Principal, actionUuid: string) {
-    const found = yield* die(store.byIdWithCosignatures(principal.orgUuid, actionUuid))
-    if (found === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+    const found = yield* store.byIdWithCosignatures(principal.orgUuid, actionUuid)
+    if (found === undefined) return yield* refuse(new ActionNotFound({}))
     const { action: row, cosignatures: authorizations } = found
     return {
       action_uuid: row.action_uuid,
@@ -51,17 +51,19 @@ export const makeReads = ({ store, die }: ActionsContext) => {
   })
 
   const list = Effect.fn("Actions.list")(function* (principal: Principal, filter: ActionFilter, page: number, perPage: number) {
-    const [rows, total] = yield* die(store.list(principal.orgUuid, filter, page, perPage))
+    const [rows, total] = yield* store.list(principal.orgUuid, filter, page, perPage)
     return listPage(rows, { page, perPage, total }, "actions")
   })
 
   const chain = Effect.fn("Actions.chain")(function* (principal: Principal, actionUuid: string) {
-    const links = yield* die(store.chain(principal.orgUuid, actionUuid, 1000))
-    if (links.length === 0) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+    const links = yield* store.chain(principal.orgUuid, actionUuid, 1000)
+    if (links.length === 0) return yield* refuse(new ActionNotFound({}))
     return { action_uuid: actionUuid, chain: links }
   })
 
-  const pending = (orgUuid: string, limit: number) => Effect.orDie(store.pending(orgUuid, limit))
+  const pending = Effect.fn("Actions.pending")(function* (orgUuid: string, limit: number) {
+    return yield* store.pending(orgUuid, limit)
+  })
 
   return { get, list, chain, pending }
 }

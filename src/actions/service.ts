@@ -11,40 +11,92 @@
  * transitions.ts); events are recorded in that same transaction and announced
  * to live channels after commit.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
+import type {
+  ActionDetail,
+  ActionListItem,
+  ApprovalReview,
+  AuthorizeRequest,
+  AuthorizeResponse,
+  ChainLink,
+  Cosignature,
+  NotarizeRequest,
+  NotarizeResponse
+} from "../../protocol/actions.js"
+import type { Principal } from "../../protocol/auth.js"
+import type { Pagination } from "../../protocol/common.js"
 import { Config } from "../platform/config.js"
 import { logLine } from "../platform/log.js"
+import type { TokenDecision } from "./approvals.js"
 import { makeApprovalsFlow } from "./approvals-flow.js"
 import { makeAuthorize } from "./authorize.js"
 import { makeActionsContext } from "./context.js"
-import { makeDecide } from "./decide.js"
+import { type Decision, makeDecide, type Resolution } from "./decide.js"
+import type { ActionsError } from "./errors.js"
 import { makeExpiry } from "./expiry.js"
 import { IDEMPOTENCY_RETENTION_MS } from "./idempotency.js"
 import { makeNotarize } from "./notarize.js"
 import { makeOversight } from "./oversight.js"
-import { ApprovalsPort } from "./ports.js"
-import { makeReads } from "./reads.js"
+import { ApprovalsPort, type PendingApproval } from "./ports.js"
+import { type ActionFilter, makeReads } from "./reads.js"
+
+export interface ActionsService {
+  readonly authorize: (principal: Principal, input: AuthorizeRequest) => Effect.Effect<AuthorizeResponse, ActionsError>
+  readonly notarize: (principal: Principal, actionUuid: string, input: NotarizeRequest) => Effect.Effect<NotarizeResponse, ActionsError>
+  readonly get: (principal: Principal, actionUuid: string) => Effect.Effect<ActionDetail, ActionsError>
+  readonly list: (
+    principal: Principal,
+    filter: ActionFilter,
+    page: number,
+    perPage: number
+  ) => Effect.Effect<{ readonly data: ReadonlyArray<ActionListItem>; readonly actions: ReadonlyArray<ActionListItem>; readonly pagination: Pagination }>
+  readonly chain: (principal: Principal, actionUuid: string) => Effect.Effect<{ readonly action_uuid: string; readonly chain: ReadonlyArray<ChainLink> }, ActionsError>
+  /** Up to `limit` actions awaiting approval, newest first. */
+  readonly pending: (orgUuid: string, limit: number) => Effect.Effect<ReadonlyArray<PendingApproval>>
+  /** What the approval page shows for a code. */
+  readonly review: (code: string) => Effect.Effect<ApprovalReview, ActionsError>
+  /** The same review for a signed-in approver of the action (the dashboard), whatever its status. */
+  readonly reviewFromDashboard: (principal: Principal, actionUuid: string) => Effect.Effect<ApprovalReview, ActionsError>
+  readonly confirm: (code: string, decision: Decision, reason: string | null, requestId: string) => Effect.Effect<Resolution, ActionsError>
+  readonly byToken: (
+    actionUuid: string,
+    decision: TokenDecision,
+    token: string | undefined,
+    reason: string | null,
+    requestId: string
+  ) => Effect.Effect<Resolution, ActionsError>
+  readonly fromDashboard: (principal: Principal, actionUuid: string, decision: Decision, requestId: string, reason?: string | null) => Effect.Effect<Resolution, ActionsError>
+  readonly cosign: (principal: Principal, actionUuid: string, requestId: string) => Effect.Effect<Cosignature, ActionsError>
+  readonly setHold: (principal: Principal, actionUuid: string, hold: boolean, requestId: string) => Effect.Effect<{ readonly action_uuid: string; readonly legal_hold: boolean }, ActionsError>
+  /** Expires every pending approval past its deadline; answers how many. */
+  readonly expireDue: () => Effect.Effect<number>
+  /** Drops idempotency records past their retention. */
+  readonly pruneIdempotency: Effect.Effect<void>
+}
 
 export const makeActions = Effect.gen(function* () {
   const context = yield* makeActionsContext
   const { expireOne, expireDue } = makeExpiry(context)
   const decide = makeDecide(context, expireOne)
-  return {
+  return Actions.of({
     authorize: yield* makeAuthorize(context),
     notarize: yield* makeNotarize(context),
     ...makeReads(context),
     ...makeApprovalsFlow(context, decide, expireOne),
     ...makeOversight(context),
     expireDue,
-    // Suspended so every sweep computes its own cut-off.
-    pruneIdempotency: Effect.suspend(() => Effect.orDie(context.store.pruneIdempotency(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString())))
-  }
+    // Every sweep computes its own cut-off.
+    pruneIdempotency: Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      context.store.pruneIdempotency(new Date(now - IDEMPOTENCY_RETENTION_MS).toISOString())
+    )
+  })
 })
 
-export class Actions extends Context.Service<Actions, Effect.Success<typeof makeActions>>()("gateway/Actions") {
+export class Actions extends Context.Service<Actions, ActionsService>()("gateway/Actions") {
   /** The service, plus the background sweep that expires pending approvals (and prunes idempotency records). */
   static readonly layer = Layer.effect(Actions)(
     Effect.gen(function* () {

@@ -11,6 +11,7 @@
  * Requests are data (agent-messages.ts) so they can be handled by whichever
  * process holds the agent's entity.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -24,13 +25,13 @@ import { refusalBody } from "./idempotency.js"
 import { AgentWork } from "./ports.js"
 import { type ActionRow, makeActionsStore, type TerminalUpdate } from "./store.js"
 
-export const pastDeadline = (row: Pick<ActionRow, "status" | "approval_expires_at">) =>
-  row.status === "pending_approval" && row.approval_expires_at !== null && Date.parse(row.approval_expires_at) <= Date.now()
+export const pastDeadline = (row: Pick<ActionRow, "status" | "approval_expires_at">, now: number) =>
+  row.status === "pending_approval" && row.approval_expires_at !== null && Date.parse(row.approval_expires_at) <= now
 
 /** Why a decision on `row` cannot go ahead (undefined: it can): a credential is spent, a dashboard decision is too late. */
-export const noLongerPending = (row: Pick<ActionRow, "status" | "approval_expires_at">, grantId: string | null) => {
-  if (row.status === "pending_approval" && !pastDeadline(row)) return undefined
-  return grantId !== null ? new CredentialExpired({ what: "decision" }) : new AlreadyResolved({ status: pastDeadline(row) ? "denied_by_human" : row.status })
+export const noLongerPending = (row: Pick<ActionRow, "status" | "approval_expires_at">, grantId: string | null, now: number) => {
+  if (row.status === "pending_approval" && !pastDeadline(row, now)) return undefined
+  return grantId !== null ? CredentialExpired.of("decision") : AlreadyResolved.of(pastDeadline(row, now) ? "denied_by_human" : row.status)
 }
 
 const approvalOf = (row: Pick<ActionRow, "approved_at" | "approved_by" | "approval_via">): ReceiptApproval | null =>
@@ -55,7 +56,7 @@ export const makeTransitions = Effect.gen(function* () {
   const sql = store.sql
   const commits = yield* ActionCommits
 
-  const head_ = (orgUuid: string, agentId: string): Effect.Effect<ChainHead> => Effect.orDie(store.chainHead(orgUuid, agentId))
+  const head_ = (orgUuid: string, agentId: string): Effect.Effect<ChainHead> => store.chainHead(orgUuid, agentId)
 
   type Signable = Pick<
     ActionRow,
@@ -112,7 +113,7 @@ export const makeTransitions = Effect.gen(function* () {
   const onExisting = <E>(orgUuid: string, actionUuid: string, plan: (row: ActionRow, agentDecommissioned: boolean) => Effect.Effect<Plan, E>) =>
     Effect.gen(function* () {
       const locked = yield* store.lockActionAndChain(orgUuid, actionUuid)
-      if (locked === undefined) return yield* refuse(new ActionNotFound({ action_uuid: actionUuid }))
+      if (locked === undefined) return yield* refuse(new ActionNotFound({}))
       const row = locked.row
       const planned = yield* plan(row, locked.agentDecommissioned)
       const receipt = yield* signFor(row, planned.receipt, locked.head)
@@ -120,7 +121,7 @@ export const makeTransitions = Effect.gen(function* () {
         row.action_uuid,
         { ...planned.update, receipt: receipt.minted, agent_sequence: receipt.sequence },
         receipt.chain,
-        stampEvents(planned.events(row, receipt.minted)),
+        stampEvents(planned.events(row, receipt.minted), yield* Clock.currentTimeMillis),
         minter.insertion(receipt.signed)
       )
       return done(row, receipt.minted, receipt.sequence)
@@ -147,12 +148,12 @@ export const makeTransitions = Effect.gen(function* () {
   /** What a retried authorize with the same idempotency key answers: the 403 of the denial. */
   const policyDenialAnswer = (request: PolicyDenialRequest, receipt: MintedReceipt) =>
     refusalBody(
-      new PolicyDenied({ action_uuid: request.row.action_uuid, policy_uuid: request.policy_uuid, reasoning: request.reasoning, receipt_uuid: receipt.receipt_uuid })
+      PolicyDenied.of({ action_uuid: request.row.action_uuid, policy_uuid: request.policy_uuid, reasoning: request.reasoning, receipt_uuid: receipt.receipt_uuid })
     )
-  type NotarizedRow = Pick<ActionRow, "status" | "approved_at" | "approved_by" | "approval_via">
+  type NotarizedRow = Pick<ActionRow, "approved_at" | "approved_by" | "approval_via"> & { readonly status: string }
 
   const notarizing = (orgUuid: string, request: NotarizeRequest, row: NotarizedRow) => {
-    if (row.status !== "authorized" && row.status !== "approved") return refuse(new InvalidActionState({ status: row.status }))
+    if (row.status !== "authorized" && row.status !== "approved") return refuse(InvalidActionState.of(row.status))
     const status = request.outcome === "completed" ? "notarized" : "failed"
     return Effect.succeed<Plan>({
       update: { status, outcome: request.outcome, outcome_hash: request.outcome_hash, output_scan_flags: request.output_scan_flags },
@@ -177,38 +178,40 @@ export const makeTransitions = Effect.gen(function* () {
     switch (request._tag) {
       case "Notarize":
         return onExisting(orgUuid, request.action_uuid, (row, agentDecommissioned) =>
-          agentDecommissioned ? refuse(new AgentDecommissioned({ agent_id: row.agent_id ?? "" })) : notarizing(orgUuid, request, row)
+          agentDecommissioned ? refuse(AgentDecommissioned.of(row.agent_id ?? "")) : notarizing(orgUuid, request, row)
         )
       case "Expire":
         return onExisting(orgUuid, request.action_uuid, (row) =>
-          !pastDeadline(row)
-            ? Effect.fail(SKIP)
-            : Effect.succeed<Plan>({
-                update: { status: "denied_by_human", approval_via: "expiry", denial_reason: "expired" },
-                receipt: {
-                  receipt_status: "denied_by_human",
-                  outcome: null,
-                  outcome_hash: null,
-                  output_scan_flags: null,
-                  approval: { decision: "denied", by: null, at: request.at, via: "expiry", reason: "expired" }
-                },
-                events: (r, receipt) => [
-                  {
-                    orgUuid: r.org_uuid,
-                    type: "action.expired",
-                    data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, reason: "expired", receipt_uuid: receipt.receipt_uuid }
-                  }
-                ]
-              })
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            !pastDeadline(row, now)
+              ? Effect.fail(SKIP)
+              : Effect.succeed<Plan>({
+                  update: { status: "denied_by_human", approval_via: "expiry", denial_reason: "expired" },
+                  receipt: {
+                    receipt_status: "denied_by_human",
+                    outcome: null,
+                    outcome_hash: null,
+                    output_scan_flags: null,
+                    approval: { decision: "denied", by: null, at: request.at, via: "expiry", reason: "expired" }
+                  },
+                  events: (r, receipt) => [
+                    {
+                      orgUuid: r.org_uuid,
+                      type: "action.expired",
+                      data: { action_uuid: r.action_uuid, action_type: r.action_type, agent_id: r.agent_id, reason: "expired", receipt_uuid: receipt.receipt_uuid }
+                    }
+                  ]
+                })
+          )
         )
       case "Deny": {
         const { by, at, via, reason } = request
         return onExisting(orgUuid, request.action_uuid, (locked) =>
           Effect.gen(function* () {
-            const refused = noLongerPending(locked, request.grant_id)
+            const refused = noLongerPending(locked, request.grant_id, yield* Clock.currentTimeMillis)
             if (refused !== undefined) return yield* refuse(refused)
             if (request.grant_id !== null && !(yield* store.useGrant(request.grant_id))) {
-              return yield* refuse(new CredentialExpired({ what: "credential" }))
+              return yield* refuse(CredentialExpired.of("credential"))
             }
             return {
               update: { status: "denied_by_human", approved_by: by, approved_at: at, approval_via: via, denial_reason: reason },
@@ -239,7 +242,7 @@ export const makeTransitions = Effect.gen(function* () {
             row.action_uuid,
             { status: "denied_by_policy", denial_reason: request.reasoning, receipt: receipt.minted, agent_sequence: receipt.sequence },
             receipt.chain,
-            stampEvents(policyDenialEvents(orgUuid, request, receipt.minted)),
+            stampEvents(policyDenialEvents(orgUuid, request, receipt.minted), yield* Clock.currentTimeMillis),
             minter.insertion(receipt.signed)
           )
           if (request.idempotency_key !== null) {
@@ -251,14 +254,12 @@ export const makeTransitions = Effect.gen(function* () {
     }
   }
 
-  type Planned = Effect.Effect<TransitionResult, ActionsError | typeof SKIP | { readonly _tag: "SqlError" }, never>
+  type Planned = Effect.Effect<TransitionResult, ActionsError | typeof SKIP>
 
-  /** A request's own outcome: a refusal or a skip is its answer; anything else (SQL) fails the transaction. */
+  /** A request's own outcome: a refusal or a skip is its answer (SQL failures are defects: they fail the transaction). */
   const settle = (orgUuid: string, request: TransitionRequest) =>
-    (plan(orgUuid, request) as Planned).pipe(
-      Effect.catch((error) =>
-        error === SKIP ? Effect.succeed<TransitionResult>({ _tag: "Skipped" }) : error instanceof ActionsError ? Effect.fail(error) : Effect.die(error)
-      )
+    (plan(orgUuid, request) satisfies Planned).pipe(
+      Effect.catch((error) => (error === SKIP ? Effect.succeed<TransitionResult>({ _tag: "Skipped" }) : Effect.fail(error)))
     )
 
   const run = (orgUuid: string, request: TransitionRequest): Effect.Effect<TransitionResult, ActionsError> =>
@@ -282,7 +283,7 @@ export const makeTransitions = Effect.gen(function* () {
     Effect.gen(function* () {
       if (request._tag === "Notarize") {
         const read = request.read
-        if (read.agent_decommissioned) return yield* refuse(new AgentDecommissioned({ agent_id: read.agent_id ?? "" }))
+        if (read.agent_decommissioned) return yield* refuse(AgentDecommissioned.of(read.agent_id ?? ""))
         const planned = yield* notarizing(orgUuid, request, { ...read, status: finishedHere.get(read.action_uuid) ?? read.status })
         const signed = yield* signAt(read, planned.receipt, link, read.parent_payload_hash)
         const status = planned.update.status
@@ -306,7 +307,7 @@ export const makeTransitions = Effect.gen(function* () {
                 agent_sequence: link.agent_sequence
               }
             ],
-            events: stampEvents(planned.events(read, signed.minted))
+            events: stampEvents(planned.events(read, signed.minted), yield* Clock.currentTimeMillis)
           }
         } satisfies Linked
       }
@@ -321,7 +322,7 @@ export const makeTransitions = Effect.gen(function* () {
           result: done(row, signed.minted, link.agent_sequence),
           unit: {
             inserted: [{ row, finished: { denial_reason: request.reasoning, receipt: signed.minted, agent_sequence: link.agent_sequence } }],
-            events: stampEvents(policyDenialEvents(orgUuid, request, signed.minted)),
+            events: stampEvents(policyDenialEvents(orgUuid, request, signed.minted), yield* Clock.currentTimeMillis),
             idempotency:
               request.idempotency_key === null
                 ? []

@@ -3,10 +3,9 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { Conflict, NotFound } from "../../protocol/errors.js"
 import { Accounts } from "../accounts/service.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Receipts } from "../receipts/service.js"
 
 const audit = Effect.map(HttpServerRequest, (request) => ({ requestId: requestIdOf(request) }))
@@ -17,8 +16,8 @@ export const AdminHttp = HttpApiBuilder.group(GatewayApi, "admin", (handlers) =>
     const receipts = yield* Receipts
     return handlers
       .handle("setPlan", ({ params, payload }) =>
-        Effect.flatMap(audit, (context) => answer({ OrganizationNotFound: NotFound })(accounts.setPlan(params.org_uuid, payload.plan, context)))
+        Effect.flatMap(audit, (context) => accounts.setPlan(params.org_uuid, payload.plan, context).pipe(refusals("AccountsError", "OrganizationNotFound")))
       )
-      .handle("rotateSigningKey", () => Effect.flatMap(audit, (context) => answer({ RotationInProgress: Conflict })(receipts.rotate(context))))
+      .handle("rotateSigningKey", () => Effect.flatMap(audit, (context) => receipts.rotate(context).pipe(refusals("ReceiptsError", "RotationInProgress"))))
   })
 )

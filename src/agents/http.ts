@@ -3,19 +3,13 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { BadRequest, Conflict, NotFound, Unprocessable } from "../../protocol/errors.js"
 import { requireRole, requireScope } from "../access/guards.js"
 import { Actions } from "../actions/service.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Agents } from "./service.js"
 
-const registerErrors = answer({ InvalidSlug: BadRequest, SlugTaken: Conflict, InvalidInput: Unprocessable })
-const findErrors = answer({ AgentNotFound: NotFound })
-const updateErrors = answer({ AgentNotFound: NotFound, InvalidInput: Unprocessable })
-const publishErrors = answer({ AgentNotFound: NotFound, VersionExists: Conflict, AgentDecommissioned: Unprocessable })
-const transferErrors = answer({ AgentNotFound: NotFound, AgentDecommissioned: Unprocessable, InvalidSignature: BadRequest, TargetOrgNotFound: NotFound, InvalidInput: Unprocessable })
-const decommissionErrors = answer({ AgentNotFound: NotFound, AgentDecommissioned: Unprocessable })
+const findErrors = refusals("AgentsError", "AgentNotFound")
 
 const auditContext = Effect.gen(function* () {
   return { requestId: requestIdOf(yield* HttpServerRequest) }
@@ -31,19 +25,19 @@ export const AgentsHttp = HttpApiBuilder.group(GatewayApi, "agents", (handlers) 
     // Irreversible: only the organization's owner or admins.
     const decommissioner = Effect.all([Effect.flatMap(requireScope("agents:write"), requireRole(["owner", "admin"], "decommissioning agents")), auditContext])
     return handlers
-      .handle("register", ({ payload }) => Effect.flatMap(writer, ([principal, context]) => registerErrors(agents.register(principal, payload, context))))
+      .handle("register", ({ payload }) => Effect.flatMap(writer, ([principal, context]) => agents.register(principal, payload, context).pipe(refusals("AgentsError", "InvalidSlug", "SlugTaken", "InvalidInput"))))
       .handle("list", ({ query }) => Effect.flatMap(read, (principal) => agents.list(principal, query)))
-      .handle("get", ({ params }) => Effect.flatMap(read, (principal) => findErrors(agents.get(principal, params.agent_slug))))
+      .handle("get", ({ params }) => Effect.flatMap(read, (principal) => agents.get(principal, params.agent_slug).pipe(findErrors)))
       .handle("update", ({ params, payload }) =>
-        Effect.flatMap(writer, ([principal, context]) => updateErrors(agents.update(principal, params.agent_slug, payload, context)))
+        Effect.flatMap(writer, ([principal, context]) => agents.update(principal, params.agent_slug, payload, context).pipe(refusals("AgentsError", "AgentNotFound", "InvalidInput")))
       )
       .handle("publishVersion", ({ params, payload }) =>
-        Effect.flatMap(writer, ([principal, context]) => publishErrors(agents.publishVersion(principal, params.agent_slug, payload, context)))
+        Effect.flatMap(writer, ([principal, context]) => agents.publishVersion(principal, params.agent_slug, payload, context).pipe(refusals("AgentsError", "AgentNotFound", "AgentVersionExists", "DecommissionedAgent")))
       )
-      .handle("versions", ({ params }) => Effect.flatMap(read, (principal) => findErrors(agents.versions(principal, params.agent_slug))))
+      .handle("versions", ({ params }) => Effect.flatMap(read, (principal) => agents.versions(principal, params.agent_slug).pipe(findErrors)))
       .handle("decommission", ({ params, payload }) =>
         Effect.flatMap(decommissioner, ([principal, context]) =>
-          decommissionErrors(agents.decommission(principal, params.agent_slug, payload.reason, context))
+          agents.decommission(principal, params.agent_slug, payload.reason, context).pipe(refusals("AgentsError", "AgentNotFound", "DecommissionedAgent"))
         )
       )
       .handle("transfer", ({ params, payload }) =>
@@ -51,13 +45,15 @@ export const AgentsHttp = HttpApiBuilder.group(GatewayApi, "agents", (handlers) 
           const [principal, context] = yield* decommissioner
           // The owner's signature is keyed by the credential this request carries (src/agents/transfer.ts).
           const credential = ((yield* HttpServerRequest).headers.authorization ?? "").replace(/^Bearer\s+/i, "")
-          return yield* transferErrors(agents.transfer(principal, params.agent_slug, payload, credential, context))
+          return yield* agents
+            .transfer(principal, params.agent_slug, payload, credential, context)
+            .pipe(refusals("AgentsError", "AgentNotFound", "DecommissionedAgent", "InvalidTransferSignature", "TargetOrgNotFound", "InvalidInput"))
         })
       )
       .handle("actions", ({ params, query }) =>
         Effect.gen(function* () {
           const principal = yield* read
-          const slug = yield* findErrors(agents.owned(principal, params.agent_slug))
+          const slug = yield* agents.owned(principal, params.agent_slug).pipe(findErrors)
           const filter = {
             agent_id: slug,
             ...(query.action_type !== undefined ? { action_type: query.action_type } : {}),
@@ -72,6 +68,6 @@ export const AgentsHttp = HttpApiBuilder.group(GatewayApi, "agents", (handlers) 
 export const AgentsPublicHttp = HttpApiBuilder.group(GatewayApi, "agentsPublic", (handlers) =>
   Effect.gen(function* () {
     const agents = yield* Agents
-    return handlers.handle("publicAgent", ({ params }) => findErrors(agents.publicView(params.agent_slug)))
+    return handlers.handle("publicAgent", ({ params }) => agents.publicView(params.agent_slug).pipe(findErrors))
   })
 )

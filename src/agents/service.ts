@@ -7,13 +7,21 @@ import { createHash } from "node:crypto"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { SqlClient } from "effect/sql"
 import type {
   AgentListItem,
+  AgentPage,
+  AgentVersion,
   AgentView,
+  Decommissioned,
+  PublicAgent,
   PublishVersionRequest,
   RegisterAgentRequest,
+  RegisteredAgent,
   TransferRequest,
-  UpdateAgentRequest
+  Transferred,
+  UpdateAgentRequest,
+  VersionList
 } from "../../protocol/agents.js"
 import type { Principal } from "../../protocol/auth.js"
 import { listPage } from "../../protocol/common.js"
@@ -26,7 +34,17 @@ import { agentDid } from "../platform/did-web.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
 import { Receipts } from "../receipts/service.js"
-import { AgentDecommissioned, AgentNotFound, InvalidSignature, InvalidSlug, refuse, SlugTaken, TargetOrgNotFound, VersionExists } from "./errors.js"
+import {
+  AgentNotFound,
+  type AgentsError,
+  AgentVersionExists,
+  DecommissionedAgent,
+  InvalidSlug,
+  InvalidTransferSignature,
+  refuse,
+  SlugTaken,
+  TargetOrgNotFound
+} from "./errors.js"
 import { type AgentFields, type AgentRow, type CountedAgentRow, makeAgentsStore, type VersionRow } from "./store.js"
 import { transferSignatureValid } from "./transfer.js"
 
@@ -41,8 +59,7 @@ export interface AuditContext {
   readonly requestId: string | null
 }
 
-
-const versionView = (row: VersionRow) => ({
+const versionView = (row: VersionRow): AgentVersion => ({
   agent_slug: row.agent_slug,
   version: row.version,
   instruction_hash: row.instruction_hash,
@@ -83,216 +100,240 @@ export const makeAgents = Effect.gen(function* () {
   const config = yield* Config
 
   const audit = (principal: Principal, event: string, slug: string, context: AuditContext, details?: Record<string, unknown>) =>
-    store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: slug, details, requestId: context.requestId }).pipe(Effect.orDie)
+    store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: slug, details, requestId: context.requestId })
 
-  const load = (principal: Principal, slug: string) =>
-    Effect.flatMap(Effect.orDie(store.find(principal.orgUuid, slug)), (row) =>
-      row === undefined ? refuse(new AgentNotFound({ agent_slug: slug })) : Effect.succeed(row)
-    )
+  const load = Effect.fnUntraced(function* (principal: Principal, slug: string) {
+    const row = yield* store.find(principal.orgUuid, slug)
+    if (row === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+    return row
+  })
 
-  const view = (row: CountedAgentRow) =>
-    Effect.map(
-      Effect.orDie(store.versions(row.agent_slug)),
-      (versions): AgentView => ({
-        ...described(row),
-        metadata: row.metadata,
-        owner_id: row.org_uuid,
-        current_version: row.current_version,
-        versions: versions.map(versionView),
-        action_count: row.action_count,
-        decommissioned_at: row.decommissioned_at,
-        created_at: row.created_at,
-        updated_at: row.updated_at
-      })
-    )
+  const view = Effect.fnUntraced(function* (row: CountedAgentRow) {
+    const versions = yield* store.versions(row.agent_slug)
+    return {
+      ...described(row),
+      metadata: row.metadata,
+      owner_id: row.org_uuid,
+      current_version: row.current_version,
+      versions: versions.map(versionView),
+      action_count: row.action_count,
+      decommissioned_at: row.decommissioned_at,
+      created_at: row.created_at,
+      updated_at: row.updated_at
+    } satisfies AgentView
+  })
 
-  return {
-    register: (principal: Principal, input: RegisterAgentRequest, context: AuditContext) =>
-      Effect.gen(function* () {
-        const slug = input.agent_slug
-        if (!SLUG.test(slug) || RESERVED_SLUGS.has(slug)) return yield* refuse(new InvalidSlug({ agent_slug: slug }))
-        const name = input.name ?? input.display_name
-        if (name === undefined) return yield* refuse(InvalidInput.one("name", "is required"))
-        const fields: AgentFields = {
-          name,
-          description: input.description ?? null,
-          capabilities: uniqueCapabilities(input.capabilities),
-          metadata: yield* checkedMetadata(input.metadata ?? {})
-        }
-        // The agent, its DID key and its first credential commit together.
-        const row = yield* store.sql.withTransaction(
-          Effect.gen(function* () {
-            const inserted = yield* Effect.orDie(store.insert(principal.orgUuid, slug, fields))
-            if (inserted === undefined) return yield* refuse(new SlugTaken({ agent_slug: slug }))
-            yield* dids.createKey(slug)
-            yield* credentials.issue(slug)
-            yield* audit(principal, "agent.registered", slug, context)
-            return inserted
+  const register = Effect.fn("Agents.register")(function* (principal: Principal, input: RegisterAgentRequest, context: AuditContext) {
+    const slug = input.agent_slug
+    if (!SLUG.test(slug) || RESERVED_SLUGS.has(slug)) return yield* refuse(InvalidSlug.of(slug))
+    const name = input.name ?? input.display_name
+    if (name === undefined) return yield* refuse(InvalidInput.one("name", "is required"))
+    const fields: AgentFields = {
+      name,
+      description: input.description ?? null,
+      capabilities: uniqueCapabilities(input.capabilities),
+      metadata: yield* checkedMetadata(input.metadata ?? {})
+    }
+    // The agent, its DID key and its first credential commit together.
+    const row = yield* store.sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const inserted = yield* store.insert(principal.orgUuid, slug, fields)
+          if (inserted === undefined) return yield* refuse(SlugTaken.of(slug))
+          yield* dids.createKey(slug)
+          yield* credentials.issue(slug)
+          yield* audit(principal, "agent.registered", slug, context)
+          return inserted
+        })
+      )
+      .pipe(Effect.catchTag("SqlError", Effect.die))
+    return { ...described(row), owner_id: row.org_uuid, created_at: row.created_at }
+  })
+
+  const list = Effect.fn("Agents.list")(function* (principal: Principal, query: { readonly page?: number; readonly per_page?: number }) {
+    const page = query.page ?? 1
+    const perPage = query.per_page ?? 20
+    const { rows, total } = yield* store.list(principal.orgUuid, page, perPage)
+    return listPage(rows.map(listItem), { page, perPage, total }, "agents")
+  })
+
+  const get = Effect.fn("Agents.get")(function* (principal: Principal, slug: string) {
+    return yield* view(yield* load(principal, slug))
+  })
+
+  const owned = Effect.fn("Agents.owned")(function* (principal: Principal, slug: string) {
+    return (yield* load(principal, slug)).agent_slug
+  })
+
+  const update = Effect.fn("Agents.update")(function* (principal: Principal, slug: string, patch: UpdateAgentRequest, context: AuditContext) {
+    const current = yield* load(principal, slug)
+    const fields: AgentFields = {
+      name: patch.name ?? patch.display_name ?? current.name,
+      description: patch.description !== undefined ? patch.description : current.description,
+      capabilities: patch.capabilities !== undefined ? uniqueCapabilities(patch.capabilities) : current.capabilities,
+      metadata: patch.metadata !== undefined ? yield* checkedMetadata(patch.metadata ?? {}) : current.metadata
+    }
+    const capabilitiesChanged = JSON.stringify(fields.capabilities) !== JSON.stringify(current.capabilities)
+    const updated = yield* store.sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const row = yield* store.update(principal.orgUuid, slug, fields)
+          // New capabilities, new credential (CONTRACT.md), committed with the change.
+          if (row !== undefined && capabilitiesChanged) yield* credentials.issue(slug)
+          return row
+        })
+      )
+      .pipe(Effect.catchTag("SqlError", Effect.die))
+    if (updated === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+    yield* audit(principal, "agent.updated", slug, context, { fields: Object.keys(patch) })
+    return yield* view({ ...updated, action_count: current.action_count })
+  })
+
+  const publishVersion = Effect.fn("Agents.publishVersion")(function* (principal: Principal, slug: string, input: PublishVersionRequest, context: AuditContext) {
+    const { agent, published } = yield* store.sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const outcome = yield* store.publishVersion(principal.orgUuid, slug, {
+            version: input.version,
+            instruction_hash: input.instruction_hash,
+            changelog: input.changelog ?? null
           })
-        ).pipe(Effect.catchTag("SqlError", Effect.die))
-        return { ...described(row), owner_id: row.org_uuid, created_at: row.created_at }
-      }),
+          // A new version, a new credential, committed with it.
+          if (outcome.published !== undefined) yield* credentials.issue(slug)
+          return outcome
+        })
+      )
+      .pipe(Effect.catchTag("SqlError", Effect.die))
+    if (agent === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+    if (agent.status === "decommissioned") return yield* refuse(DecommissionedAgent.of(slug))
+    if (published === undefined) return yield* refuse(AgentVersionExists.of(slug, input.version))
+    yield* audit(principal, "agent.version_published", slug, context, { version: published.version })
+    return versionView(published)
+  })
 
-    list: (principal: Principal, query: { readonly page?: number; readonly per_page?: number }) =>
-      Effect.gen(function* () {
-        const page = query.page ?? 1
-        const perPage = query.per_page ?? 20
-        const { rows, total } = yield* Effect.orDie(store.list(principal.orgUuid, page, perPage))
-        return listPage(rows.map(listItem), { page, perPage, total }, "agents")
-      }),
+  const versions = Effect.fn("Agents.versions")(function* (principal: Principal, slug: string) {
+    yield* load(principal, slug)
+    const versions = (yield* store.versions(slug)).map(versionView)
+    return { agent_slug: slug, versions, data: versions }
+  })
 
-    get: (principal: Principal, slug: string) => Effect.flatMap(load(principal, slug), view),
+  const decommission = Effect.fn("Agents.decommission")(function* (principal: Principal, slug: string, reason: string, context: AuditContext) {
+    const row = yield* store.decommission(principal.orgUuid, slug, reason)
+    if (row === undefined) {
+      // Not there, or already decommissioned (irreversible: a second request changes nothing).
+      yield* load(principal, slug)
+      return yield* refuse(DecommissionedAgent.of(slug))
+    }
+    yield* audit(principal, "agent.decommissioned", slug, context, { reason })
+    return { agent_slug: row.agent_slug, status: row.status, decommissioned_at: row.decommissioned_at ?? row.updated_at, reason }
+  })
 
-    /** The slug only, after checking the caller's organization owns it. */
-    owned: (principal: Principal, slug: string) => Effect.map(load(principal, slug), (row) => row.agent_slug),
+  /**
+   * Moves the agent to another organization: the owner's signature over the terms checked
+   * first, then the target; one transaction moves it (waiting for notarizations holding the row),
+   * reissues its credential for the new owner, stores a transfer receipt signed by the platform
+   * key and audits the transfer in both organizations.
+   */
+  const transfer = Effect.fn("Agents.transfer")(function* (
+    principal: Principal,
+    slug: string,
+    input: TransferRequest,
+    credential: string,
+    context: AuditContext
+  ) {
+    const current = yield* load(principal, slug)
+    if (current.status === "decommissioned") return yield* refuse(DecommissionedAgent.of(slug))
+    const terms = { agent_slug: slug, from_org: principal.orgUuid, to_org: input.target_org_id }
+    if (!transferSignatureValid(credential, terms, input.signature)) return yield* refuse(InvalidTransferSignature.of(slug))
+    if (input.target_org_id === principal.orgUuid) return yield* refuse(InvalidInput.one("target_org_id", "is already the agent's owner"))
+    if (!(yield* store.organizationExists(input.target_org_id))) return yield* refuse(TargetOrgNotFound.of(input.target_org_id))
+    const signer = yield* receipts.platformSigner.pipe(Effect.provideService(SqlClient.SqlClient, store.sql))
+    const transferred = yield* store.sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const moved = yield* store.moveTo(principal.orgUuid, slug, input.target_org_id)
+          if (moved === undefined) return undefined
+          yield* credentials.issue(slug)
+          const transferredAt = new Date().toISOString()
+          const payload = {
+            receipt_type: "agent_transfer",
+            receipt_version: "1.0",
+            transfer_receipt_id: newId("atr"),
+            agent_slug: slug,
+            agent_did: agentDid(config.baseUrl, slug),
+            previous_owner: principal.orgUuid,
+            new_owner: input.target_org_id,
+            transferred_at: transferredAt
+          }
+          const bytes = Buffer.from(canonicalJson(payload), "utf8")
+          const record = {
+            transfer_receipt_id: payload.transfer_receipt_id,
+            agent_slug: slug,
+            previous_owner: principal.orgUuid,
+            new_owner: input.target_org_id,
+            signed_payload: bytes.toString("utf8"),
+            payload_hash: `sha256:${createHash("sha256").update(bytes).digest("hex")}`,
+            signature: signer.sign(bytes),
+            public_key_id: signer.publicKeyId,
+            transferred_at: transferredAt
+          }
+          yield* store.insertTransfer(record)
+          const details = { transfer_receipt_id: record.transfer_receipt_id, previous_owner: record.previous_owner, new_owner: record.new_owner, payload_hash: record.payload_hash }
+          yield* store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event: "agent.transferred_out", target: slug, details, requestId: context.requestId })
+          yield* store.audit({ orgUuid: input.target_org_id, actor: auditActor(principal), event: "agent.transferred_in", target: slug, details, requestId: context.requestId })
+          return record
+        })
+      )
+      .pipe(Effect.catchTag("SqlError", Effect.die))
+    // Decommissioned or moved away meanwhile.
+    if (transferred === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+    return {
+      agent_slug: slug,
+      previous_owner: transferred.previous_owner,
+      new_owner: transferred.new_owner,
+      transferred_at: transferred.transferred_at,
+      transfer_receipt_id: transferred.transfer_receipt_id
+    }
+  })
 
-    update: (principal: Principal, slug: string, patch: UpdateAgentRequest, context: AuditContext) =>
-      Effect.gen(function* () {
-        const current = yield* load(principal, slug)
-        const fields: AgentFields = {
-          name: patch.name ?? patch.display_name ?? current.name,
-          description: patch.description !== undefined ? patch.description : current.description,
-          capabilities: patch.capabilities !== undefined ? uniqueCapabilities(patch.capabilities) : current.capabilities,
-          metadata: patch.metadata !== undefined ? yield* checkedMetadata(patch.metadata ?? {}) : current.metadata
-        }
-        const capabilitiesChanged = JSON.stringify(fields.capabilities) !== JSON.stringify(current.capabilities)
-        const updated = yield* store.sql
-          .withTransaction(
-            Effect.gen(function* () {
-              const row = yield* store.update(principal.orgUuid, slug, fields)
-              // New capabilities, new credential (CONTRACT.md), committed with the change.
-              if (row !== undefined && capabilitiesChanged) yield* credentials.issue(slug)
-              return row
-            })
-          )
-          .pipe(Effect.orDie)
-        if (updated === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
-        yield* audit(principal, "agent.updated", slug, context, { fields: Object.keys(patch) })
-        return yield* view({ ...updated, action_count: current.action_count })
-      }),
 
-    publishVersion: (principal: Principal, slug: string, input: PublishVersionRequest, context: AuditContext) =>
-      Effect.gen(function* () {
-        const { agent, published } = yield* store.sql
-          .withTransaction(
-            Effect.gen(function* () {
-              const outcome = yield* store.publishVersion(principal.orgUuid, slug, {
-                version: input.version,
-                instruction_hash: input.instruction_hash,
-                changelog: input.changelog ?? null
-              })
-              // A new version, a new credential, committed with it.
-              if (outcome.published !== undefined) yield* credentials.issue(slug)
-              return outcome
-            })
-          )
-          .pipe(Effect.orDie)
-        if (agent === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
-        if (agent.status === "decommissioned") return yield* refuse(new AgentDecommissioned({ agent_slug: slug }))
-        if (published === undefined) return yield* refuse(new VersionExists({ agent_slug: slug, version: input.version }))
-        yield* audit(principal, "agent.version_published", slug, context, { version: published.version })
-        return versionView(published)
-      }),
+  const publicView = Effect.fn("Agents.publicView")(function* (slug: string) {
+    const row = yield* store.findAnywhere(slug)
+    if (row === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+    return {
+      ...described(row),
+      current_version: row.current_version,
+      // The owner is an organization registered on this gateway, which signs for it.
+      owner_verified: true,
+      action_count: row.action_count,
+      created_at: row.created_at
+    }
+  })
 
-    versions: (principal: Principal, slug: string) =>
-      Effect.gen(function* () {
-        yield* load(principal, slug)
-        const versions = (yield* Effect.orDie(store.versions(slug))).map(versionView)
-        return { agent_slug: slug, versions, data: versions }
-      }),
-
-    decommission: (principal: Principal, slug: string, reason: string, context: AuditContext) =>
-      Effect.gen(function* () {
-        const row = yield* Effect.orDie(store.decommission(principal.orgUuid, slug, reason))
-        if (row === undefined) {
-          // Not there, or already decommissioned (irreversible: a second request changes nothing).
-          yield* load(principal, slug)
-          return yield* refuse(new AgentDecommissioned({ agent_slug: slug }))
-        }
-        yield* audit(principal, "agent.decommissioned", slug, context, { reason })
-        return { agent_slug: row.agent_slug, status: row.status, decommissioned_at: row.decommissioned_at ?? row.updated_at, reason }
-      }),
-
-    /**
-     * Moves the agent to another organization: the owner's signature over the terms checked
-     * first, then the target; one transaction moves it (waiting for notarizations holding the row),
-     * reissues its credential for the new owner, stores a transfer receipt signed by the platform
-     * key and audits the transfer in both organizations.
-     */
-    transfer: (principal: Principal, slug: string, input: TransferRequest, credential: string, context: AuditContext) =>
-      Effect.gen(function* () {
-        const current = yield* load(principal, slug)
-        if (current.status === "decommissioned") return yield* refuse(new AgentDecommissioned({ agent_slug: slug }))
-        const terms = { agent_slug: slug, from_org: principal.orgUuid, to_org: input.target_org_id }
-        if (!transferSignatureValid(credential, terms, input.signature)) return yield* refuse(new InvalidSignature({ agent_slug: slug }))
-        if (input.target_org_id === principal.orgUuid) return yield* refuse(InvalidInput.one("target_org_id", "is already the agent's owner"))
-        if (!(yield* Effect.orDie(store.organizationExists(input.target_org_id)))) return yield* refuse(new TargetOrgNotFound({ target_org_id: input.target_org_id }))
-        const signer = yield* receipts.platformSigner
-        const transferred = yield* store.sql
-          .withTransaction(
-            Effect.gen(function* () {
-              const moved = yield* store.moveTo(principal.orgUuid, slug, input.target_org_id)
-              if (moved === undefined) return undefined
-              yield* credentials.issue(slug)
-              const transferredAt = new Date().toISOString()
-              const payload = {
-                receipt_type: "agent_transfer",
-                receipt_version: "1.0",
-                transfer_receipt_id: newId("atr"),
-                agent_slug: slug,
-                agent_did: agentDid(config.baseUrl, slug),
-                previous_owner: principal.orgUuid,
-                new_owner: input.target_org_id,
-                transferred_at: transferredAt
-              }
-              const bytes = Buffer.from(canonicalJson(payload), "utf8")
-              const record = {
-                transfer_receipt_id: payload.transfer_receipt_id,
-                agent_slug: slug,
-                previous_owner: principal.orgUuid,
-                new_owner: input.target_org_id,
-                signed_payload: bytes.toString("utf8"),
-                payload_hash: `sha256:${createHash("sha256").update(bytes).digest("hex")}`,
-                signature: signer.sign(bytes),
-                public_key_id: signer.publicKeyId,
-                transferred_at: transferredAt
-              }
-              yield* store.insertTransfer(record)
-              const details = { transfer_receipt_id: record.transfer_receipt_id, previous_owner: record.previous_owner, new_owner: record.new_owner, payload_hash: record.payload_hash }
-              yield* store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event: "agent.transferred_out", target: slug, details, requestId: context.requestId })
-              yield* store.audit({ orgUuid: input.target_org_id, actor: auditActor(principal), event: "agent.transferred_in", target: slug, details, requestId: context.requestId })
-              return record
-            })
-          )
-          .pipe(Effect.orDie)
-        // Decommissioned or moved away meanwhile.
-        if (transferred === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
-        return {
-          agent_slug: slug,
-          previous_owner: transferred.previous_owner,
-          new_owner: transferred.new_owner,
-          transferred_at: transferred.transferred_at,
-          transfer_receipt_id: transferred.transfer_receipt_id
-        }
-      }),
-
-    /** The public page: any registered agent, whoever owns it. */
-    publicView: (slug: string) =>
-      Effect.gen(function* () {
-        const row = yield* Effect.orDie(store.findAnywhere(slug))
-        if (row === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
-        return {
-          ...described(row),
-          current_version: row.current_version,
-          // The owner is an organization registered on this gateway, which signs for it.
-          owner_verified: true,
-          action_count: row.action_count,
-          created_at: row.created_at
-        }
-      })
-  }
+  return Agents.of({ register, list, get, owned, update, publishVersion, versions, decommission, transfer, publicView })
 })
 
-export class Agents extends Context.Service<Agents, Effect.Success<typeof makeAgents>>()("gateway/Agents") {
+export interface AgentsService {
+  readonly register: (principal: Principal, input: RegisterAgentRequest, context: AuditContext) => Effect.Effect<RegisteredAgent, AgentsError>
+  readonly list: (principal: Principal, query: { readonly page?: number; readonly per_page?: number }) => Effect.Effect<AgentPage>
+  readonly get: (principal: Principal, slug: string) => Effect.Effect<AgentView, AgentsError>
+  /** The slug only, after checking the caller's organization owns it. */
+  readonly owned: (principal: Principal, slug: string) => Effect.Effect<string, AgentsError>
+  readonly update: (principal: Principal, slug: string, patch: UpdateAgentRequest, context: AuditContext) => Effect.Effect<AgentView, AgentsError>
+  readonly publishVersion: (principal: Principal, slug: string, input: PublishVersionRequest, context: AuditContext) => Effect.Effect<AgentVersion, AgentsError>
+  readonly versions: (principal: Principal, slug: string) => Effect.Effect<VersionList, AgentsError>
+  readonly decommission: (principal: Principal, slug: string, reason: string, context: AuditContext) => Effect.Effect<Decommissioned, AgentsError>
+  readonly transfer: (
+    principal: Principal,
+    slug: string,
+    input: TransferRequest,
+    credential: string,
+    context: AuditContext
+  ) => Effect.Effect<Transferred, AgentsError>
+  /** The public page: any registered agent, whoever owns it. */
+  readonly publicView: (slug: string) => Effect.Effect<PublicAgent, AgentsError>
+}
+
+export class Agents extends Context.Service<Agents, AgentsService>()("gateway/Agents") {
   static readonly layer = Layer.effect(Agents, makeAgents)
 }

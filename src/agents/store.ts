@@ -1,20 +1,22 @@
 /** SQL for the agent registry. Rows are decoded (`SqlSchema`): ISO timestamps, parsed jsonb. */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { type AuditEntry, insertAudit } from "../platform/audit.js"
-import { Count, Json, NullableTimestamp, Timestamp } from "../platform/columns.js"
+import { Count, Json, JsonObject, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
-import { offset } from "../platform/sql.js"
+import * as Rows from "../platform/db/rows.js"
+import { sqlDefects } from "../platform/db/store.js"
 
 const AgentRow = Schema.Struct({
   agent_slug: Schema.String,
   org_uuid: Schema.String,
   name: Schema.String,
   description: Schema.NullOr(Schema.String),
-  capabilities: Json(Schema.Array(Schema.String), []),
-  metadata: Json(Schema.Record(Schema.String, Schema.Unknown), {}),
+  capabilities: Json(Schema.Array(Schema.String)),
+  metadata: JsonObject,
   status: Schema.Literals(["active", "decommissioned"]),
   current_version: Schema.NullOr(Schema.String),
   decommissioned_at: NullableTimestamp,
@@ -59,14 +61,38 @@ export interface TransferRecord {
 
 const BySlug = Schema.Struct({ orgUuid: Schema.String, slug: Schema.String })
 
+/** What a registration or an update writes (capabilities and metadata go to jsonb as they are). */
+const Fields = Schema.Struct({
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  capabilities: Schema.Array(Schema.String),
+  metadata: Schema.Record(Schema.String, Schema.Unknown)
+})
+
+const TransferRow = Schema.Struct({
+  transfer_receipt_id: Schema.String,
+  agent_slug: Schema.String,
+  previous_owner: Schema.String,
+  new_owner: Schema.String,
+  signed_payload: Schema.String,
+  payload_hash: Schema.String,
+  signature: Schema.String,
+  public_key_id: Schema.String,
+  transferred_at: Schema.String
+})
+
+/** For a statement that always answers one row (an aggregate, INSERT … RETURNING): no row is a defect. */
+const oneRow = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, Cause.NoSuchElementError>, R> =>
+  Effect.catchIf(effect, Cause.isNoSuchElementError, Effect.die) as Effect.Effect<A, Exclude<E, Cause.NoSuchElementError>, R>
+
 export const makeAgentsStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
   /** The agent's actions in its owner's organization (the actions area's table, indexed by org and agent). */
   const actionCount = sql`(SELECT count(*) FROM actions x WHERE x.org_uuid = agents.org_uuid AND x.agent_id = agents.agent_slug)`
 
-  const insert = SqlSchema.findAll({
-    Request: Schema.Struct({ orgUuid: Schema.String, slug: Schema.String, fields: Schema.Any }),
+  const insert = Rows.findAll({
+    Request: Schema.Struct({ orgUuid: Schema.String, slug: Schema.String, fields: Fields }),
     Result: AgentRow,
     execute: ({ orgUuid, slug, fields }) =>
       sql`INSERT INTO agents (agent_slug, org_uuid, name, description, capabilities, metadata, status)
@@ -74,19 +100,19 @@ export const makeAgentsStore = Effect.gen(function* () {
           ON CONFLICT (agent_slug) DO NOTHING RETURNING *`
   })
 
-  const find = SqlSchema.findOneOption({
+  const find = Rows.findOneOption({
     Request: BySlug,
     Result: CountedAgentRow,
     execute: ({ orgUuid, slug }) => sql`SELECT agents.*, ${actionCount} AS action_count FROM agents WHERE agent_slug = ${slug} AND org_uuid = ${orgUuid}`
   })
 
-  const findAnywhere = SqlSchema.findOneOption({
+  const findAnywhere = Rows.findOneOption({
     Request: Schema.String,
     Result: CountedAgentRow,
     execute: (slug) => sql`SELECT agents.*, ${actionCount} AS action_count FROM agents WHERE agent_slug = ${slug}`
   })
 
-  const page = SqlSchema.findAll({
+  const page = Rows.findAll({
     Request: Schema.Struct({ orgUuid: Schema.String, limit: Schema.Number, offset: Schema.Number }),
     Result: CountedAgentRow,
     execute: ({ orgUuid, limit, offset }) =>
@@ -94,14 +120,14 @@ export const makeAgentsStore = Effect.gen(function* () {
           ORDER BY created_at DESC, agent_slug DESC LIMIT ${limit} OFFSET ${offset}`
   })
 
-  const countAll = SqlSchema.findOne({
+  const countAll = Rows.findOne({
     Request: Schema.String,
     Result: Schema.Struct({ n: Count }),
     execute: (orgUuid) => sql`SELECT count(*) AS n FROM agents WHERE org_uuid = ${orgUuid}`
   })
 
-  const update = SqlSchema.findOneOption({
-    Request: Schema.Struct({ ...BySlug.fields, fields: Schema.Any }),
+  const update = Rows.findOneOption({
+    Request: Schema.Struct({ ...BySlug.fields, fields: Fields }),
     Result: AgentRow,
     execute: ({ orgUuid, slug, fields }) =>
       sql`UPDATE agents SET name = ${fields.name}, description = ${fields.description}, capabilities = ${jsonb(fields.capabilities)},
@@ -109,19 +135,19 @@ export const makeAgentsStore = Effect.gen(function* () {
           WHERE agent_slug = ${slug} AND org_uuid = ${orgUuid} RETURNING *`
   })
 
-  const versions = SqlSchema.findAll({
+  const versions = Rows.findAll({
     Request: Schema.String,
     Result: VersionRow,
     execute: (slug) => sql`SELECT * FROM agent_versions WHERE agent_slug = ${slug} ORDER BY published_at DESC, version DESC`
   })
 
-  const lockAgent = SqlSchema.findOneOption({
+  const lockAgent = Rows.findOneOption({
     Request: BySlug,
     Result: AgentRow,
     execute: ({ orgUuid, slug }) => sql`SELECT * FROM agents WHERE agent_slug = ${slug} AND org_uuid = ${orgUuid} FOR UPDATE`
   })
 
-  const insertVersion = SqlSchema.findAll({
+  const insertVersion = Rows.findAll({
     Request: Schema.Struct({ slug: Schema.String, version: Schema.String, instruction_hash: Schema.String, changelog: Schema.NullOr(Schema.String) }),
     Result: VersionRow,
     execute: ({ slug, version, instruction_hash, changelog }) =>
@@ -130,7 +156,7 @@ export const makeAgentsStore = Effect.gen(function* () {
           ON CONFLICT (agent_slug, version) DO NOTHING RETURNING *`
   })
 
-  const decommission = SqlSchema.findOneOption({
+  const decommission = Rows.findOneOption({
     Request: Schema.Struct({ ...BySlug.fields, reason: Schema.String }),
     Result: AgentRow,
     execute: ({ orgUuid, slug, reason }) =>
@@ -138,14 +164,33 @@ export const makeAgentsStore = Effect.gen(function* () {
           WHERE agent_slug = ${slug} AND org_uuid = ${orgUuid} AND status = 'active' RETURNING *`
   })
 
-  const moveTo = SqlSchema.findOneOption({
+  const moveTo = Rows.findOneOption({
     Request: Schema.Struct({ fromOrg: Schema.String, slug: Schema.String, toOrg: Schema.String }),
     Result: AgentRow,
     execute: ({ fromOrg, slug, toOrg }) =>
       sql`UPDATE agents SET org_uuid = ${toOrg}, updated_at = now() WHERE agent_slug = ${slug} AND org_uuid = ${fromOrg} AND status = 'active' RETURNING *`
   })
 
-  return {
+  const setCurrentVersion = Rows.void({
+    Request: Schema.Struct({ slug: Schema.String, version: Schema.String }),
+    execute: ({ slug, version }) => sql`UPDATE agents SET current_version = ${version}, updated_at = now() WHERE agent_slug = ${slug}`
+  })
+
+  const organizationExists = Rows.findOneOption({
+    Request: Schema.String,
+    Result: Schema.Struct({ org_uuid: Schema.String }),
+    execute: (orgUuid) => sql`SELECT org_uuid FROM organizations WHERE org_uuid = ${orgUuid}`
+  })
+
+  const insertTransfer = Rows.void({
+    Request: TransferRow,
+    execute: (t) =>
+      sql`INSERT INTO agent_transfers (transfer_receipt_id, agent_slug, previous_owner, new_owner, signed_payload, payload_hash, signature, public_key_id, transferred_at)
+          VALUES (${t.transfer_receipt_id}, ${t.agent_slug}, ${t.previous_owner}, ${t.new_owner}, ${t.signed_payload}, ${t.payload_hash}, ${t.signature},
+            ${t.public_key_id}, ${t.transferred_at})`
+  })
+
+  return sqlDefects({
     sql,
 
     /** undefined when the slug is taken (by any organization). */
@@ -158,8 +203,8 @@ export const makeAgentsStore = Effect.gen(function* () {
 
     list: (orgUuid: string, pageNumber: number, perPage: number) =>
       Effect.all({
-        rows: page({ orgUuid, limit: perPage, offset: offset(pageNumber, perPage) }),
-        total: Effect.map(countAll(orgUuid), (row) => row.n)
+        rows: page({ orgUuid, limit: perPage, offset: (pageNumber - 1) * perPage }),
+        total: Effect.map(oneRow(countAll(orgUuid)), (row) => row.n)
       }),
 
     update: (orgUuid: string, slug: string, fields: AgentFields) => Effect.map(update({ orgUuid, slug, fields }), Option.getOrUndefined),
@@ -177,7 +222,7 @@ export const makeAgentsStore = Effect.gen(function* () {
           const agent = Option.getOrUndefined(yield* lockAgent({ orgUuid, slug }))
           if (agent === undefined || agent.status !== "active") return { agent, published: undefined }
           const [published] = yield* insertVersion({ slug, ...version })
-          if (published !== undefined) yield* sql`UPDATE agents SET current_version = ${published.version}, updated_at = now() WHERE agent_slug = ${slug}`
+          if (published !== undefined) yield* setCurrentVersion({ slug, version: published.version })
           return { agent, published }
         })
       ),
@@ -196,20 +241,16 @@ export const makeAgentsStore = Effect.gen(function* () {
         )
       ),
 
-    organizationExists: (orgUuid: string) =>
-      sql`SELECT 1 FROM organizations WHERE org_uuid = ${orgUuid}`.pipe(Effect.map((rows) => rows.length > 0)),
+    organizationExists: (orgUuid: string) => Effect.map(organizationExists(orgUuid), Option.isSome),
 
     /** Moves an active agent to another organization (the row lock waits for notarizations holding it); the row, or undefined. */
     moveTo: (fromOrg: string, slug: string, toOrg: string) =>
       Effect.map(moveTo({ fromOrg, slug, toOrg }), Option.getOrUndefined),
 
-    insertTransfer: (t: TransferRecord) =>
-      sql`INSERT INTO agent_transfers (transfer_receipt_id, agent_slug, previous_owner, new_owner, signed_payload, payload_hash, signature, public_key_id, transferred_at)
-          VALUES (${t.transfer_receipt_id}, ${t.agent_slug}, ${t.previous_owner}, ${t.new_owner}, ${t.signed_payload}, ${t.payload_hash}, ${t.signature},
-            ${t.public_key_id}, ${t.transferred_at})`.pipe(Effect.asVoid),
+    insertTransfer: (t: TransferRecord) => insertTransfer(t),
 
     audit: (entry: AuditEntry) => insertAudit(sql, entry)
-  }
+  })
 })
 
 export type AgentsStore = Effect.Success<typeof makeAgentsStore>

@@ -2,9 +2,8 @@
 import * as Effect from "effect/Effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { Unprocessable } from "../../protocol/errors.js"
 import { requireRole, requireScope } from "../access/guards.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { ApprovalChannels } from "./service.js"
 
 export const NotificationChannelsHttp = HttpApiBuilder.group(GatewayApi, "notificationChannels", (handlers) =>
@@ -22,7 +21,7 @@ export const NotificationChannelsHttp = HttpApiBuilder.group(GatewayApi, "notifi
         Effect.gen(function* () {
           const principal = yield* requireScope("notifications:write")
           yield* requireRole(["owner", "admin"], "notification channels")(principal)
-          return yield* answer({ InvalidInput: Unprocessable })(channels.put(principal.orgUuid, payload))
+          return yield* channels.put(principal.orgUuid, payload).pipe(refusals("ChannelsError", "InvalidInput"))
         })
       )
   })

@@ -8,21 +8,17 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
-import { SqlClient, SqlSchema } from "effect/sql"
 import type { NotificationChannelsInput } from "../../protocol/approvers.js"
 import { ApprovalGrants } from "../actions/ports.js"
 import { Flags } from "../flags/service.js"
-import { Json } from "../platform/columns.js"
 import { Config } from "../platform/config.js"
-import { jsonb } from "../platform/db/index.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { makeMailer } from "../platform/mail.js"
 import { outbound, outboundPolicyOfConfig } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
-import { ChannelsError } from "./errors.js"
+import { type ChannelsError, refuse } from "./errors.js"
 import { type ApprovalRequest, approverEmail, maskUrl, noticeEmail, slackMessage, teamsMessage } from "./messages.js"
+import { type ChannelsRow, makeChannelsStore } from "./store.js"
 import { webhookUrlProblem } from "./url.js"
 
 export type ChannelName = "email" | "slack" | "teams"
@@ -34,34 +30,29 @@ export interface ChannelsView {
   readonly teams: { readonly enabled: boolean; readonly webhook_url: string | null }
 }
 
-const ChannelsRow = Schema.Struct({
-  email_enabled: Schema.Boolean,
-  email_recipients: Json(Schema.Array(Schema.String), []),
-  slack_enabled: Schema.Boolean,
-  slack_url_sealed: Schema.NullOr(Schema.String),
-  teams_enabled: Schema.Boolean,
-  teams_url_sealed: Schema.NullOr(Schema.String)
-})
-type ChannelsRow = typeof ChannelsRow.Type
-
 const CHAT_TIMEOUT_MS = 10_000
 const SMTP_TIMEOUT_MS = 15_000
 
 
 const aadOf = (orgUuid: string, channel: "slack" | "teams") => `notification-channel:${orgUuid}:${channel}`
 
-export class ApprovalChannels extends Context.Service<
-  ApprovalChannels,
-  {
-    readonly get: (orgUuid: string) => Effect.Effect<ChannelsView>
-    readonly put: (orgUuid: string, input: Input) => Effect.Effect<ChannelsView, ChannelsError>
-    /** Sends to every enabled channel in parallel and records each result; never fails. */
-    readonly notifyApproval: (request: ApprovalRequest) => Effect.Effect<ReadonlyArray<{ channel: ChannelName; status: string; detail: string | null }>>
-  }
->()("gateway/ApprovalChannels") {
+export interface ChannelResult {
+  readonly channel: ChannelName
+  readonly status: string
+  readonly detail: string | null
+}
+
+export interface ApprovalChannelsService {
+  readonly get: (orgUuid: string) => Effect.Effect<ChannelsView>
+  readonly put: (orgUuid: string, input: Input) => Effect.Effect<ChannelsView, ChannelsError>
+  /** Sends to every enabled channel in parallel and records each result; never fails. */
+  readonly notifyApproval: (request: ApprovalRequest) => Effect.Effect<ReadonlyArray<ChannelResult>>
+}
+
+export class ApprovalChannels extends Context.Service<ApprovalChannels, ApprovalChannelsService>()("gateway/ApprovalChannels") {
   static readonly layer = Layer.effect(ApprovalChannels)(
     Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
+      const store = yield* makeChannelsStore
       const config = yield* Config
       const { envelope } = yield* Secrets
       const grants = yield* ApprovalGrants
@@ -69,15 +60,6 @@ export class ApprovalChannels extends Context.Service<
       const policy = outboundPolicyOfConfig(config)
       const mailer = makeMailer(config.smtpUrl)
       const sender = config.smtpFrom || `approvals@${hostOf(config.baseUrl)}`
-
-      const loadRow = SqlSchema.findOneOption({
-        Request: Schema.String,
-        Result: ChannelsRow,
-        execute: (orgUuid) =>
-          sql`SELECT email_enabled, email_recipients, slack_enabled, slack_url_sealed, teams_enabled, teams_url_sealed
-              FROM notification_channels WHERE org_uuid = ${orgUuid}`
-      })
-      const load = (orgUuid: string) => Effect.map(loadRow(orgUuid), Option.getOrUndefined)
 
       const chatUrl = (orgUuid: string, channel: "slack" | "teams", sealed: string | null) =>
         sealed === null ? null : envelope.openText(sealed, aadOf(orgUuid, channel))
@@ -88,10 +70,11 @@ export class ApprovalChannels extends Context.Service<
         teams: { enabled: row?.teams_enabled ?? false, webhook_url: mapNull(chatUrl(orgUuid, "teams", row?.teams_url_sealed ?? null), maskUrl) }
       })
 
-      const get = (orgUuid: string) => Effect.orDie(Effect.map(load(orgUuid), (row) => view(orgUuid, row)))
+      const get = Effect.fn("ApprovalChannels.get")(function* (orgUuid: string) {
+        return view(orgUuid, yield* store.load(orgUuid))
+      })
 
-      const put = (orgUuid: string, input: Input) =>
-        Effect.gen(function* () {
+      const put = Effect.fn("ApprovalChannels.put")(function* (orgUuid: string, input: Input) {
           const issues: Array<{ path: string; message: string }> = []
           const problems: Partial<Record<"slack" | "teams", string>> = {}
           for (const channel of ["slack", "teams"] as const) {
@@ -108,26 +91,19 @@ export class ApprovalChannels extends Context.Service<
             if (given === undefined || problems[channel] !== undefined) return current
             return given === null ? null : envelope.seal(given, aadOf(orgUuid, channel))
           }
-          const row = yield* Effect.orDie(load(orgUuid))
+          const row = yield* store.load(orgUuid)
           const slackUrl = sealedUrl("slack", row?.slack_url_sealed ?? null)
           const teamsUrl = sealedUrl("teams", row?.teams_url_sealed ?? null)
           const slackEnabled = input.slack?.enabled ?? row?.slack_enabled ?? false
           const teamsEnabled = input.teams?.enabled ?? row?.teams_enabled ?? false
           if (slackEnabled && slackUrl === null) issues.push({ path: "slack.webhook_url", message: "required when slack is enabled" })
           if (teamsEnabled && teamsUrl === null) issues.push({ path: "teams.webhook_url", message: "required when teams is enabled" })
-          if (issues.length > 0) return yield* Effect.fail(new ChannelsError({ reason: new InvalidInput({ issues }) }))
+          if (issues.length > 0) return yield* refuse(InvalidInput.of(issues))
           const emailEnabled = input.email?.enabled ?? row?.email_enabled ?? false
           const recipients = input.email?.recipients ?? row?.email_recipients ?? []
-          yield* sql`
-            INSERT INTO notification_channels
-              (org_uuid, email_enabled, email_recipients, slack_enabled, slack_url_sealed, teams_enabled, teams_url_sealed, updated_at)
-            VALUES (${orgUuid}, ${emailEnabled}, ${jsonb(recipients)}, ${slackEnabled}, ${slackUrl}, ${teamsEnabled}, ${teamsUrl}, now())
-            ON CONFLICT (org_uuid) DO UPDATE SET
-              email_enabled = EXCLUDED.email_enabled, email_recipients = EXCLUDED.email_recipients,
-              slack_enabled = EXCLUDED.slack_enabled, slack_url_sealed = EXCLUDED.slack_url_sealed,
-              teams_enabled = EXCLUDED.teams_enabled, teams_url_sealed = EXCLUDED.teams_url_sealed, updated_at = now()`.pipe(Effect.orDie)
+          yield* store.save({ orgUuid, emailEnabled, recipients, slackEnabled, slackUrl, teamsEnabled, teamsUrl })
           return yield* get(orgUuid)
-        })
+      })
 
       const send = (to: string, message: { subject: string; text: string }) =>
         Effect.tryPromise({
@@ -171,13 +147,13 @@ export class ApprovalChannels extends Context.Service<
           return { status: "sent", detail: `HTTP ${response.status}` }
         })
 
+      // The log is best effort: a failed insert never stops the announcement.
       const record = (request: ApprovalRequest, channel: ChannelName, status: string, detail: string | null) =>
-        sql`INSERT INTO channel_deliveries (org_uuid, event_id, channel, status, detail)
-            VALUES (${request.orgUuid}, ${request.eventId}, ${channel}, ${status}, ${detail})`.pipe(Effect.ignore)
+        store.record({ orgUuid: request.orgUuid, eventId: request.eventId, channel, status, detail }).pipe(Effect.ignoreCause({ log: true }))
 
-      const notifyApproval = (request: ApprovalRequest) =>
-        Effect.gen(function* () {
-          const row = yield* load(request.orgUuid).pipe(Effect.orElseSucceed(() => undefined))
+      const notifyApproval = Effect.fn("ApprovalChannels.notifyApproval")(
+        function* (request: ApprovalRequest) {
+          const row = yield* store.load(request.orgUuid)
           if (row === undefined) return []
           const jobs: Array<readonly [ChannelName, Effect.Effect<{ status: string; detail: string | null }, unknown>]> = []
           if (row.email_enabled) jobs.push(["email", sendEmail(request, row.email_recipients)])
@@ -202,7 +178,10 @@ export class ApprovalChannels extends Context.Service<
               ),
             { concurrency: "unbounded" }
           )
-        }).pipe(Effect.orElseSucceed(() => []))
+        },
+        // Announcing never fails the caller; a failure to read the settings is logged and nothing is sent.
+        (effect) => effect.pipe(Effect.catchCause((cause) => Effect.as(Effect.logWarning("approval announcement failed", { cause: String(cause) }), [])))
+      )
 
       return ApprovalChannels.of({ get, put, notifyApproval })
     })

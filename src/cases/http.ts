@@ -4,6 +4,7 @@
  * ordinary HTTP errors, then Server-Sent Events; the run lives in the stream's scope, so a
  * client that disconnects interrupts it and its model calls.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -12,44 +13,33 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { GatewayApi } from "../../protocol/api.js"
 import { pagination } from "../../protocol/common.js"
-import { Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unprocessable } from "../../protocol/errors.js"
 import { requireJwt, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import type { CasesError } from "./errors.js"
-import { Cases } from "./service.js"
+import { Cases, monthRetryAfter } from "./service.js"
 import type { CaseEvent } from "./views.js"
-
-const refused = answer({
-  InvalidInput: Unprocessable,
-  CaseNotFound: NotFound,
-  DuplicateCase: Conflict,
-  ModelUnavailable: ServiceUnavailable,
-  PlanLimitExceeded: TooManyRequests,
-  NotReviewable: Conflict,
-  NotAnApprover: Forbidden
-})
 
 /** A plan-quota 429 carries Retry-After and the RateLimit headers like every 429 (CONTRACT). */
 const withQuotaHeaders = <A, R>(effect: Effect.Effect<A, CasesError, R>) =>
-  Effect.catchIf(
-    effect,
-    (error) => error.reason._tag === "PlanLimitExceeded",
-    (error) =>
+  Effect.catchReasons(effect, "CasesError", {
+    PlanLimitExceeded: (reason) =>
       Effect.gen(function* () {
-        const reason = error.reason as Extract<CasesError["reason"], { _tag: "PlanLimitExceeded" }>
         const request = yield* HttpServerRequest
-        const body = { code: reason.code, message: reason.message, error: reason.message, details: reason.details, request_id: requestIdOf(request) }
+        const retryAfter = monthRetryAfter(yield* Clock.currentTimeMillis)
+        const body = { code: reason.code, message: reason.message, error: reason.error, details: reason.details, request_id: requestIdOf(request) }
         return HttpServerResponse.jsonUnsafe(body, {
           status: 429,
           headers: {
-            "retry-after": String(reason.retry_after_seconds),
-            "ratelimit-policy": `"cases";q=${reason.limit};w=2678400`,
-            ratelimit: `"cases";r=0;t=${reason.retry_after_seconds}`
+            "retry-after": String(retryAfter),
+            "ratelimit-policy": `"cases";q=${reason.details?.limit};w=2678400`,
+            ratelimit: `"cases";r=0;t=${retryAfter}`
           }
         })
       })
-  )
+  })
+
+const reviewRefusals = refusals("CasesError", "NotAnApprover", "CaseNotFound", "ReviewNotRequired", "ReviewAlreadyResolved")
 
 const encoder = new TextEncoder()
 const sseFrame = (event: CaseEvent) => encoder.encode(`event: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`)
@@ -69,17 +59,21 @@ export const CasesHttp = HttpApiBuilder.group(GatewayApi, "cases", (handlers) =>
         Effect.gen(function* () {
           const principal = yield* writer
           const id = yield* requestId
-          const prepared = yield* refused(withQuotaHeaders(cases.prepare(principal, payload, headers["idempotency-key"])))
+          const prepared = yield* withQuotaHeaders(cases.prepare(principal, payload, headers["idempotency-key"])).pipe(
+            refusals("CasesError", "InvalidInput", "DuplicateCase")
+          )
           if (HttpServerResponse.isHttpServerResponse(prepared)) return prepared
           if (prepared.kind === "replay") return prepared.view
-          return yield* refused(cases.run(prepared, id, () => Effect.void))
+          return yield* cases.run(prepared, id, () => Effect.void).pipe(refusals("CasesError", "ModelUnavailable"))
         })
       )
       .handle("stream", ({ payload, headers }) =>
         Effect.gen(function* () {
           const principal = yield* writer
           const id = yield* requestId
-          const prepared = yield* refused(withQuotaHeaders(cases.prepare(principal, payload, headers["idempotency-key"])))
+          const prepared = yield* withQuotaHeaders(cases.prepare(principal, payload, headers["idempotency-key"])).pipe(
+            refusals("CasesError", "InvalidInput", "DuplicateCase")
+          )
           if (HttpServerResponse.isHttpServerResponse(prepared)) return prepared
           const events =
             prepared.kind === "replay"
@@ -106,15 +100,19 @@ export const CasesHttp = HttpApiBuilder.group(GatewayApi, "cases", (handlers) =>
           return { cases: items, data: items, pagination: pagination(page, perPage, total) }
         })
       )
-      .handle("get", ({ params }) => Effect.flatMap(reader, (principal) => refused(cases.get(principal, params.case_id))))
-      .handle("approve", ({ params, payload }) => Effect.flatMap(requireJwt, (principal) => refused(cases.approve(principal, params.case_id, payload.reason ?? null))))
-      .handle("deny", ({ params, payload }) => Effect.flatMap(requireJwt, (principal) => refused(cases.deny(principal, params.case_id, payload.reason ?? null))))
+      .handle("get", ({ params }) => Effect.flatMap(reader, (principal) => cases.get(principal, params.case_id).pipe(refusals("CasesError", "CaseNotFound"))))
+      .handle("approve", ({ params, payload }) =>
+        Effect.flatMap(requireJwt, (principal) => cases.approve(principal, params.case_id, payload.reason ?? null).pipe(reviewRefusals))
+      )
+      .handle("deny", ({ params, payload }) =>
+        Effect.flatMap(requireJwt, (principal) => cases.deny(principal, params.case_id, payload.reason ?? null).pipe(reviewRefusals))
+      )
   })
 )
 
 export const CasesPublicHttp = HttpApiBuilder.group(GatewayApi, "casesPublic", (handlers) =>
   Effect.gen(function* () {
     const cases = yield* Cases
-    return handlers.handle("verify", ({ params }) => answer({ CaseNotFound: NotFound })(cases.verify(params.case_id)))
+    return handlers.handle("verify", ({ params }) => cases.verify(params.case_id).pipe(refusals("CasesError", "CaseNotFound")))
   })
 )

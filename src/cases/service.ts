@@ -6,15 +6,16 @@
  * caller's `emit` (the SSE stream) and announced on the WebSocket channel `case:<id>`.
  * Interrupting a run (the client went away) aborts its model calls and fails the row.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../../protocol/auth.js"
-import { CASE_RECEIPT_VERSION, type Case, type CaseResult, MAX_CASE_DETAILS, type NewCase } from "../../protocol/cases.js"
+import { CASE_RECEIPT_VERSION, type Case, type CaseListItem, type CaseResult, MAX_CASE_DETAILS, type NewCase } from "../../protocol/cases.js"
 import { textHash } from "../../protocol/verifier/index.js"
-import { mayApprove } from "../actions/approvals.js"
+import { mayApprove } from "../access/approvers.js"
 import { Events, stampEvents } from "../events/service.js"
 import { ModelCalls } from "../models/calls.js"
 import { Models } from "../models/service.js"
@@ -24,7 +25,17 @@ import { newId } from "../platform/ids.js"
 import { Receipts } from "../receipts/service.js"
 import { canonicalJsonBytes, sha256Tagged } from "../receipts/signing.js"
 import { consensusOf, DEFAULT_REVIEW_THRESHOLD, type Vote } from "./consensus.js"
-import { CaseNotFound, DuplicateCase, ModelUnavailable, NotAnApprover, NotReviewable, PlanLimitExceeded, refuse } from "./errors.js"
+import {
+  CaseNotFound,
+  type CasesError,
+  DuplicateCase,
+  ModelUnavailable,
+  NotAnApprover,
+  PlanLimitExceeded,
+  ReviewAlreadyResolved,
+  ReviewNotRequired,
+  refuse
+} from "./errors.js"
 import { type CaseRow, type Claim, makeCasesStore } from "./store.js"
 import { type CaseEvent, caseListItem, caseView, consensusData, modelCompleteData, receiptData, replayEvents } from "./views.js"
 
@@ -49,13 +60,20 @@ export interface Prepared {
   readonly kind: "run"
   readonly claim: Claim
   readonly principal: Principal
+  readonly prompt: string
 }
 export interface Replay {
   readonly kind: "replay"
   readonly view: Case
 }
 
-const monthRetryAfter = (now = new Date()) => Math.max(1, Math.ceil((Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - now.getTime()) / 1000))
+/** Seconds until the next calendar month (UTC), when the plan quota starts again. */
+export const monthRetryAfter = (nowMs: number) => {
+  const now = new Date(nowMs)
+  return Math.max(1, Math.ceil((Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - nowMs) / 1000))
+}
+
+const isoNow = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
 export const makeCases = Effect.gen(function* () {
   const store = yield* makeCasesStore
@@ -66,13 +84,7 @@ export const makeCases = Effect.gen(function* () {
   const config = yield* Config
   const sql = store.sql
 
-  yield* Effect.orDie(store.failStale(config.clusterMode === "memory"))
-
-  const orgRow = (orgUuid: string) =>
-    Effect.map(
-      Effect.orDie(sql<{ plan: string; default_approvers: unknown }>`SELECT plan, default_approvers FROM organizations WHERE org_uuid = ${orgUuid}`),
-      (rows) => rows[0]
-    )
+  yield* store.failStale(config.clusterMode === "memory")
 
   const validate = (principal: Principal, input: NewCase, headerKey: string | undefined) =>
     Effect.gen(function* () {
@@ -95,7 +107,7 @@ export const makeCases = Effect.gen(function* () {
       if (headerKey !== undefined && bodyKey !== undefined && headerKey !== bodyKey) issues.push({ path: "options.idempotency_key", message: "differs from the Idempotency-Key header" })
       const key = bodyKey ?? headerKey ?? null
       if (key !== null && (key.length < 1 || key.length > MAX_IDEMPOTENCY_KEY)) issues.push({ path: "options.idempotency_key", message: `must be 1-${MAX_IDEMPOTENCY_KEY} characters` })
-      if (issues.length > 0) return yield* refuse(new InvalidInput({ issues }))
+      if (issues.length > 0) return yield* refuse(InvalidInput.of(issues))
       const storeDetails = options.store_details === true
       const claim: Claim = {
         case_id: newId("case"),
@@ -108,49 +120,48 @@ export const makeCases = Effect.gen(function* () {
         models: input.models,
         review_threshold: threshold,
         created_by: principal.userUuid,
-        created_at: new Date().toISOString()
+        created_at: yield* isoNow
       }
       return { claim, prompt: promptOf(input.details, context) }
     })
 
   const checkQuota = (orgUuid: string) =>
     Effect.gen(function* () {
-      const plan = (yield* orgRow(orgUuid))?.plan ?? "self_hosted"
+      const plan = (yield* store.organization(orgUuid))?.plan ?? "self_hosted"
       const limit = MONTHLY_RUNS[plan]
       if (limit === undefined) return
-      if ((yield* Effect.orDie(store.runsThisMonth(orgUuid))) >= limit) return yield* refuse(new PlanLimitExceeded({ plan, limit, retry_after_seconds: monthRetryAfter() }))
+      if ((yield* store.runsThisMonth(orgUuid)) >= limit) return yield* refuse(PlanLimitExceeded.of(plan, limit))
     })
 
   /** Everything that can refuse a case before any model is asked; a replay when the idempotency key already answered. */
-  const prepare = (principal: Principal, input: NewCase, headerKey: string | undefined) =>
-    Effect.gen(function* () {
-      const { claim, prompt } = yield* validate(principal, input, headerKey)
-      if (claim.idempotency_key !== null) {
-        // A replay answers before the quota: it runs nothing.
-        const held = yield* Effect.orDie(store.claim(claim))
-        if (held !== undefined) return yield* answerHolder(held, claim)
-        const quota = yield* Effect.exit(checkQuota(principal.orgUuid))
-        if (Exit.isFailure(quota)) {
-          yield* Effect.orDie(store.fail(principal.orgUuid, claim.case_id, null, 0))
-          return yield* Effect.failCause(quota.cause)
-        }
-        return { kind: "run" as const, claim, principal, prompt }
+  const prepare = Effect.fn("Cases.prepare")(function* (principal: Principal, input: NewCase, headerKey: string | undefined) {
+    const { claim, prompt } = yield* validate(principal, input, headerKey)
+    if (claim.idempotency_key !== null) {
+      // A replay answers before the quota: it runs nothing.
+      const held = yield* store.claim(claim)
+      if (held !== undefined) return yield* answerHolder(held, claim)
+      const quota = yield* Effect.exit(checkQuota(principal.orgUuid))
+      if (Exit.isFailure(quota)) {
+        yield* store.fail(principal.orgUuid, claim.case_id, null, 0)
+        return yield* Effect.failCause(quota.cause)
       }
-      yield* checkQuota(principal.orgUuid)
-      yield* Effect.orDie(store.claim(claim))
-      return { kind: "run" as const, claim, principal, prompt }
-    })
+      return { kind: "run", claim, principal, prompt } satisfies Prepared
+    }
+    yield* checkQuota(principal.orgUuid)
+    yield* store.claim(claim)
+    return { kind: "run", claim, principal, prompt } satisfies Prepared
+  })
 
-  const answerHolder = (held: CaseRow, claim: Claim) => {
-    if (held.request_hash !== claim.request_hash) return refuse(new DuplicateCase({ why: "This idempotency key was used with a different request", case_id: held.case_id }))
-    if (held.status === "running") return refuse(new DuplicateCase({ why: "A case with this idempotency key is still running", case_id: held.case_id }))
-    return Effect.succeed({ kind: "replay" as const, view: caseView(held) })
+  const answerHolder = (held: CaseRow, claim: Claim): Effect.Effect<Replay, CasesError> => {
+    if (held.request_hash !== claim.request_hash) return refuse(DuplicateCase.of("This idempotency key was used with a different request", held.case_id))
+    if (held.status === "running") return refuse(DuplicateCase.of("A case with this idempotency key is still running", held.case_id))
+    return Effect.succeed({ kind: "replay", view: caseView(held) })
   }
 
   const announce = (orgUuid: string, caseId: string, event: CaseEvent) => events.announce(orgUuid, `case:${caseId}`, { type: `case.${event.event}`, event: event.event, case_id: caseId, ...event.data })
 
   /** Runs a prepared case; `emit` sees every event in order (completion order for the models). */
-  const run = (prepared: { readonly claim: Claim; readonly principal: Principal; readonly prompt: string }, requestId: string, emit: Emit) => {
+  const run = Effect.fn("Cases.run")(function* (prepared: Prepared, requestId: string, emit: Emit) {
     const { claim } = prepared
     const orgUuid = claim.org_uuid
     const started = performance.now()
@@ -187,15 +198,15 @@ export const makeCases = Effect.gen(function* () {
       const answered = results.filter((result) => result.error === null)
       if (answered.length === 0) {
         settled = true
-        yield* Effect.orDie(store.fail(orgUuid, claim.case_id, results, elapsed()))
+        yield* store.fail(orgUuid, claim.case_id, results, elapsed())
         yield* send({ event: "error", data: { message: "Every model of the case failed", case_id: claim.case_id } })
-        return yield* refuse(new ModelUnavailable({ case_id: claim.case_id, errors: results.map((result) => ({ model: result.model, error: result.error ?? "" })) }))
+        return yield* refuse(ModelUnavailable.of(claim.case_id, results.map((result) => ({ model: result.model, error: result.error ?? "" }))))
       }
       const consensus = consensusOf(answered.map((result): Vote => ({ decision: result.decision as Vote["decision"], confidence: result.confidence })), claim.review_threshold)
       yield* send({ event: "consensus", data: consensusData(consensus) })
 
       const receiptUuid = newId("rct")
-      const createdAt = new Date().toISOString()
+      const createdAt = yield* isoNow
       const signed = yield* receipts.signDocument({
         receipt_version: CASE_RECEIPT_VERSION,
         receipt_type: "case",
@@ -235,21 +246,19 @@ export const makeCases = Effect.gen(function* () {
         { orgUuid, type: "case.complete", data: { ...payload, requires_human_review: consensus.requires_human_review } },
         ...(consensus.requires_human_review ? [{ orgUuid, type: "case.requires_human_review" as const, data: { ...payload, human_review_reason: consensus.human_review_reason } }] : [])
       ])
-      yield* Effect.orDie(
-        store.complete(
-          orgUuid,
-          claim.case_id,
-          {
-            consensus: { ...consensus },
-            consensus_decision: consensus.decision,
-            disagreement: consensus.disagreement_score,
-            case_results: results,
-            receipt,
-            latency_ms: latency,
-            review_status: consensus.requires_human_review ? "pending" : null
-          },
-          caseEvents
-        )
+      yield* store.complete(
+        orgUuid,
+        claim.case_id,
+        {
+          consensus: { ...consensus },
+          consensus_decision: consensus.decision,
+          disagreement: consensus.disagreement_score,
+          case_results: results,
+          receipt,
+          latency_ms: latency,
+          review_status: consensus.requires_human_review ? "pending" : null
+        },
+        caseEvents
       )
       settled = true
       if (consensus.requires_human_review) {
@@ -287,16 +296,15 @@ export const makeCases = Effect.gen(function* () {
     })
 
     // Cancelled (client gone) or died before it settled: the row fails and frees its key.
-    return body.pipe(Effect.onExit((exit) => (settled || Exit.isSuccess(exit) ? Effect.void : Effect.orDie(store.fail(orgUuid, claim.case_id, null, elapsed())))))
-  }
+    return yield* body.pipe(Effect.onExit((exit) => (settled || Exit.isSuccess(exit) ? Effect.void : store.fail(orgUuid, claim.case_id, null, elapsed()))))
+  })
 
   const reviewable = (principal: Principal, caseId: string) =>
     Effect.gen(function* () {
-      const approvers = (yield* orgRow(principal.orgUuid))?.default_approvers
-      const list = Array.isArray(approvers) ? (approvers as Array<string>) : typeof approvers === "string" ? (JSON.parse(approvers) as Array<string>) : []
-      if (!mayApprove(principal, list)) return yield* refuse(new NotAnApprover())
-      const row = yield* Effect.orDie(store.byId(principal.orgUuid, caseId))
-      if (row === undefined || row.status === "running") return yield* refuse(new CaseNotFound({ case_id: caseId }))
+      const approvers = (yield* store.organization(principal.orgUuid))?.default_approvers ?? []
+      if (!mayApprove(principal, approvers)) return yield* refuse(new NotAnApprover({}))
+      const row = yield* store.byId(principal.orgUuid, caseId)
+      if (row === undefined || row.status === "running") return yield* refuse(CaseNotFound.of(caseId))
       return row
     })
 
@@ -314,18 +322,19 @@ export const makeCases = Effect.gen(function* () {
                 type: decision === "approved" ? "case.approved" : "case.denied",
                 data: {
                   case_id: caseId,
-                  decision: (row.consensus as Record<string, unknown> | null)?.decision ?? null,
+                  decision: row.consensus?.decision ?? null,
                   reviewed_by: principal.email,
                   reason,
-                  receipt_uuid: (row.receipt as Record<string, unknown> | null)?.receipt_uuid ?? null
+                  receipt_uuid: row.receipt?.receipt_uuid ?? null
                 }
               }
             ])
             return true
           })
         )
+        // The transaction's own statements (BEGIN, COMMIT) and the event insert are not the store's.
         .pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
-      if (!done) return yield* refuse(new NotReviewable({ case_id: caseId, review_status: row.review_status }))
+      if (!done) return yield* refuse(row.review_status === null ? ReviewNotRequired.of(caseId) : ReviewAlreadyResolved.of(caseId, row.review_status))
       yield* events.announce(principal.orgUuid, "notifications", {
         type: "notification.resolved",
         event: decision === "approved" ? "case.approved" : "case.denied",
@@ -335,42 +344,62 @@ export const makeCases = Effect.gen(function* () {
         case_id: caseId,
         review_status: decision
       })
-      return caseView((yield* Effect.orDie(store.byId(principal.orgUuid, caseId)))!)
+      const resolved = yield* store.byId(principal.orgUuid, caseId)
+      if (resolved === undefined) return yield* Effect.die(new Error(`case ${caseId} vanished after its review`))
+      return caseView(resolved)
     })
 
-  return {
+  const get = Effect.fn("Cases.get")(function* (principal: Principal, caseId: string) {
+    const row = yield* store.byId(principal.orgUuid, caseId)
+    if (row === undefined || row.status === "running") return yield* refuse(CaseNotFound.of(caseId))
+    return caseView(row)
+  })
+
+  const list = Effect.fn("Cases.list")(function* (principal: Principal, page: number, perPage: number) {
+    const rows = yield* store.page(principal.orgUuid, perPage, (page - 1) * perPage)
+    return { items: rows.map(caseListItem), total: yield* store.count(principal.orgUuid) }
+  })
+
+  const verify = Effect.fn("Cases.verify")(function* (caseId: string) {
+    const orgUuid = yield* store.receiptOrg(caseId)
+    const receipt = orgUuid === undefined ? null : ((yield* store.byId(orgUuid, caseId))?.receipt ?? null)
+    if (receipt === null) return yield* refuse(CaseNotFound.of(caseId))
+    // Verifying reads the published keys.
+    const checked = yield* receipts.verifyDocument(receipt).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    return { ...checked, receipt_uuid: receipt.receipt_uuid, case_id: caseId, receipt_version: receipt.receipt_version }
+  })
+
+  return Cases.of({
     prepare,
     run,
     replayEvents,
-
-    get: (principal: Principal, caseId: string) =>
-      Effect.gen(function* () {
-        const row = yield* Effect.orDie(store.byId(principal.orgUuid, caseId))
-        if (row === undefined || row.status === "running") return yield* refuse(new CaseNotFound({ case_id: caseId }))
-        return caseView(row)
-      }),
-
-    list: (principal: Principal, page: number, perPage: number) =>
-      Effect.gen(function* () {
-        const rows = yield* Effect.orDie(store.page(principal.orgUuid, perPage, (page - 1) * perPage))
-        return { items: rows.map(caseListItem), total: yield* Effect.orDie(store.count(principal.orgUuid)) }
-      }),
-
-    approve: (principal: Principal, caseId: string, reason: string | null) => resolve(principal, caseId, "approved", reason),
-    deny: (principal: Principal, caseId: string, reason: string | null) => resolve(principal, caseId, "denied", reason),
-
-    verify: (caseId: string) =>
-      Effect.gen(function* () {
-        const rows = yield* Effect.orDie(sql<{ org_uuid: string }>`SELECT org_uuid FROM cases WHERE case_id = ${caseId} AND receipt IS NOT NULL`)
-        const row = rows[0] === undefined ? undefined : yield* Effect.orDie(store.byId(rows[0].org_uuid, caseId))
-        const receipt = row?.receipt as Case["receipt"] | undefined
-        if (receipt === undefined || receipt === null) return yield* refuse(new CaseNotFound({ case_id: caseId }))
-        const checked = yield* receipts.verifyDocument(receipt)
-        return { ...checked, receipt_uuid: receipt.receipt_uuid, case_id: caseId, receipt_version: receipt.receipt_version }
-      })
-  }
+    get,
+    list,
+    approve: Effect.fn("Cases.approve")(function* (principal: Principal, caseId: string, reason: string | null) {
+      return yield* resolve(principal, caseId, "approved", reason)
+    }),
+    deny: Effect.fn("Cases.deny")(function* (principal: Principal, caseId: string, reason: string | null) {
+      return yield* resolve(principal, caseId, "denied", reason)
+    }),
+    verify
+  })
 })
 
-export class Cases extends Context.Service<Cases, Effect.Success<typeof makeCases>>()("gateway/Cases") {
+export interface CasesService {
+  /** Everything that can refuse a case before any model is asked; a replay when the idempotency key already answered. */
+  readonly prepare: (principal: Principal, input: NewCase, headerKey: string | undefined) => Effect.Effect<Prepared | Replay, CasesError>
+  /** Runs a prepared case; `emit` sees every event in order (completion order for the models). */
+  readonly run: (prepared: Prepared, requestId: string, emit: Emit) => Effect.Effect<Case, CasesError>
+  /** The events a finished case streamed, for an idempotent replay on the stream route. */
+  readonly replayEvents: (view: Case, requestId: string) => ReadonlyArray<CaseEvent>
+  readonly get: (principal: Principal, caseId: string) => Effect.Effect<Case, CasesError>
+  readonly list: (principal: Principal, page: number, perPage: number) => Effect.Effect<{ readonly items: ReadonlyArray<CaseListItem>; readonly total: number }>
+  readonly approve: (principal: Principal, caseId: string, reason: string | null) => Effect.Effect<Case, CasesError>
+  readonly deny: (principal: Principal, caseId: string, reason: string | null) => Effect.Effect<Case, CasesError>
+  /** The public check of a case's receipt. */
+  readonly verify: (caseId: string) => Effect.Effect<Record<string, unknown>, CasesError>
+}
+
+export class Cases extends Context.Service<Cases, CasesService>()("gateway/Cases") {
   static readonly layer = Layer.effect(Cases, makeCases)
 }

@@ -6,12 +6,13 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient } from "effect/sql"
+import { CaseReceipt, CaseResult, ConsensusView } from "../../protocol/cases.js"
 import { eventRowsJson, type RecordedEvent } from "../events/service.js"
-import { Json, NullableTimestamp, Timestamp } from "../platform/columns.js"
+import { Count, Json, JsonObject, NullableJson, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
-
-const Loose = Schema.Record(Schema.String, Schema.Unknown)
+import * as Rows from "../platform/db/rows.js"
+import { sqlDefects } from "../platform/db/store.js"
 
 export const CaseRow = Schema.Struct({
   case_id: Schema.String,
@@ -20,11 +21,11 @@ export const CaseRow = Schema.Struct({
   request_hash: Schema.String,
   details_hash: Schema.String,
   details: Schema.NullOr(Schema.String),
-  context: Json(Schema.NullOr(Loose), null),
-  models: Json(Schema.Array(Schema.String), []),
-  consensus: Json(Schema.NullOr(Loose), null),
-  case_results: Json(Schema.NullOr(Schema.Array(Loose)), null),
-  receipt: Json(Schema.NullOr(Loose), null),
+  context: Schema.NullOr(JsonObject),
+  models: Json(Schema.Array(Schema.String)),
+  consensus: NullableJson(ConsensusView),
+  case_results: NullableJson(Schema.Array(CaseResult)),
+  receipt: NullableJson(CaseReceipt),
   latency_ms: Schema.NullOr(Schema.Number),
   review_status: Schema.NullOr(Schema.Literals(["pending", "approved", "denied"])),
   reviewed_by: Schema.NullOr(Schema.String),
@@ -71,42 +72,63 @@ export const makeCasesStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.literal(COLUMNS)
 
-  const byId = SqlSchema.findOneOption({
+  const byId = Rows.findOneOption({
     Request: Schema.Struct({ orgUuid: Schema.String, caseId: Schema.String }),
     Result: CaseRow,
     execute: ({ orgUuid, caseId }) => sql`SELECT ${columns} FROM cases WHERE org_uuid = ${orgUuid} AND case_id = ${caseId}`
   })
-  const byKey = SqlSchema.findOneOption({
+  const byKey = Rows.findOneOption({
     Request: Schema.Struct({ orgUuid: Schema.String, key: Schema.String }),
     Result: CaseRow,
     execute: ({ orgUuid, key }) => sql`SELECT ${columns} FROM cases WHERE org_uuid = ${orgUuid} AND idempotency_key = ${key}`
   })
-  const page = SqlSchema.findAll({
+  const page = Rows.findAll({
     Request: Schema.Struct({ orgUuid: Schema.String, limit: Schema.Number, offset: Schema.Number }),
     Result: CaseRow,
     execute: ({ orgUuid, limit, offset }) =>
       sql`SELECT ${columns} FROM cases WHERE org_uuid = ${orgUuid} AND status <> 'running' ORDER BY created_at DESC, case_id DESC LIMIT ${limit} OFFSET ${offset}`
   })
-  const pendingReview = SqlSchema.findAll({
+  const pendingReview = Rows.findAll({
     Request: Schema.Struct({ orgUuid: Schema.String, limit: Schema.Number }),
     Result: CaseRow,
     execute: ({ orgUuid, limit }) => sql`SELECT ${columns} FROM cases WHERE org_uuid = ${orgUuid} AND review_status = 'pending' ORDER BY created_at DESC LIMIT ${limit}`
   })
 
-  return {
+  const finished = Rows.findOne({
+    Request: Schema.String,
+    Result: Schema.Struct({ n: Count }),
+    execute: (orgUuid) => sql`SELECT count(*) AS n FROM cases WHERE org_uuid = ${orgUuid} AND status <> 'running'`
+  })
+  const monthRuns = Rows.findOne({
+    Request: Schema.String,
+    Result: Schema.Struct({ n: Count }),
+    execute: (orgUuid) => sql`SELECT count(*) AS n FROM cases WHERE org_uuid = ${orgUuid} AND status <> 'failed'
+                               AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`
+  })
+  const organization = Rows.findOneOption({
+    Request: Schema.String,
+    Result: Schema.Struct({ plan: Schema.String, default_approvers: Json(Schema.Array(Schema.String)) }),
+    execute: (orgUuid) => sql`SELECT plan, default_approvers FROM organizations WHERE org_uuid = ${orgUuid}`
+  })
+  const withReceipt = Rows.findOneOption({
+    Request: Schema.String,
+    Result: Schema.Struct({ org_uuid: Schema.String }),
+    execute: (caseId) => sql`SELECT org_uuid FROM cases WHERE case_id = ${caseId} AND receipt IS NOT NULL`
+  })
+
+  return sqlDefects({
     sql,
     byId: (orgUuid: string, caseId: string) => Effect.map(byId({ orgUuid, caseId }), Option.getOrUndefined),
     page: (orgUuid: string, limit: number, offset: number) => page({ orgUuid, limit, offset }),
-    count: (orgUuid: string) =>
-      Effect.map(sql<{ n: number | string }>`SELECT count(*) AS n FROM cases WHERE org_uuid = ${orgUuid} AND status <> 'running'`, (rows) => Number(rows[0]?.n ?? 0)),
+    // COUNT(*) always answers one row.
+    count: (orgUuid: string) => Effect.map(Effect.orDie(finished(orgUuid)), (row) => row.n),
     /** Cases run this calendar month (UTC), for the plan quota. */
-    runsThisMonth: (orgUuid: string) =>
-      Effect.map(
-        sql<{ n: number | string }>`SELECT count(*) AS n FROM cases WHERE org_uuid = ${orgUuid} AND status <> 'failed'
-                                     AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`,
-        (rows) => Number(rows[0]?.n ?? 0)
-      ),
+    runsThisMonth: (orgUuid: string) => Effect.map(Effect.orDie(monthRuns(orgUuid)), (row) => row.n),
     pendingReview: (orgUuid: string, limit: number) => pendingReview({ orgUuid, limit }),
+    /** The organization's plan and default approvers (undefined when it is gone). */
+    organization: (orgUuid: string) => Effect.map(organization(orgUuid), Option.getOrUndefined),
+    /** The organization of a case that has a receipt, for the public verification. */
+    receiptOrg: (caseId: string) => Effect.map(withReceipt(caseId), (row) => (Option.isSome(row) ? row.value.org_uuid : undefined)),
 
     /**
      * Claims the case. With an idempotency key already held, answers the holder instead (after
@@ -175,5 +197,5 @@ export const makeCasesStore = Effect.gen(function* () {
             RETURNING case_id`,
         (rows) => rows.length > 0
       )
-  }
+  })
 })

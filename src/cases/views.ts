@@ -1,5 +1,5 @@
 /** Wire views of stored cases, the SSE/WebSocket events of a finished case, and its notification item. */
-import type { Case } from "../../protocol/cases.js"
+import type { Case, CaseListItem } from "../../protocol/cases.js"
 import type { CaseRow } from "./store.js"
 
 export type CaseEventName = "started" | "model_complete" | "consensus" | "receipt" | "done" | "error"
@@ -16,30 +16,27 @@ export const caseView = (row: CaseRow): Case => ({
   details_hash: row.details_hash,
   details: row.details,
   context: row.context,
-  consensus: (row.consensus as Case["consensus"]) ?? null,
-  case_results: (row.case_results as Case["case_results"]) ?? [],
-  receipt: (row.receipt as Case["receipt"]) ?? null,
+  consensus: row.consensus,
+  case_results: row.case_results ?? [],
+  receipt: row.receipt,
   review: row.review_status === null ? null : { status: row.review_status, reviewed_by: row.reviewed_by, reviewed_at: row.reviewed_at, reason: row.review_reason },
   latency_ms: row.latency_ms ?? 0,
   created_at: row.created_at
 })
 
-export const caseListItem = (row: CaseRow) => {
-  const consensus = row.consensus as Record<string, any> | null
-  return {
-    case_id: row.case_id,
-    status: row.status,
-    models: row.models,
-    decision: consensus?.decision ?? null,
-    confidence_score: consensus?.confidence_score ?? null,
-    disagreement_score: consensus?.disagreement_score ?? null,
-    requires_human_review: consensus?.requires_human_review ?? false,
-    review_status: row.review_status,
-    receipt_uuid: (row.receipt as Record<string, any> | null)?.receipt_uuid ?? null,
-    latency_ms: row.latency_ms,
-    created_at: row.created_at
-  }
-}
+export const caseListItem = (row: CaseRow): CaseListItem => ({
+  case_id: row.case_id,
+  status: row.status,
+  models: row.models,
+  decision: row.consensus?.decision ?? null,
+  confidence_score: row.consensus?.confidence_score ?? null,
+  disagreement_score: row.consensus?.disagreement_score ?? null,
+  requires_human_review: row.consensus?.requires_human_review ?? false,
+  review_status: row.review_status,
+  receipt_uuid: row.receipt?.receipt_uuid ?? null,
+  latency_ms: row.latency_ms,
+  created_at: row.created_at
+})
 
 export const modelCompleteData = (result: Case["case_results"][number]) => ({
   model: result.model,

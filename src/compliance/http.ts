@@ -6,16 +6,15 @@ import * as Effect from "effect/Effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
 import { offsetWindow } from "../../protocol/common.js"
-import { Conflict, NotFound, Unprocessable } from "../../protocol/errors.js"
 import { requireRole, requireScope } from "../access/guards.js"
 import { pdfResponse } from "../gateway/pdf-response.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Compliance } from "./service.js"
 
-const createErrors = answer({ InvalidInput: Unprocessable, ReportActionNotFound: NotFound })
-const lookupErrors = answer({ ReportNotFound: NotFound })
-const readyErrors = answer({ ReportNotFound: NotFound, ReportNotReady: Conflict })
-const categoryErrors = answer({ InvalidInput: Unprocessable })
+const createErrors = refusals("ComplianceError", "InvalidInput", "ReportActionNotFound")
+const lookupErrors = refusals("ComplianceError", "ReportNotFound")
+const readyErrors = refusals("ComplianceError", "ReportNotFound", "ReportNotReady")
+const categoryErrors = refusals("ComplianceError", "InvalidInput")
 
 export const ComplianceHttp = HttpApiBuilder.group(GatewayApi, "compliance", (handlers) =>
   Effect.gen(function* () {

@@ -6,6 +6,7 @@
  * bytes, so they never change; verify re-hashes them and runs the portable verifier.
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -16,6 +17,7 @@ import { type OffsetWindow, offsetListPage } from "../../protocol/common.js"
 import {
   ANNEX_IV_SECTIONS,
   type AnnexIvDocumentation,
+  type Art9Categories,
   type Art9Observation,
   type ComplianceReport,
   type CreateReportRequest,
@@ -34,7 +36,7 @@ import { type PdfJob, startPdfJob } from "../platform/pdf-thread.js"
 import { Receipts } from "../receipts/service.js"
 import { sha256Digest, sha256Tagged } from "../receipts/signing.js"
 import { ART9_CATEGORIES, Art9Tally, art9Category } from "./art9.js"
-import { ReportActionNotFound, ReportNotFound, ReportNotReady, refuse } from "./errors.js"
+import { type ComplianceError, ReportActionNotFound, ReportNotFound, ReportNotReady, refuse } from "./errors.js"
 import { ANNEX_IV_TITLES, annexIvContent, art9Content, art12Content, headerBlock, type ReportContent, type ReportHeader, receiptRow } from "./pdf.js"
 import { type ActionLine, makeComplianceStore, type ObservationRow, type ReceiptLine, type ReportRow, type Scope } from "./store.js"
 
@@ -99,8 +101,8 @@ export const readPeriod = (request: Pick<CreateReportRequest, "framework" | "per
 const asReport = (row: ReportRow): ComplianceReport => ({
   id: row.report_uuid,
   report_uuid: row.report_uuid,
-  framework: row.framework as ComplianceReport["framework"],
-  status: row.status as ComplianceReport["status"],
+  framework: row.framework,
+  status: row.status,
   org_uuid: row.org_uuid,
   period_start: row.period_start,
   period_end: row.period_end,
@@ -138,13 +140,11 @@ export const makeCompliance = Effect.gen(function* () {
   const config = yield* Config
 
   const found = (orgUuid: string, reportUuid: string) =>
-    Effect.flatMap(Effect.orDie(store.reportById(orgUuid, reportUuid)), (row) =>
-      row === undefined ? refuse(new ReportNotFound({ report_uuid: reportUuid })) : Effect.succeed(row)
-    )
+    Effect.flatMap(store.reportById(orgUuid, reportUuid), (row) => (row === undefined ? refuse(ReportNotFound.of(reportUuid)) : Effect.succeed(row)))
 
   const ready = (orgUuid: string, reportUuid: string) =>
     Effect.flatMap(found(orgUuid, reportUuid), (row) =>
-      row.status === "ready" ? Effect.succeed(row) : refuse(new ReportNotReady({ report_uuid: reportUuid, status: row.status }))
+      row.status === "ready" ? Effect.succeed(row) : refuse(ReportNotReady.of(reportUuid, row.status))
     )
 
   /** Streams the period's actions through the Article 9 tally. */
@@ -275,148 +275,166 @@ export const makeCompliance = Effect.gen(function* () {
     return error instanceof GenerationFailed ? error.message : "the report could not be generated"
   }
 
-  const create = (principal: Principal, request: CreateReportRequest) =>
-    Effect.gen(function* () {
-      const org = principal.orgUuid
-      const { period, issues } = readPeriod(request)
-      const actionUuid = request.action_uuid ?? null
-      if (request.framework === "eu_ai_act_art6" && (actionUuid === null || actionUuid.trim() === "")) {
-        issues.push({ path: "action_uuid", message: "action_uuid is required for eu_ai_act_art6" })
-      }
-      if (issues.length > 0) return yield* refuse(new InvalidInput({ issues }))
-      if (request.framework === "eu_ai_act_art6" && !(yield* Effect.orDie(store.actionExists(org, actionUuid!)))) {
-        return yield* refuse(new ReportActionNotFound({ action_uuid: actionUuid! }))
-      }
+  const create = Effect.fn("Compliance.create")(function* (principal: Principal, request: CreateReportRequest) {
+    const org = principal.orgUuid
+    const { period, issues } = readPeriod(request)
+    const actionUuid = request.action_uuid ?? null
+    if (request.framework === "eu_ai_act_art6" && (actionUuid === null || actionUuid.trim() === "")) {
+      issues.push({ path: "action_uuid", message: "action_uuid is required for eu_ai_act_art6" })
+    }
+    if (issues.length > 0) return yield* refuse(InvalidInput.of(issues))
+    if (request.framework === "eu_ai_act_art6" && !(yield* store.actionExists(org, actionUuid!))) {
+      return yield* refuse(ReportActionNotFound.of(actionUuid!))
+    }
 
-      const reportUuid = newUuid()
-      const createdAt = new Date().toISOString()
-      const generatedAt = createdAt
-      const years = RETENTION_YEARS[request.framework]
-      const agentFilter = request.agent_filter === undefined || request.agent_filter === null ? null : [...new Set(request.agent_filter)]
-      const header: ReportHeader = {
-        report_uuid: reportUuid,
-        org_uuid: org,
-        framework: request.framework,
-        period_start: period.start,
-        period_end: period.end,
-        agent_filter: agentFilter,
-        generated_at: generatedAt,
-        retain_until: addYears(generatedAt, years),
-        retention_years: years
-      }
-      const scope: Scope | null = period.start === null ? null : { orgUuid: org, from: period.start, to: period.end!, agents: agentFilter }
-      const base: ReportRow = {
-        report_uuid: reportUuid,
-        org_uuid: org,
-        framework: request.framework,
-        status: "failed",
-        period_start: period.start,
-        period_end: period.end,
-        action_uuid: request.framework === "eu_ai_act_art6" ? actionUuid : null,
-        agent_filter: agentFilter,
-        receipt_count: 0,
-        pdf_size_bytes: null,
-        content_hash: null,
-        signature: null,
-        signing_key_id: null,
-        timestamp_token: null,
-        report_metadata: { retention_requirement_years: years },
-        error_message: null,
-        generated_at: null,
-        retain_until: null,
-        created_at: createdAt
-      }
+    const reportUuid = newUuid()
+    const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
+    const generatedAt = createdAt
+    const years = RETENTION_YEARS[request.framework]
+    const agentFilter = request.agent_filter === undefined || request.agent_filter === null ? null : [...new Set(request.agent_filter)]
+    const header: ReportHeader = {
+      report_uuid: reportUuid,
+      org_uuid: org,
+      framework: request.framework,
+      period_start: period.start,
+      period_end: period.end,
+      agent_filter: agentFilter,
+      generated_at: generatedAt,
+      retain_until: addYears(generatedAt, years),
+      retention_years: years
+    }
+    const scope: Scope | null = period.start === null ? null : { orgUuid: org, from: period.start, to: period.end!, agents: agentFilter }
+    const base: ReportRow = {
+      report_uuid: reportUuid,
+      org_uuid: org,
+      framework: request.framework,
+      status: "failed",
+      period_start: period.start,
+      period_end: period.end,
+      action_uuid: request.framework === "eu_ai_act_art6" ? actionUuid : null,
+      agent_filter: agentFilter,
+      receipt_count: 0,
+      pdf_size_bytes: null,
+      content_hash: null,
+      signature: null,
+      signing_key_id: null,
+      timestamp_token: null,
+      report_metadata: { retention_requirement_years: years },
+      error_message: null,
+      generated_at: null,
+      retain_until: null,
+      created_at: createdAt
+    }
 
-      const job = startPdfJob()
-      const outcome = yield* Effect.exit(
-        Effect.gen(function* () {
-          const generated = yield* generate(request, header, scope, job)
-          const bytes = yield* Effect.tryPromise(() =>
-            job.render({ title: generated.content.title, subtitle: generated.content.subtitle, createdAt: new Date(generatedAt), documentId: reportUuid, blocks: generated.content.blocks })
-          )
-          return { generated, bytes }
-        }).pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? Effect.sync(job.cancel) : Effect.void)))
-      )
-      if (Exit.isFailure(outcome)) {
-        if (!(Cause.squash(outcome.cause) instanceof GenerationFailed)) yield* Effect.logError("compliance report generation failed", outcome.cause)
-        const failed: ReportRow = { ...base, error_message: failureMessage(outcome.cause) }
-        yield* Effect.orDie(store.insertReport(failed, null, []))
-        return asReport(failed)
-      }
+    const job = startPdfJob()
+    const outcome = yield* Effect.exit(
+      Effect.gen(function* () {
+        const generated = yield* generate(request, header, scope, job)
+        const bytes = yield* Effect.tryPromise(() =>
+          job.render({ title: generated.content.title, subtitle: generated.content.subtitle, createdAt: new Date(generatedAt), documentId: reportUuid, blocks: generated.content.blocks })
+        )
+        return { generated, bytes }
+      }).pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? Effect.sync(job.cancel) : Effect.void)))
+    )
+    if (Exit.isFailure(outcome)) {
+      if (!(Cause.squash(outcome.cause) instanceof GenerationFailed)) yield* Effect.logError("compliance report generation failed", outcome.cause)
+      const failed: ReportRow = { ...base, error_message: failureMessage(outcome.cause) }
+      yield* store.insertReport(failed, null, [])
+      return asReport(failed)
+    }
 
-      const { generated, bytes } = outcome.value
-      const signer = yield* receipts.platformSigner
-      const row: ReportRow = {
-        ...base,
-        status: "ready",
-        receipt_count: generated.receiptCount,
-        pdf_size_bytes: bytes.length,
-        content_hash: sha256Tagged(bytes),
-        signing_key_id: signer.publicKeyId,
-        report_metadata: { retention_requirement_years: years, ...generated.metadata },
-        generated_at: generatedAt,
-        retain_until: header.retain_until
-      }
-      const descriptorBytes = reportDescriptorBytes(row as unknown as Record<string, unknown>)
-      const signed: ReportRow = {
-        ...row,
-        signature: signer.sign(descriptorBytes),
-        timestamp_token: yield* receipts.timestampDigest(sha256Digest(descriptorBytes))
-      }
-      const observations = generated.observations.map((observation) => ({ ...observation, last_report_id: reportUuid }))
-      yield* Effect.orDie(store.insertReport(signed, bytes, observations))
-      return asReport(signed)
-    })
+    const { generated, bytes } = outcome.value
+    const signer = yield* receipts.platformSigner
+    const row: ReportRow = {
+      ...base,
+      status: "ready",
+      receipt_count: generated.receiptCount,
+      pdf_size_bytes: bytes.length,
+      content_hash: sha256Tagged(bytes),
+      signing_key_id: signer.publicKeyId,
+      report_metadata: { retention_requirement_years: years, ...generated.metadata },
+      generated_at: generatedAt,
+      retain_until: header.retain_until
+    }
+    const descriptorBytes = reportDescriptorBytes(row as unknown as Record<string, unknown>)
+    const signed: ReportRow = {
+      ...row,
+      signature: signer.sign(descriptorBytes),
+      timestamp_token: yield* receipts.timestampDigest(sha256Digest(descriptorBytes))
+    }
+    const observations = generated.observations.map((observation) => ({ ...observation, last_report_id: reportUuid }))
+    yield* store.insertReport(signed, bytes, observations)
+    return asReport(signed)
+  })
 
-  return {
+  return Compliance.of({
     create,
 
-    list: (principal: Principal, filter: { framework: string | null; status: string | null }, window: OffsetWindow) =>
-      Effect.map(Effect.orDie(store.listReports(principal.orgUuid, filter, window.limit, window.offset)), ({ rows, total }) =>
-        offsetListPage(rows.map(asReport), window, total)
-      ),
+    list: Effect.fn("Compliance.list")(function* (principal: Principal, filter: ReportFilter, window: OffsetWindow) {
+      const { rows, total } = yield* store.listReports(principal.orgUuid, filter, window.limit, window.offset)
+      return offsetListPage(rows.map(asReport), window, total)
+    }),
 
-    get: (principal: Principal, reportUuid: string) => Effect.map(found(principal.orgUuid, reportUuid), asReport),
+    get: Effect.fn("Compliance.get")(function* (principal: Principal, reportUuid: string) {
+      return asReport(yield* found(principal.orgUuid, reportUuid))
+    }),
 
-    /** The stored bytes and the name the download carries. */
-    download: (principal: Principal, reportUuid: string) =>
-      Effect.gen(function* () {
-        const row = yield* ready(principal.orgUuid, reportUuid)
-        const bytes = yield* Effect.orDie(store.reportPdf(principal.orgUuid, reportUuid))
-        if (bytes === undefined) return yield* Effect.die(new Error(`report ${reportUuid} is ready but has no stored PDF`))
-        return { bytes, filename: `${row.framework}-${row.report_uuid}.pdf` }
-      }),
+    download: Effect.fn("Compliance.download")(function* (principal: Principal, reportUuid: string) {
+      const row = yield* ready(principal.orgUuid, reportUuid)
+      const bytes = yield* store.reportPdf(principal.orgUuid, reportUuid)
+      if (bytes === undefined) return yield* Effect.die(new Error(`report ${reportUuid} is ready but has no stored PDF`))
+      return { bytes, filename: `${row.framework}-${row.report_uuid}.pdf` }
+    }),
 
-    verify: (principal: Principal, reportUuid: string) =>
-      Effect.gen(function* () {
-        const row = yield* ready(principal.orgUuid, reportUuid)
-        const bytes = yield* Effect.orDie(store.reportPdf(principal.orgUuid, reportUuid))
-        const { keys } = yield* receipts.jwks
-        const report = row as unknown as Record<string, unknown>
-        const result = verifyReportDescriptor(
-          { descriptor: report, signature: row.signature, signing_key_id: row.signing_key_id, timestamp_token: row.timestamp_token },
-          keys,
-          bytes ?? new Uint8Array()
-        )
-        return {
-          report_uuid: row.report_uuid,
-          valid: result.valid,
-          checks: { content_hash_matches: "not checked", ...result.checks } as ReportVerification["checks"],
-          descriptor: reportDescriptor(report)
-        } satisfies ReportVerification
-      }),
+    verify: Effect.fn("Compliance.verify")(function* (principal: Principal, reportUuid: string) {
+      const row = yield* ready(principal.orgUuid, reportUuid)
+      const bytes = yield* store.reportPdf(principal.orgUuid, reportUuid)
+      const { keys } = yield* receipts.jwks
+      const report = row as unknown as Record<string, unknown>
+      const result = verifyReportDescriptor(
+        { descriptor: report, signature: row.signature, signing_key_id: row.signing_key_id, timestamp_token: row.timestamp_token },
+        keys,
+        bytes ?? new Uint8Array()
+      )
+      return {
+        report_uuid: row.report_uuid,
+        valid: result.valid,
+        checks: { content_hash_matches: "not checked", ...result.checks } as ReportVerification["checks"],
+        descriptor: reportDescriptor(report)
+      } satisfies ReportVerification
+    }),
 
-    art9Categories: (principal: Principal, filter: { agent_id: string | null; category: string | null }) =>
-      Effect.gen(function* () {
-        if (filter.category !== null && art9Category(filter.category) === undefined) {
-          return yield* refuse(InvalidInput.one("query.category", `must be one of ${ART9_CATEGORIES.map((category) => category.key).join(", ")}`))
-        }
-        const observations: Array<Art9Observation> = yield* Effect.orDie(store.observations(principal.orgUuid, filter, MAX_OBSERVATIONS))
-        return { categories: ART9_CATEGORIES.map((category) => ({ ...category })), observations }
-      })
-  }
+    art9Categories: Effect.fn("Compliance.art9Categories")(function* (principal: Principal, filter: ObservationFilter) {
+      if (filter.category !== null && art9Category(filter.category) === undefined) {
+        return yield* refuse(InvalidInput.one("query.category", `must be one of ${ART9_CATEGORIES.map((category) => category.key).join(", ")}`))
+      }
+      const observations: ReadonlyArray<Art9Observation> = yield* store.observations(principal.orgUuid, filter, MAX_OBSERVATIONS)
+      return { categories: ART9_CATEGORIES.map((category) => ({ ...category })), observations }
+    })
+  })
 })
 
-export class Compliance extends Context.Service<Compliance, Effect.Success<typeof makeCompliance>>()("gateway/Compliance") {
+export interface ReportFilter {
+  readonly framework: string | null
+  readonly status: string | null
+}
+
+export interface ObservationFilter {
+  readonly agent_id: string | null
+  readonly category: string | null
+}
+
+export interface ComplianceService {
+  /** Generates, signs and keeps a report; a generation failure is kept as a `failed` report, not refused. */
+  readonly create: (principal: Principal, request: CreateReportRequest) => Effect.Effect<ComplianceReport, ComplianceError>
+  readonly list: (principal: Principal, filter: ReportFilter, window: OffsetWindow) => Effect.Effect<ReturnType<typeof offsetListPage<ComplianceReport>>>
+  readonly get: (principal: Principal, reportUuid: string) => Effect.Effect<ComplianceReport, ComplianceError>
+  /** The stored bytes and the name the download carries. */
+  readonly download: (principal: Principal, reportUuid: string) => Effect.Effect<{ readonly bytes: Uint8Array; readonly filename: string }, ComplianceError>
+  readonly verify: (principal: Principal, reportUuid: string) => Effect.Effect<ReportVerification, ComplianceError>
+  readonly art9Categories: (principal: Principal, filter: ObservationFilter) => Effect.Effect<Art9Categories, ComplianceError>
+}
+
+export class Compliance extends Context.Service<Compliance, ComplianceService>()("gateway/Compliance") {
   static readonly layer = Layer.effect(Compliance, makeCompliance)
 }

@@ -3,22 +3,20 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { NotFound } from "../../protocol/errors.js"
 import { requireRole, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Credentials } from "./service.js"
 
-const findErrors = answer({ AgentNotFound: NotFound, StatusListNotFound: NotFound })
-const revokeErrors = answer({ AgentNotFound: NotFound, NoActiveCredential: NotFound })
+const findErrors = refusals("CredentialsError", "AgentNotFound")
 
 export const CredentialsPublicHttp = HttpApiBuilder.group(GatewayApi, "credentialsPublic", (handlers) =>
   Effect.gen(function* () {
     const credentials = yield* Credentials
     return handlers
-      .handle("current", ({ params }) => findErrors(credentials.current(params.agent_slug)))
+      .handle("current", ({ params }) => credentials.current(params.agent_slug).pipe(findErrors))
       .handle("verify", ({ payload }) => credentials.verify(payload.credential))
-      .handle("statusList", ({ params }) => findErrors(credentials.statusList(params.list_id)))
+      .handle("statusList", ({ params }) => credentials.statusList(params.list_id).pipe(refusals("CredentialsError", "StatusListNotFound")))
       .handle("context", () => Effect.succeed(credentials.context))
   })
 )
@@ -28,12 +26,12 @@ export const CredentialsHttp = HttpApiBuilder.group(GatewayApi, "credentials", (
     const credentials = yield* Credentials
     const revoker = Effect.flatMap(requireScope("agents:write"), requireRole(["owner", "admin"], "revoking credentials"))
     return handlers
-      .handle("list", ({ params }) => Effect.flatMap(requireScope("agents:read"), (principal) => findErrors(credentials.list(principal, params.agent_slug))))
+      .handle("list", ({ params }) => Effect.flatMap(requireScope("agents:read"), (principal) => credentials.list(principal, params.agent_slug).pipe(findErrors)))
       .handle("revoke", ({ params, payload }) =>
         Effect.gen(function* () {
           const principal = yield* revoker
           const requestId = requestIdOf(yield* HttpServerRequest)
-          return yield* revokeErrors(credentials.revoke(principal, params.agent_slug, payload.reason, { requestId }))
+          return yield* credentials.revoke(principal, params.agent_slug, payload.reason, { requestId }).pipe(refusals("CredentialsError", "AgentNotFound", "NoActiveCredential"))
         })
       )
   })

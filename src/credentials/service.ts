@@ -5,16 +5,18 @@
  * verified with the spec's five checks.
  */
 import { randomUUID } from "node:crypto"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { SqlClient } from "effect/sql"
 import type { Principal } from "../../protocol/auth.js"
-import type { CredentialRecord } from "../../protocol/credentials.js"
+import type { CredentialList, CredentialRecord, CurrentCredential, Revoked, Verification } from "../../protocol/credentials.js"
 import { auditActor } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { agentDid, platformDid } from "../platform/did-web.js"
 import { Receipts } from "../receipts/service.js"
-import { AgentNotFound, NoActiveCredential, refuse, StatusListNotFound } from "./errors.js"
+import { AgentNotFound, type CredentialsError, NoActiveCredential, refuse, StatusListNotFound } from "./errors.js"
 import {
   agentCapabilityContext,
   agentCapabilityContextUrl,
@@ -71,7 +73,7 @@ export const makeCredentials = Effect.gen(function* () {
       loader: makeDocumentLoader(baseUrl, { id: rootDid, document }),
       signer: { id: `${rootDid}#${signer.publicKeyId}`, signRaw: signer.signRaw }
     }
-  })
+  }).pipe(Effect.provideService(SqlClient.SqlClient, store.sql))
 
   const sign = (credential: object) =>
     Effect.flatMap(signing, ({ loader, signer }) => Effect.promise(() => signCredential(credential, signer, loader)))
@@ -105,128 +107,133 @@ export const makeCredentials = Effect.gen(function* () {
   /** Signed status-list credentials, rebuilt only when the list changed. */
   const signedLists = new Map<string, { readonly updatedAt: string; readonly document: Record<string, unknown> }>()
 
-  const loadOwned = (principal: Principal, slug: string) =>
-    Effect.flatMap(Effect.orDie(store.subject(slug)), (subject) =>
-      subject === undefined || subject.org_uuid !== principal.orgUuid ? refuse(new AgentNotFound({ agent_slug: slug })) : Effect.succeed(subject)
-    )
+  const loadOwned = Effect.fnUntraced(function* (principal: Principal, slug: string) {
+    const subject = yield* store.subject(slug)
+    if (subject === undefined || subject.org_uuid !== principal.orgUuid) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+    return subject
+  })
 
-  return {
-    /**
-     * A new credential for the agent as it now is, superseding (revoking) the previous one.
-     * Runs in the caller's transaction: the registration or change commits with its credential.
-     */
-    issue: (slug: string) =>
-      Effect.gen(function* () {
-        const subject = yield* store.subject(slug)
-        if (subject === undefined) return yield* Effect.die(new Error(`credential for unknown agent ${slug}`))
-        for (const vcId of yield* store.unrevoked(slug)) yield* store.revoke(vcId, "superseded")
-        const version = yield* store.nextVersion(slug)
-        const { listId, index } = yield* store.allocateIndex
-        const vcId = `urn:uuid:${randomUUID()}`
-        const issuedAt = new Date()
-        const credential = credentialFor(subject, vcId, listId, index, issuedAt)
-        const signed = yield* sign(credential)
-        yield* store.insert({
-          vcId,
-          slug,
-          orgUuid: subject.org_uuid,
-          version,
-          vc: signed,
-          listId,
-          index,
-          issuedAt: issuedAt.toISOString(),
-          expiresAt: credential.expirationDate
-        })
-      }).pipe(Effect.orDie),
+  const issue = Effect.fn("Credentials.issue")(function* (slug: string) {
+    const subject = yield* store.subject(slug)
+    if (subject === undefined) return yield* Effect.die(new Error(`credential for unknown agent ${slug}`))
+    for (const vcId of yield* store.unrevoked(slug)) yield* store.revoke(vcId, "superseded")
+    const version = yield* store.nextVersion(slug)
+    const { listId, index } = yield* store.allocateIndex
+    const vcId = `urn:uuid:${randomUUID()}`
+    const issuedAt = new Date(yield* Clock.currentTimeMillis)
+    const credential = credentialFor(subject, vcId, listId, index, issuedAt)
+    const signed = yield* sign(credential)
+    yield* store.insert({
+      vcId,
+      slug,
+      orgUuid: subject.org_uuid,
+      version,
+      vc: signed,
+      listId,
+      index,
+      issuedAt: issuedAt.toISOString(),
+      expiresAt: credential.expirationDate
+    })
+  })
 
-    /** The public read: the current (newest, unrevoked, unexpired) credential or null with why. */
-    current: (slug: string) =>
-      Effect.gen(function* () {
-        if ((yield* Effect.orDie(store.subject(slug))) === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
-        const [newest] = yield* Effect.orDie(store.bySlug(slug))
-        if (newest === undefined) return { credential: null, message: "No credential has been issued for this agent" }
-        if (newest.revoked_at !== null) return { credential: null, message: "The agent's credential was revoked; none is current until it is reissued" }
-        if (!isActive(newest, Date.now())) return { credential: null, message: "The agent's credential has expired" }
-        return { credential: newest.vc_json, message: null }
-      }),
+  const current = Effect.fn("Credentials.current")(function* (slug: string) {
+    if ((yield* store.subject(slug)) === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+    const [newest] = yield* store.bySlug(slug)
+    if (newest === undefined) return { credential: null, message: "No credential has been issued for this agent" }
+    if (newest.revoked_at !== null) return { credential: null, message: "The agent's credential was revoked; none is current until it is reissued" }
+    if (!isActive(newest, yield* Clock.currentTimeMillis)) return { credential: null, message: "The agent's credential has expired" }
+    return { credential: newest.vc_json, message: null }
+  })
 
-    list: (principal: Principal, slug: string) =>
-      Effect.gen(function* () {
-        yield* loadOwned(principal, slug)
-        const credentials = (yield* Effect.orDie(store.bySlug(slug))).map(record)
-        return { credentials, data: credentials }
-      }),
+  const list = Effect.fn("Credentials.list")(function* (principal: Principal, slug: string) {
+    yield* loadOwned(principal, slug)
+    const credentials = (yield* store.bySlug(slug)).map(record)
+    return { credentials, data: credentials }
+  })
 
-    revoke: (principal: Principal, slug: string, reason: string, context: AuditContext) =>
-      Effect.gen(function* () {
-        yield* loadOwned(principal, slug)
-        const now = Date.now()
-        const active = (yield* Effect.orDie(store.bySlug(slug))).find((row) => isActive(row, now))
-        if (active === undefined) return yield* refuse(new NoActiveCredential({ agent_slug: slug }))
-        const revoked = yield* store.sql
-          .withTransaction(
-            Effect.gen(function* () {
-              const row = yield* store.revoke(active.vc_id, reason)
-              if (row !== undefined) {
-                yield* store.audit({
-                  orgUuid: principal.orgUuid,
-                  actor: auditActor(principal),
-                  event: "credential.revoked",
-                  target: active.vc_id,
-                  details: { agent_slug: slug, reason },
-                  requestId: context.requestId
-                })
-              }
-              return row
+  const revoke = Effect.fn("Credentials.revoke")(function* (principal: Principal, slug: string, reason: string, context: AuditContext) {
+    yield* loadOwned(principal, slug)
+    const now = yield* Clock.currentTimeMillis
+    const active = (yield* store.bySlug(slug)).find((row) => isActive(row, now))
+    if (active === undefined) return yield* refuse(NoActiveCredential.of(slug))
+    const revoked = yield* store.sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const row = yield* store.revoke(active.vc_id, reason)
+          if (row !== undefined) {
+            yield* store.audit({
+              orgUuid: principal.orgUuid,
+              actor: auditActor(principal),
+              event: "credential.revoked",
+              target: active.vc_id,
+              details: { agent_slug: slug, reason },
+              requestId: context.requestId
             })
-          )
-          .pipe(Effect.orDie)
-        if (revoked === undefined || revoked.revoked_at === null) return yield* refuse(new NoActiveCredential({ agent_slug: slug }))
-        return { vc_id: revoked.vc_id, revoked_at: revoked.revoked_at, reason }
-      }),
+          }
+          return row
+        })
+      )
+      .pipe(Effect.catchTag("SqlError", Effect.die))
+    if (revoked === undefined || revoked.revoked_at === null) return yield* refuse(NoActiveCredential.of(slug))
+    return { vc_id: revoked.vc_id, revoked_at: revoked.revoked_at, reason }
+  })
 
-    /** The spec's five checks; `valid` only when all pass. Never fails: unreadable input fails checks. */
-    verify: (credential: Record<string, unknown>) =>
-      Effect.gen(function* () {
-        const structure_valid = REQUIRED_FIELDS.every((field) => credential[field] !== undefined && credential[field] !== null)
-        const issuer = credential.issuer
-        const issuerId = typeof issuer === "string" ? issuer : typeof issuer === "object" && issuer !== null ? (issuer as { id?: unknown }).id : undefined
-        const issuer_valid = issuerId === rootDid
-        const expiration = typeof credential.expirationDate === "string" ? Date.parse(credential.expirationDate) : undefined
-        const not_expired = expiration === undefined ? credential.expirationDate === undefined : !Number.isNaN(expiration) && expiration > Date.now()
-        const stored = typeof credential.id === "string" ? yield* Effect.orDie(store.byId(credential.id)) : undefined
-        const not_revoked = stored !== undefined && stored.revoked_at === null
-        const { loader } = yield* signing
-        const signature = structure_valid && (yield* Effect.promise(() => proofVerifies(credential, loader)))
-        const checks = { signature, not_expired, not_revoked, issuer_valid, structure_valid }
-        return { valid: Object.values(checks).every(Boolean), checks }
-      }),
+  const verify = Effect.fn("Credentials.verify")(function* (credential: Record<string, unknown>) {
+    const structure_valid = REQUIRED_FIELDS.every((field) => credential[field] !== undefined && credential[field] !== null)
+    const issuer = credential.issuer
+    const issuerId = typeof issuer === "string" ? issuer : typeof issuer === "object" && issuer !== null ? (issuer as { id?: unknown }).id : undefined
+    const issuer_valid = issuerId === rootDid
+    const now = yield* Clock.currentTimeMillis
+    const expiration = typeof credential.expirationDate === "string" ? Date.parse(credential.expirationDate) : undefined
+    const not_expired = expiration === undefined ? credential.expirationDate === undefined : !Number.isNaN(expiration) && expiration > now
+    const stored = typeof credential.id === "string" ? yield* store.byId(credential.id) : undefined
+    const not_revoked = stored !== undefined && stored.revoked_at === null
+    const { loader } = yield* signing
+    const signature = structure_valid && (yield* Effect.promise(() => proofVerifies(credential, loader)))
+    const checks = { signature, not_expired, not_revoked, issuer_valid, structure_valid }
+    return { valid: Object.values(checks).every(Boolean), checks }
+  })
 
-    /** The StatusList2021 credential of a list, signed by the platform key. */
-    statusList: (listId: string) =>
-      Effect.gen(function* () {
-        const list = yield* Effect.orDie(store.statusList(listId))
-        if (list === undefined) return yield* refuse(new StatusListNotFound({ list_id: listId }))
-        const kept = signedLists.get(listId)
-        if (kept !== undefined && kept.updatedAt === list.updated_at) return kept.document
-        const id = statusListUrl(listId)
-        const document = yield* sign({
-          "@context": [CREDENTIALS_V1, STATUS_LIST_2021_V1],
-          id,
-          type: ["VerifiableCredential", "StatusList2021Credential"],
-          issuer: rootDid,
-          issuanceDate: list.updated_at,
-          issued: list.updated_at,
-          credentialSubject: { id: `${id}#list`, type: "StatusList2021", statusPurpose: "revocation", encodedList: encodeStatusList(list.bits) }
-        }).pipe(Effect.orDie)
-        signedLists.set(listId, { updatedAt: list.updated_at, document })
-        return document
-      }),
+  const statusList = Effect.fn("Credentials.statusList")(function* (listId: string) {
+    const list = yield* store.statusList(listId)
+    if (list === undefined) return yield* refuse(StatusListNotFound.of(listId))
+    const kept = signedLists.get(listId)
+    if (kept !== undefined && kept.updatedAt === list.updated_at) return kept.document
+    const id = statusListUrl(listId)
+    const document = yield* sign({
+      "@context": [CREDENTIALS_V1, STATUS_LIST_2021_V1],
+      id,
+      type: ["VerifiableCredential", "StatusList2021Credential"],
+      issuer: rootDid,
+      issuanceDate: list.updated_at,
+      issued: list.updated_at,
+      credentialSubject: { id: `${id}#list`, type: "StatusList2021", statusPurpose: "revocation", encodedList: encodeStatusList(list.bits) }
+    })
+    signedLists.set(listId, { updatedAt: list.updated_at, document })
+    return document
+  })
 
-    context: agentCapabilityContext(baseUrl)
-  }
+  return Credentials.of({ issue, current, list, revoke, verify, statusList, context: agentCapabilityContext(baseUrl) })
 })
 
-export class Credentials extends Context.Service<Credentials, Effect.Success<typeof makeCredentials>>()("gateway/Credentials") {
+export interface CredentialsService {
+  /**
+   * A new credential for the agent as it now is, superseding (revoking) the previous one.
+   * Runs in the caller's transaction: the registration or change commits with its credential.
+   */
+  readonly issue: (slug: string) => Effect.Effect<void>
+  /** The public read: the current (newest, unrevoked, unexpired) credential or null with why. */
+  readonly current: (slug: string) => Effect.Effect<CurrentCredential, CredentialsError>
+  readonly list: (principal: Principal, slug: string) => Effect.Effect<CredentialList, CredentialsError>
+  readonly revoke: (principal: Principal, slug: string, reason: string, context: AuditContext) => Effect.Effect<Revoked, CredentialsError>
+  /** The spec's five checks; `valid` only when all pass. Never fails: unreadable input fails checks. */
+  readonly verify: (credential: Record<string, unknown>) => Effect.Effect<Verification>
+  /** The StatusList2021 credential of a list, signed by the platform key. */
+  readonly statusList: (listId: string) => Effect.Effect<Record<string, unknown>, CredentialsError>
+  /** The JSON-LD context of agent capability credentials. */
+  readonly context: Record<string, unknown>
+}
+
+export class Credentials extends Context.Service<Credentials, CredentialsService>()("gateway/Credentials") {
   static readonly layer = Layer.effect(Credentials, makeCredentials)
 }

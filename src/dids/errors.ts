@@ -1,19 +1,14 @@
-/** Why a DID operation was refused. */
+/** Why a DID operation was refused: the area's one error, whose reasons are the wire's refusals. */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { AgentNotFound, InvalidInput } from "../platform/domain-error.js"
+import { DidNotResolved } from "../../protocol/dids.js"
+import { AgentNotFound } from "../../protocol/errors.js"
+import { Reasons } from "../platform/domain-error.js"
 
-/** The DID has no document we could fetch and read (absent, unreachable, not JSON, another id). */
-export class DidNotResolved extends Schema.TaggedError<DidNotResolved>()("DidNotResolved", { did: Schema.String, why: Schema.String }) {
-  readonly code = "NOT_FOUND"
-  override readonly message = `${this.did} could not be resolved: ${this.why}`
-  readonly details = { did: this.did }
-}
+export { AgentNotFound, DidNotResolved }
 
 export class DidsError extends Schema.TaggedError<DidsError>()("DidsError", {
-  reason: Schema.Union([AgentNotFound, DidNotResolved, InvalidInput])
+  reason: Reasons([AgentNotFound, DidNotResolved])
 }) {}
-
-export { AgentNotFound }
 
 export const refuse = (reason: DidsError["reason"]) => Effect.fail(new DidsError({ reason }))

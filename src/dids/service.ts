@@ -8,14 +8,14 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Principal } from "../../protocol/auth.js"
-import { DID_CONTEXT, type DidDocument, ED25519_2020_CONTEXT } from "../../protocol/dids.js"
+import { type AgentCard, type AgentDidInfo, DID_CONTEXT, type DidDocument, ED25519_2020_CONTEXT, type Resolved, type Rotated } from "../../protocol/dids.js"
 import { auditActor } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { agentDid, didWebDocumentUrl, ed25519Multibase, localAgentSlug, platformDid } from "../platform/did-web.js"
 import { outbound, outboundPolicyOfConfig, responseText } from "../platform/outbound/index.js"
 import { ShortCache } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
-import { AgentNotFound, DidNotResolved, refuse } from "./errors.js"
+import { AgentNotFound, DidNotResolved, type DidsError, refuse } from "./errors.js"
 import { generateAgentKey, signWithAgentKey } from "./keys.js"
 import { type AgentKeyRow, makeDidsStore } from "./store.js"
 
@@ -54,137 +54,140 @@ export const makeDids = Effect.gen(function* () {
     row !== undefined && row.public_key_multibase !== null && row.private_key_sealed !== null && row.version !== null
 
   /** Another party's did:web document over HTTPS (the outbound client's address checks apply). */
-  const fetchRemote = (did: string) =>
-    Effect.gen(function* () {
-      const url = didWebDocumentUrl(did)
-      if (url === undefined) return yield* refuse(new DidNotResolved({ did, why: "not a well-formed did:web identifier" }))
-      const response = yield* outbound(url, {
-        policy,
-        headers: { accept: "application/did+json, application/json" },
-        maxResponseBytes: MAX_DOCUMENT_BYTES,
-        timeoutMs: 10_000,
-        ...(ca === undefined ? {} : { ca })
-      }).pipe(Effect.catch((error) => refuse(new DidNotResolved({ did, why: error.message }))))
-      if (response.status !== 200) return yield* refuse(new DidNotResolved({ did, why: `${url.href} answered ${response.status}` }))
-      let document: unknown
-      try {
-        document = JSON.parse(responseText(response))
-      } catch {
-        return yield* refuse(new DidNotResolved({ did, why: "the document is not JSON" }))
-      }
-      if (document === null || typeof document !== "object" || Array.isArray(document)) return yield* refuse(new DidNotResolved({ did, why: "the document is not a JSON object" }))
-      if ((document as { id?: unknown }).id !== did) return yield* refuse(new DidNotResolved({ did, why: "the document's id is another DID" }))
-      return document as Record<string, unknown>
-    })
+  const fetchRemote = Effect.fnUntraced(function* (did: string) {
+    const url = didWebDocumentUrl(did)
+    if (url === undefined) return yield* refuse(DidNotResolved.of(did, "not a well-formed did:web identifier"))
+    const response = yield* outbound(url, {
+      policy,
+      headers: { accept: "application/did+json, application/json" },
+      maxResponseBytes: MAX_DOCUMENT_BYTES,
+      timeoutMs: 10_000,
+      ...(ca === undefined ? {} : { ca })
+    }).pipe(Effect.catch((error) => refuse(DidNotResolved.of(did, error.message))))
+    if (response.status !== 200) return yield* refuse(DidNotResolved.of(did, `${url.href} answered ${response.status}`))
+    let document: unknown
+    try {
+      document = JSON.parse(responseText(response))
+    } catch {
+      return yield* refuse(DidNotResolved.of(did, "the document is not JSON"))
+    }
+    if (document === null || typeof document !== "object" || Array.isArray(document)) return yield* refuse(DidNotResolved.of(did, "the document is not a JSON object"))
+    if ((document as { id?: unknown }).id !== did) return yield* refuse(DidNotResolved.of(did, "the document's id is another DID"))
+    return document as Record<string, unknown>
+  })
 
   /** Our own DIDs, read from the database: the platform's root and every agent's. */
-  const resolveLocal = (did: string) =>
-    Effect.gen(function* () {
-      const slug = localAgentSlug(baseUrl, did)
-      if (slug === undefined) return undefined
-      const row = yield* Effect.orDie(store.find(slug))
-      if (!withKey(row)) return yield* refuse(new DidNotResolved({ did, why: "no such agent, or it has no key" }))
-      return documentOf(row) as unknown as Record<string, unknown>
-    })
+  const resolveLocal = Effect.fnUntraced(function* (did: string) {
+    const slug = localAgentSlug(baseUrl, did)
+    if (slug === undefined) return undefined
+    const row = yield* store.find(slug)
+    if (!withKey(row)) return yield* refuse(DidNotResolved.of(did, "no such agent, or it has no key"))
+    return documentOf(row) as unknown as Record<string, unknown>
+  })
 
-  const resolve = (did: string) =>
-    Effect.gen(function* () {
-      const local = yield* resolveLocal(did)
-      if (local !== undefined) return { did, document: local, cached: false }
-      const key = `did:${did}`
-      const hit = yield* cache.get(key)
-      if (hit !== undefined) return { did, document: JSON.parse(hit) as Record<string, unknown>, cached: true }
-      const document = yield* fetchRemote(did)
-      yield* cache.set(key, JSON.stringify(document), RESOLVE_CACHE_MS)
-      return { did, document, cached: false }
-    })
+  const resolve = Effect.fn("Dids.resolve")(function* (did: string) {
+    const local = yield* resolveLocal(did)
+    if (local !== undefined) return { did, document: local, cached: false }
+    const key = `did:${did}`
+    const hit = yield* cache.get(key)
+    if (hit !== undefined) return { did, document: JSON.parse(hit) as Record<string, unknown>, cached: true }
+    const document = yield* fetchRemote(did)
+    yield* cache.set(key, JSON.stringify(document), RESOLVE_CACHE_MS)
+    return { did, document, cached: false }
+  })
 
-  return {
-    /** A fresh key for a newly registered agent (version 1); call in the registration's transaction. */
-    createKey: (slug: string) =>
-      Effect.gen(function* () {
-        const key = generateAgentKey(envelope, slug, 1)
-        yield* Effect.orDie(store.storeKey(slug, ed25519Multibase(key.publicKeyRaw), key.privateKeySealed, 1))
-      }),
+  const createKey = Effect.fn("Dids.createKey")(function* (slug: string) {
+    const key = generateAgentKey(envelope, slug, 1)
+    yield* store.storeKey(slug, ed25519Multibase(key.publicKeyRaw), key.privateKeySealed, 1)
+  })
 
-    /** The public document: any agent with a key, whoever owns it. */
-    publicDocument: (slug: string) =>
-      Effect.flatMap(Effect.orDie(store.find(slug)), (row) => (withKey(row) ? Effect.succeed(documentOf(row)) : refuse(new AgentNotFound({ agent_slug: slug })))),
+  const publicDocument = Effect.fn("Dids.publicDocument")(function* (slug: string) {
+    const row = yield* store.find(slug)
+    if (!withKey(row)) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+    return documentOf(row)
+  })
 
-    /** The organization's own agent: its DID info record. */
-    agentDid: (principal: Principal, slug: string) =>
-      Effect.gen(function* () {
-        const row = yield* Effect.orDie(store.find(slug))
-        if (row === undefined || row.org_uuid !== principal.orgUuid) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
-        const did = agentDid(baseUrl, slug)
-        return withKey(row)
-          ? { did, document: documentOf(row), created_at: row.key_created_at, version: row.version }
-          : { did, document: {}, created_at: null, version: 0 }
-      }),
+  const agentDidOf = Effect.fn("Dids.agentDid")(function* (principal: Principal, slug: string) {
+    const row = yield* store.find(slug)
+    if (row === undefined || row.org_uuid !== principal.orgUuid) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+    const did = agentDid(baseUrl, slug)
+    return withKey(row)
+      ? { did, document: documentOf(row), created_at: row.key_created_at, version: row.version }
+      : { did, document: {}, created_at: null, version: 0 }
+  })
 
-    /** A new keypair; the old one is overwritten (destroyed) and the DID stays. Audited as agent.did.rotated. */
-    rotate: (principal: Principal, slug: string, context: AuditContext) =>
-      Effect.gen(function* () {
-        const sql = store.sql
-        const version = yield* sql
-          .withTransaction(
-            Effect.gen(function* () {
-              const locked = yield* store.lockVersion(principal.orgUuid, slug)
-              if (locked === undefined) return undefined
-              const next = (locked.version ?? 0) + 1
-              const key = generateAgentKey(envelope, slug, next)
-              yield* store.storeKey(slug, ed25519Multibase(key.publicKeyRaw), key.privateKeySealed, next)
-              yield* store.audit({
-                orgUuid: principal.orgUuid,
-                actor: auditActor(principal),
-                event: "agent.did.rotated",
-                target: slug,
-                details: { version: next },
-                requestId: context.requestId
-              })
-              return next
-            })
-          )
-          .pipe(Effect.orDie)
-        if (version === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
-        return { new_did: agentDid(baseUrl, slug), new_version: version }
-      }),
+  const rotate = Effect.fn("Dids.rotate")(function* (principal: Principal, slug: string, context: AuditContext) {
+    const version = yield* store.sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const locked = yield* store.lockVersion(principal.orgUuid, slug)
+          if (locked === undefined) return undefined
+          const next = (locked.version ?? 0) + 1
+          const key = generateAgentKey(envelope, slug, next)
+          yield* store.storeKey(slug, ed25519Multibase(key.publicKeyRaw), key.privateKeySealed, next)
+          yield* store.audit({
+            orgUuid: principal.orgUuid,
+            actor: auditActor(principal),
+            event: "agent.did.rotated",
+            target: slug,
+            details: { version: next },
+            requestId: context.requestId
+          })
+          return next
+        })
+      )
+      .pipe(Effect.catchTag("SqlError", Effect.die))
+    if (version === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+    return { new_did: agentDid(baseUrl, slug), new_version: version }
+  })
 
-    card: (slug: string) =>
-      Effect.gen(function* () {
-        const row = yield* Effect.orDie(store.find(slug))
-        if (row === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
-        const block = { notarization: true, mutual_signing: withKey(row), reputation_score: null }
-        return {
-          name: row.name,
-          description: row.description,
-          url: `${baseUrl}/api/v1/agents/public/${slug}`,
-          did: agentDid(baseUrl, slug),
-          capabilities: row.capabilities,
-          authentication: { type: "bearer", authorization_url: `${baseUrl}/api/v1/auth/login` },
-          aira: block,
-          platform: block
-        }
-      }),
+  const card = Effect.fn("Dids.card")(function* (slug: string) {
+    const row = yield* store.find(slug)
+    if (row === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
+    const block = { notarization: true, mutual_signing: withKey(row), reputation_score: null }
+    return {
+      name: row.name,
+      description: row.description,
+      url: `${baseUrl}/api/v1/agents/public/${slug}`,
+      did: agentDid(baseUrl, slug),
+      capabilities: row.capabilities,
+      authentication: { type: "bearer", authorization_url: `${baseUrl}/api/v1/auth/login` },
+      aira: block,
+      platform: block
+    }
+  })
 
-    resolve,
+  const signAs = Effect.fn("Dids.signAs")(function* (orgUuid: string, slug: string, bytes: Uint8Array) {
+    const row = yield* store.find(slug)
+    if (row === undefined || row.org_uuid !== orgUuid) return "no_agent" as const
+    if (!withKey(row)) return "no_key" as const
+    return { did: agentDid(baseUrl, slug), signature: signWithAgentKey(envelope, slug, row.version, row.private_key_sealed, bytes) }
+  })
 
-    /**
-     * The organization's agent's DID and its signature over `bytes`: `no_agent` when the slug is
-     * not an agent of `orgUuid` (slugs are global: another organization's agent never signs),
-     * `no_key` when it has no key.
-     */
-    signAs: (orgUuid: string, slug: string, bytes: Uint8Array) =>
-      Effect.map(Effect.orDie(store.find(slug)), (row) => {
-        if (row === undefined || row.org_uuid !== orgUuid) return "no_agent" as const
-        if (!withKey(row)) return "no_key" as const
-        return { did: agentDid(baseUrl, slug), signature: signWithAgentKey(envelope, slug, row.version, row.private_key_sealed, bytes) }
-      }),
-
-    rootDid: platformDid(baseUrl)
-  }
+  return Dids.of({ createKey, publicDocument, agentDid: agentDidOf, rotate, card, resolve, signAs, rootDid: platformDid(baseUrl) })
 })
 
-export class Dids extends Context.Service<Dids, Effect.Success<typeof makeDids>>()("gateway/Dids") {
+export interface DidsService {
+  /** A fresh key for a newly registered agent (version 1); call in the registration's transaction. */
+  readonly createKey: (slug: string) => Effect.Effect<void>
+  /** The public document: any agent with a key, whoever owns it. */
+  readonly publicDocument: (slug: string) => Effect.Effect<DidDocument, DidsError>
+  /** The organization's own agent: its DID info record. */
+  readonly agentDid: (principal: Principal, slug: string) => Effect.Effect<AgentDidInfo, DidsError>
+  /** A new keypair; the old one is overwritten (destroyed) and the DID stays. Audited as agent.did.rotated. */
+  readonly rotate: (principal: Principal, slug: string, context: AuditContext) => Effect.Effect<Rotated, DidsError>
+  readonly card: (slug: string) => Effect.Effect<AgentCard, DidsError>
+  /** Ours from the database, others over HTTPS (cached 5 minutes). */
+  readonly resolve: (did: string) => Effect.Effect<Resolved, DidsError>
+  /**
+   * The organization's agent's DID and its signature over `bytes`: `no_agent` when the slug is
+   * not an agent of `orgUuid` (slugs are global: another organization's agent never signs),
+   * `no_key` when it has no key.
+   */
+  readonly signAs: (orgUuid: string, slug: string, bytes: Uint8Array) => Effect.Effect<"no_agent" | "no_key" | { readonly did: string; readonly signature: string }>
+  readonly rootDid: string
+}
+
+export class Dids extends Context.Service<Dids, DidsService>()("gateway/Dids") {
   static readonly layer = Layer.effect(Dids, makeDids)
 }

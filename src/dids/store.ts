@@ -2,9 +2,11 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { type AuditEntry, insertAudit } from "../platform/audit.js"
-import { Json, NullableTimestamp, Timestamp } from "../platform/columns.js"
+import { Json, NullableTimestamp } from "../platform/columns.js"
+import * as Rows from "../platform/db/rows.js"
+import { sqlDefects } from "../platform/db/store.js"
 
 /** An agent and, when one was generated, its key. */
 const AgentKeyRow = Schema.Struct({
@@ -12,7 +14,7 @@ const AgentKeyRow = Schema.Struct({
   org_uuid: Schema.String,
   name: Schema.String,
   description: Schema.NullOr(Schema.String),
-  capabilities: Json(Schema.Array(Schema.String), []),
+  capabilities: Json(Schema.Array(Schema.String)),
   status: Schema.String,
   public_key_multibase: Schema.NullOr(Schema.String),
   private_key_sealed: Schema.NullOr(Schema.String),
@@ -21,8 +23,6 @@ const AgentKeyRow = Schema.Struct({
 })
 export type AgentKeyRow = typeof AgentKeyRow.Type
 
-const KeyRow = Schema.Struct({ version: Schema.Number, created_at: Timestamp })
-
 export const makeDidsStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
@@ -30,13 +30,13 @@ export const makeDidsStore = Effect.gen(function* () {
       d.public_key_multibase, d.private_key_sealed, d.version, d.created_at AS key_created_at
     FROM agents a LEFT JOIN agent_dids d ON d.agent_slug = a.agent_slug`
 
-  const find = SqlSchema.findOneOption({
+  const find = Rows.findOneOption({
     Request: Schema.String,
     Result: AgentKeyRow,
     execute: (slug) => sql`${select} WHERE a.agent_slug = ${slug}`
   })
 
-  const lockVersion = SqlSchema.findOneOption({
+  const lockVersion = Rows.findOneOption({
     Request: Schema.Struct({ orgUuid: Schema.String, slug: Schema.String }),
     Result: Schema.Struct({ version: Schema.NullOr(Schema.Number) }),
     execute: ({ orgUuid, slug }) =>
@@ -44,18 +44,16 @@ export const makeDidsStore = Effect.gen(function* () {
           WHERE a.agent_slug = ${slug} AND a.org_uuid = ${orgUuid} FOR UPDATE OF a`
   })
 
-  const upsertKey = SqlSchema.findOne({
+  const upsertKey = Rows.void({
     Request: Schema.Struct({ slug: Schema.String, publicKeyMultibase: Schema.String, sealed: Schema.String, version: Schema.Number }),
-    Result: KeyRow,
     execute: ({ slug, publicKeyMultibase, sealed, version }) =>
       sql`INSERT INTO agent_dids (agent_slug, public_key_multibase, private_key_sealed, version)
           VALUES (${slug}, ${publicKeyMultibase}, ${sealed}, ${version})
           ON CONFLICT (agent_slug) DO UPDATE SET public_key_multibase = EXCLUDED.public_key_multibase,
-            private_key_sealed = EXCLUDED.private_key_sealed, version = EXCLUDED.version, rotated_at = now()
-          RETURNING version, created_at`
+            private_key_sealed = EXCLUDED.private_key_sealed, version = EXCLUDED.version, rotated_at = now()`
   })
 
-  return {
+  return sqlDefects({
     sql,
     /** The agent (any organization) with its key, if any. */
     find: (slug: string) => Effect.map(find(slug), Option.getOrUndefined),
@@ -64,5 +62,5 @@ export const makeDidsStore = Effect.gen(function* () {
     /** Stores the agent's key at `version`, replacing (and so destroying) the previous one. */
     storeKey: (slug: string, publicKeyMultibase: string, sealed: string, version: number) => upsertKey({ slug, publicKeyMultibase, sealed, version }),
     audit: (entry: AuditEntry) => insertAudit(sql, entry)
-  }
+  })
 })

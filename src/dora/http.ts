@@ -11,22 +11,26 @@ import { GatewayApi } from "../../protocol/api.js"
 import { CurrentPrincipal } from "../../protocol/auth.js"
 import { offsetListPage, offsetWindow } from "../../protocol/common.js"
 import { DoraEnabled } from "../../protocol/dora.js"
-import { Conflict, NotFound, notFound, Unprocessable } from "../../protocol/errors.js"
+import { notFound } from "../../protocol/errors.js"
 import { requireRole, requireScope } from "../access/guards.js"
 import { Flags } from "../flags/service.js"
 import { pdfResponse } from "../gateway/pdf-response.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Dora } from "./service.js"
 
 export const DORA_FLAG = "dora"
 
-const createErrors = answer({ RelatedActionsNotFound: NotFound, InvalidInput: Unprocessable })
-const incidentErrors = answer({ IncidentNotFound: NotFound })
-const transitionErrors = answer({ IncidentNotFound: NotFound, ThirdPartyNotFound: NotFound, InvalidIncidentState: Conflict, InvalidInput: Unprocessable })
-const reportErrors = answer({ IncidentNotFound: NotFound, InvalidIncidentState: Conflict })
-const thirdPartyErrors = answer({ ThirdPartyNotFound: NotFound, InvalidInput: Unprocessable })
-const testErrors = answer({ TestNotFound: NotFound, InvalidInput: Unprocessable })
+const createErrors = refusals("DoraError", "RelatedActionsNotFound", "InvalidInput")
+const incidentErrors = refusals("DoraError", "IncidentNotFound")
+const classifyErrors = refusals("DoraError", "IncidentNotFound", "ThirdPartyNotFound", "InvalidIncidentState", "InvalidInput")
+const resolveErrors = refusals("DoraError", "IncidentNotFound", "InvalidIncidentState", "InvalidInput")
+const reportErrors = refusals("DoraError", "IncidentNotFound", "InvalidIncidentState")
+const createThirdPartyErrors = refusals("DoraError", "InvalidInput")
+const thirdPartyErrors = refusals("DoraError", "ThirdPartyNotFound")
+const updateThirdPartyErrors = refusals("DoraError", "ThirdPartyNotFound", "InvalidInput")
+const createTestErrors = refusals("DoraError", "InvalidInput")
+const testErrors = refusals("DoraError", "TestNotFound")
 
 /** Off for the caller's organization → 404, as if the routes did not exist. */
 export const DoraEnabledLive = Layer.effect(DoraEnabled)(
@@ -67,12 +71,12 @@ export const DoraHttp = HttpApiBuilder.group(GatewayApi, "dora", (handlers) =>
       .handle("getIncident", ({ params }) => Effect.flatMap(read, (principal) => incidentErrors(dora.getIncident(principal, params.uuid))))
       .handle("classifyIncident", ({ params, payload }) =>
         Effect.flatMap(admin("classifying an incident"), (principal) =>
-          Effect.flatMap(requestId, (id) => transitionErrors(dora.classify(principal, params.uuid, payload, id)))
+          Effect.flatMap(requestId, (id) => classifyErrors(dora.classify(principal, params.uuid, payload, id)))
         )
       )
       .handle("resolveIncident", ({ params, payload }) =>
         Effect.flatMap(admin("resolving an incident"), (principal) =>
-          Effect.flatMap(requestId, (id) => transitionErrors(dora.resolve(principal, params.uuid, payload, id)))
+          Effect.flatMap(requestId, (id) => resolveErrors(dora.resolve(principal, params.uuid, payload, id)))
         )
       )
       .handle("incidentReport", ({ params }) =>
@@ -85,7 +89,7 @@ export const DoraHttp = HttpApiBuilder.group(GatewayApi, "dora", (handlers) =>
       )
       .handle("createThirdParty", ({ payload }) =>
         Effect.flatMap(admin("the third-party register"), (principal) =>
-          Effect.flatMap(requestId, (id) => thirdPartyErrors(dora.createThirdParty(principal, payload, id)))
+          Effect.flatMap(requestId, (id) => createThirdPartyErrors(dora.createThirdParty(principal, payload, id)))
         )
       )
       .handle("listThirdParties", ({ query }) =>
@@ -98,11 +102,11 @@ export const DoraHttp = HttpApiBuilder.group(GatewayApi, "dora", (handlers) =>
       .handle("getThirdParty", ({ params }) => Effect.flatMap(read, (principal) => thirdPartyErrors(dora.getThirdParty(principal, params.uuid))))
       .handle("updateThirdParty", ({ params, payload }) =>
         Effect.flatMap(admin("the third-party register"), (principal) =>
-          Effect.flatMap(requestId, (id) => thirdPartyErrors(dora.updateThirdParty(principal, params.uuid, payload, id)))
+          Effect.flatMap(requestId, (id) => updateThirdPartyErrors(dora.updateThirdParty(principal, params.uuid, payload, id)))
         )
       )
       .handle("createTest", ({ payload }) =>
-        Effect.flatMap(write, (principal) => Effect.flatMap(requestId, (id) => testErrors(dora.createTest(principal, payload, id))))
+        Effect.flatMap(write, (principal) => Effect.flatMap(requestId, (id) => createTestErrors(dora.createTest(principal, payload, id))))
       )
       .handle("listTests", ({ query }) =>
         Effect.flatMap(read, (principal) => {

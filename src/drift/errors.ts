@@ -1,22 +1,18 @@
-/** Why a drift request was refused. */
+/** Why a drift request was refused: the area's one error, whose reasons are the wire's refusals. */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { InvalidInput } from "../platform/domain-error.js"
+import { DriftAgentNotFound, DriftAlertNotFound } from "../../protocol/drift.js"
+import { InvalidInput } from "../../protocol/errors.js"
+import { Reasons } from "../platform/domain-error.js"
 
-export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", { agent_id: Schema.String }) {
-  readonly code = "NOT_FOUND"
-  override readonly message = "No such agent in this organization"
-  readonly details = { agent_id: this.agent_id }
-}
+export { DriftAgentNotFound, DriftAlertNotFound }
 
-export class AlertNotFound extends Schema.TaggedError<AlertNotFound>()("AlertNotFound", { alert_id: Schema.String }) {
-  readonly code = "NOT_FOUND"
-  override readonly message = "No such drift alert"
-  readonly details = { alert_id: this.alert_id }
-}
-
+/*
+ * Each reason by its class, not by its fields: the two refusals have the same fields, and a union
+ * of the classes would rebuild a DriftAlertNotFound as the first member that fits (DriftAgentNotFound).
+ */
 export class DriftError extends Schema.TaggedError<DriftError>()("DriftError", {
-  reason: Schema.Union([AgentNotFound, AlertNotFound, InvalidInput])
+  reason: Reasons([DriftAgentNotFound, DriftAlertNotFound, InvalidInput])
 }) {}
 
 export const refuse = (reason: DriftError["reason"]) => Effect.fail(new DriftError({ reason }))

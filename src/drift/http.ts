@@ -3,14 +3,13 @@ import * as Effect from "effect/Effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
 import { listPage } from "../../protocol/common.js"
-import { NotFound, Unprocessable } from "../../protocol/errors.js"
 import { requireJwt, requireScope } from "../access/guards.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { DEFAULT_LOOKBACK_HOURS, Drift } from "./service.js"
 
-const createErrors = answer({ AgentNotFound: NotFound, InvalidInput: Unprocessable })
-const readErrors = answer({ AgentNotFound: NotFound })
-const acknowledgeErrors = answer({ AlertNotFound: NotFound })
+const createErrors = refusals("DriftError", "DriftAgentNotFound", "InvalidInput")
+const readErrors = refusals("DriftError", "DriftAgentNotFound")
+const acknowledgeErrors = refusals("DriftError", "DriftAlertNotFound")
 
 export const DriftHttp = HttpApiBuilder.group(GatewayApi, "drift", (handlers) =>
   Effect.gen(function* () {

@@ -3,6 +3,7 @@
  * read, fed by every action this process records (the actions area's ActionObserver port) and
  * rebuilt from Postgres on its first read. A read then costs the sum of its hour buckets.
  */
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type { RecordedAction } from "../actions/ports.js"
@@ -35,13 +36,12 @@ export const makeLiveWindows = (store: DriftStore) => {
 
   const rebuild = (orgUuid: string, agentId: string, entry: Entry) =>
     Effect.gen(function* () {
-      const snapshot = new Date()
-      const since = new Date(snapshot.getTime() - MAX_HOURS * HOUR_MS)
-      const rows = yield* store.hourlyCounts(orgUuid, agentId, since, snapshot)
+      const snapshot = yield* Clock.currentTimeMillis
+      const rows = yield* store.hourlyCounts(orgUuid, agentId, snapshot - MAX_HOURS * HOUR_MS, snapshot)
       for (const row of rows) entry.window.add(row.action_type, row.hour * HOUR_MS, row.n)
       for (const action of entry.pending ?? []) {
         const at = Date.parse(action.created_at)
-        if (at >= snapshot.getTime()) entry.window.add(action.action_type, at)
+        if (at >= snapshot) entry.window.add(action.action_type, at)
       }
       entry.pending = null
     })
@@ -62,7 +62,6 @@ export const makeLiveWindows = (store: DriftStore) => {
       }
       entries.set(key, entry)
       return rebuild(orgUuid, agentId, entry).pipe(
-        Effect.orDie,
         Effect.onExit((exit) => {
           if (exit._tag === "Failure") entries.delete(key)
           return Deferred.done(entry.loaded, exit)

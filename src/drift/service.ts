@@ -6,6 +6,7 @@
  * Agents are named as actions carry them: a registered agent of the caller's organization or
  * any agent id its actions carry; anything else (another organization's agent) is 404.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -22,14 +23,14 @@ import type {
   SyntheticBaselineRequest
 } from "../../protocol/drift.js"
 import { Severities } from "../../protocol/drift.js"
+import type { RecordedAction } from "../actions/ports.js"
 import { ActionObserver } from "../actions/ports.js"
 import { Events } from "../events/service.js"
 import { Config } from "../platform/config.js"
 import { InvalidInput, type Issue } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
-import { logLine } from "../platform/log.js"
 import { Fanout } from "../platform/redis/index.js"
-import { AgentNotFound, AlertNotFound, refuse } from "./errors.js"
+import { DriftAgentNotFound, DriftAlertNotFound, type DriftError, refuse } from "./errors.js"
 import { makeLiveWindows } from "./live.js"
 import { proportions, score } from "./score.js"
 import { shareRecordedActions } from "./shared.js"
@@ -57,7 +58,7 @@ const parseWindow = (start: string, end: string) => {
   if (issues.length === 0 && to.getTime() <= from.getTime()) issues.push({ path: "window_end", message: "must be after window_start" })
   if (issues.length === 0 && to.getTime() - from.getTime() > MAX_BASELINE_DAYS * DAY_MS)
     issues.push({ path: "window_end", message: `the window may span at most ${MAX_BASELINE_DAYS} days` })
-  return issues.length > 0 ? Effect.fail(new InvalidInput({ issues })) : Effect.succeed({ from, to, days: (to.getTime() - from.getTime()) / DAY_MS })
+  return issues.length > 0 ? refuse(InvalidInput.of(issues)) : Effect.succeed({ from, to, days: (to.getTime() - from.getTime()) / DAY_MS })
 }
 
 export const makeDrift = Effect.gen(function* () {
@@ -69,21 +70,15 @@ export const makeDrift = Effect.gen(function* () {
   const activeCache = new Map<string, { readonly baseline: DriftBaseline | null; readonly at: number }>()
   const cacheKey = (orgUuid: string, agentId: string) => `${orgUuid}\u0000${agentId}`
 
-  /** SQL failures are defects (500 with a request_id). */
-  const die = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    effect.pipe(
-      Effect.catchTag("SqlError" as never, (error: unknown) => Effect.die(error)),
-      Effect.provideService(SqlClient.SqlClient, sql)
-    ) as Effect.Effect<A, Exclude<E, { _tag: "SqlError" }>, Exclude<R, SqlClient.SqlClient>>
-
   const requireAgent = (orgUuid: string, agentId: string) =>
     live.holds(orgUuid, agentId)
       ? Effect.void
-      : Effect.flatMap(die(store.agentKnown(orgUuid, agentId)), (known) => (known ? Effect.void : refuse(new AgentNotFound({ agent_id: agentId }))))
+      : Effect.flatMap(store.agentKnown(orgUuid, agentId), (known) => (known ? Effect.void : refuse(DriftAgentNotFound.of(agentId))))
 
   const currentWindow = (orgUuid: string, agentId: string, hours: number) =>
-    Effect.map(live.windowOf(orgUuid, agentId), (window): CurrentWindow => {
-      const now = Date.now()
+    Effect.gen(function* () {
+      const window = yield* live.windowOf(orgUuid, agentId)
+      const now = yield* Clock.currentTimeMillis
       const startMs = (hourOf(now) - hours + 1) * HOUR_MS
       const { byType, total } = window.counts(now, hours)
       return {
@@ -93,26 +88,29 @@ export const makeDrift = Effect.gen(function* () {
         action_type_dist: proportions(byType),
         total_actions: total,
         avg_actions_per_day: total / (Math.max(now - startMs, 1) / DAY_MS)
-      }
+      } satisfies CurrentWindow
     })
 
   const activeBaseline = (orgUuid: string, agentId: string) =>
-    Effect.suspend(() => {
+    Effect.gen(function* () {
       const key = cacheKey(orgUuid, agentId)
       const cached = activeCache.get(key)
-      if (cached !== undefined && Date.now() - cached.at < BASELINE_CACHE_MS) return Effect.succeed(cached.baseline)
-      return Effect.tap(die(store.activeBaseline(orgUuid, agentId)), (baseline) => Effect.sync(() => activeCache.set(key, { baseline, at: Date.now() })))
+      const now = yield* Clock.currentTimeMillis
+      if (cached !== undefined && now - cached.at < BASELINE_CACHE_MS) return cached.baseline
+      const baseline = yield* store.activeBaseline(orgUuid, agentId)
+      activeCache.set(key, { baseline, at: now })
+      return baseline
     })
 
   const saveBaseline = (orgUuid: string, baseline: Omit<DriftBaseline, "id">) =>
-    Effect.tap(die(store.insertBaseline({ ...baseline, id: newId("dbl"), org_uuid: orgUuid })), () =>
+    Effect.tap(store.insertBaseline({ ...baseline, id: newId("dbl"), org_uuid: orgUuid }), () =>
       Effect.sync(() => activeCache.delete(cacheKey(orgUuid, baseline.agent_id)))
     )
 
   const createProduction = Effect.fn("Drift.createProduction")(function* (orgUuid: string, agentId: string, input: ProductionBaselineRequest) {
-    const window = yield* Effect.catchTag(parseWindow(input.window_start, input.window_end), "InvalidInput", (reason) => refuse(reason))
+    const window = yield* parseWindow(input.window_start, input.window_end)
     yield* requireAgent(orgUuid, agentId)
-    const counts = yield* die(store.typeCounts(orgUuid, [agentId], window.from, window.to))
+    const counts = yield* store.typeCounts(orgUuid, [agentId], window.from, window.to)
     const total = Object.values(counts).reduce((a, b) => a + b, 0)
     if (total === 0) return yield* refuse(InvalidInput.one("window_start", "the agent has no actions in this window"))
     return yield* saveBaseline(orgUuid, {
@@ -140,9 +138,9 @@ export const makeDrift = Effect.gen(function* () {
     if (issues.length === 0 && entries.every(([, weight]) => weight === 0))
       issues.push({ path: "expected_distribution", message: "needs at least one entry above 0" })
     if (!Number.isFinite(input.expected_actions_per_day)) issues.push({ path: "expected_actions_per_day", message: "must be a finite number >= 0" })
-    if (issues.length > 0) return yield* refuse(new InvalidInput({ issues }))
+    if (issues.length > 0) return yield* refuse(InvalidInput.of(issues))
     yield* requireAgent(orgUuid, agentId)
-    const now = new Date().toISOString()
+    const now = new Date(yield* Clock.currentTimeMillis).toISOString()
     return yield* saveBaseline(orgUuid, {
       agent_id: agentId,
       baseline_type: "synthetic",
@@ -157,13 +155,13 @@ export const makeDrift = Effect.gen(function* () {
   })
 
   const createPooled = Effect.fn("Drift.createPooled")(function* (orgUuid: string, agentId: string, input: PooledBaselineRequest) {
-    const window = yield* Effect.catchTag(parseWindow(input.window_start, input.window_end), "InvalidInput", (reason) => refuse(reason))
+    const window = yield* parseWindow(input.window_start, input.window_end)
     yield* requireAgent(orgUuid, agentId)
     const sources = [...new Set(input.source_agent_ids)]
-    const known = yield* die(store.knownAgents(orgUuid, sources))
+    const known = yield* store.knownAgents(orgUuid, sources)
     const unknown = input.source_agent_ids.flatMap((id, index) => (known.has(id) ? [] : [{ path: `source_agent_ids[${index}]`, message: "no such agent in this organization" }]))
-    if (unknown.length > 0) return yield* refuse(new InvalidInput({ issues: unknown }))
-    const counts = yield* die(store.typeCounts(orgUuid, sources, window.from, window.to))
+    if (unknown.length > 0) return yield* refuse(InvalidInput.of(unknown))
+    const counts = yield* store.typeCounts(orgUuid, sources, window.from, window.to)
     const total = Object.values(counts).reduce((a, b) => a + b, 0)
     if (total === 0) return yield* refuse(InvalidInput.one("source_agent_ids", "the source agents have no actions in this window"))
     return yield* saveBaseline(orgUuid, {
@@ -214,15 +212,16 @@ export const makeDrift = Effect.gen(function* () {
   /** Stores the alert, its webhook event and live frame, all after one commit. */
   const raise = (orgUuid: string, alert: DriftAlert) =>
     Effect.gen(function* () {
-      const stored = yield* die(
-        sql.withTransaction(
+      const stored = yield* sql
+        .withTransaction(
           Effect.gen(function* () {
             const row = yield* store.insertAlert({ ...alert, org_uuid: orgUuid })
             yield* events.record([{ orgUuid, type: "drift.alert", data: { ...row } }])
             return row
           })
         )
-      )
+        // BEGIN and COMMIT are not the store's statements: their failures are defects too.
+        .pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
       yield* events.announce(orgUuid, "notifications", {
         type: "notification.created",
         event: "drift.alert",
@@ -237,7 +236,7 @@ export const makeDrift = Effect.gen(function* () {
       return stored
     })
 
-  const alertOf = (agentId: string, baseline: DriftBaseline, current: CurrentWindow, scored: ReturnType<typeof score>): DriftAlert => ({
+  const alertOf = (agentId: string, baseline: DriftBaseline, current: CurrentWindow, scored: ReturnType<typeof score>, nowMs: number): DriftAlert => ({
     id: newId("dal"),
     agent_id: agentId,
     baseline_uuid: baseline.id,
@@ -247,7 +246,7 @@ export const makeDrift = Effect.gen(function* () {
     volume_ratio: scored.volume_ratio,
     severity: scored.severity,
     new_action_types: scored.new_action_types,
-    detected_at: new Date().toISOString(),
+    detected_at: new Date(nowMs).toISOString(),
     acknowledged_at: null,
     acknowledged_by: null
   })
@@ -255,9 +254,9 @@ export const makeDrift = Effect.gen(function* () {
   /** POST /check: metered as a `drift_check` usage event whether or not it finds drift. */
   const check = Effect.fn("Drift.check")(function* (orgUuid: string, agentId: string, hours: number) {
     const result = yield* evaluate(orgUuid, agentId, hours)
-    yield* die(store.recordUsage(orgUuid, "drift_check", agentId))
+    yield* store.recordUsage(orgUuid, "drift_check", agentId)
     if (result.baseline === null || !result.scored.is_drifting) return null
-    return yield* raise(orgUuid, alertOf(agentId, result.baseline, result.current, result.scored))
+    return yield* raise(orgUuid, alertOf(agentId, result.baseline, result.current, result.scored, yield* Clock.currentTimeMillis))
   })
 
   const alerts = Effect.fn("Drift.alerts")(function* (
@@ -266,12 +265,12 @@ export const makeDrift = Effect.gen(function* () {
     query: { readonly page: number; readonly perPage: number; readonly acknowledged: boolean | undefined }
   ) {
     yield* requireAgent(orgUuid, agentId)
-    return yield* die(store.listAlerts(orgUuid, agentId, query.acknowledged, query.page, query.perPage))
+    return yield* store.listAlerts(orgUuid, agentId, query.acknowledged, query.page, query.perPage)
   })
 
   const acknowledge = Effect.fn("Drift.acknowledge")(function* (orgUuid: string, agentId: string, alertId: string, email: string) {
-    const alert = yield* die(store.acknowledge(orgUuid, agentId, alertId, email))
-    if (alert === null) return yield* refuse(new AlertNotFound({ alert_id: alertId }))
+    const alert = yield* store.acknowledge(orgUuid, agentId, alertId, email)
+    if (alert === null) return yield* refuse(DriftAlertNotFound.of(alertId))
     return alert
   })
 
@@ -281,32 +280,43 @@ export const makeDrift = Effect.gen(function* () {
    * baseline, so a lasting drift is announced once, and again when it worsens.
    */
   const checkAll = Effect.gen(function* () {
-    yield* live.prune(Date.now())
-    const locked = yield* die(
-      sql.withTransaction(
-        Effect.gen(function* () {
-          const rows = yield* sql`SELECT pg_try_advisory_xact_lock(${PERIODIC_LOCK}) AS locked`
-          if (rows[0]?.locked !== true) return []
-          return yield* store.activeBaselines
-        })
-      )
-    )
+    yield* live.prune(yield* Clock.currentTimeMillis)
+    const locked = yield* store.lockedBaselines(PERIODIC_LOCK)
     let raised = 0
     for (const { org_uuid, agent_id } of locked) {
       const result = yield* Effect.orElseSucceed(evaluate(org_uuid, agent_id, DEFAULT_LOOKBACK_HOURS), () => ({ baseline: null }) as const)
       if (result.baseline === null || !result.scored.is_drifting) continue
-      const open = yield* die(store.openAlert(org_uuid, agent_id, result.baseline.id))
+      const open = yield* store.openAlert(org_uuid, agent_id, result.baseline.id)
       if (open !== null && rank(open.severity) >= rank(result.scored.severity)) continue
-      yield* raise(org_uuid, alertOf(agent_id, result.baseline, result.current, result.scored))
+      yield* raise(org_uuid, alertOf(agent_id, result.baseline, result.current, result.scored, yield* Clock.currentTimeMillis))
       raised++
     }
     return raised
   })
 
-  return { createProduction, createSynthetic, createPooled, status, check, alerts, acknowledge, checkAll, recorded: live.recorded }
+  return Drift.of({ createProduction, createSynthetic, createPooled, status, check, alerts, acknowledge, checkAll, recorded: live.recorded })
 })
 
-export class Drift extends Context.Service<Drift, Effect.Success<typeof makeDrift>>()("gateway/Drift") {
+export interface DriftService {
+  readonly createProduction: (orgUuid: string, agentId: string, input: ProductionBaselineRequest) => Effect.Effect<DriftBaseline, DriftError>
+  readonly createSynthetic: (orgUuid: string, agentId: string, input: SyntheticBaselineRequest) => Effect.Effect<DriftBaseline, DriftError>
+  readonly createPooled: (orgUuid: string, agentId: string, input: PooledBaselineRequest) => Effect.Effect<DriftBaseline, DriftError>
+  readonly status: (orgUuid: string, agentId: string, hours: number) => Effect.Effect<DriftStatus, DriftError>
+  /** Scores now and stores an alert when the agent drifts (metered as `drift_check`). */
+  readonly check: (orgUuid: string, agentId: string, hours: number) => Effect.Effect<DriftAlert | null, DriftError>
+  readonly alerts: (
+    orgUuid: string,
+    agentId: string,
+    query: { readonly page: number; readonly perPage: number; readonly acknowledged: boolean | undefined }
+  ) => Effect.Effect<{ readonly items: ReadonlyArray<DriftAlert>; readonly total: number }, DriftError>
+  readonly acknowledge: (orgUuid: string, agentId: string, alertId: string, email: string) => Effect.Effect<DriftAlert, DriftError>
+  /** The periodic check of every active baseline; answers how many alerts it raised. */
+  readonly checkAll: Effect.Effect<number>
+  /** Tells the live windows of an action this process recorded. */
+  readonly recorded: (action: RecordedAction) => Effect.Effect<void>
+}
+
+export class Drift extends Context.Service<Drift, DriftService>()("gateway/Drift") {
   /** The service, its periodic check, and the ActionObserver the actions area tells of new actions. */
   static readonly layer = Layer.effectContext(
     Effect.gen(function* () {
@@ -314,7 +324,7 @@ export class Drift extends Context.Service<Drift, Effect.Success<typeof makeDrif
       const config = yield* Config
       // With Redis, several processes may record an agent's actions: they share them.
       const recorded = config.redisUrl === undefined ? drift.recorded : yield* shareRecordedActions(yield* Fanout, drift.recorded)
-      const sweep = drift.checkAll.pipe(Effect.catchCause((cause) => Effect.sync(() => logLine("error", "periodic drift check failed", { cause: String(cause) }))))
+      const sweep = drift.checkAll.pipe(Effect.catchCause((cause) => Effect.logError("periodic drift check failed", cause)))
       yield* Effect.forkScoped(Effect.repeat(Effect.delay(sweep, config.driftCheckIntervalMs), Schedule.forever))
       return Context.make(Drift, drift).pipe(Context.add(ActionObserver, ActionObserver.of({ recorded })))
     })

@@ -4,6 +4,7 @@
  * holds. Without Redis there is one process and nothing to tell.
  */
 import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
 import type { Scope } from "effect/Scope"
 import type { RecordedAction } from "../actions/ports.js"
 import { newId } from "../platform/ids.js"
@@ -24,13 +25,25 @@ export const shareRecordedActions = (
     const origin = newId("node")
     let outbox: Compact[] = []
     let timer: ReturnType<typeof setTimeout> | undefined
+    // Publishes run in this scope's fiber set (interrupted when it closes); a failed one is logged with its cause.
+    const runFork = yield* FiberSet.makeRuntime()
 
-    const flush = () => {
+    const publish = (actions: Compact[]) =>
+      fanout.publish(DRIFT_ACTIONS_TOPIC, JSON.stringify({ origin, actions })).pipe(
+        Effect.catchCause((cause) => Effect.logWarning("drift: a batch of recorded actions could not be shared with the other processes", cause))
+      )
+
+    const take = () => {
       if (timer !== undefined) clearTimeout(timer)
       timer = undefined
       const actions = outbox
       outbox = []
-      if (actions.length > 0) Effect.runFork(fanout.publish(DRIFT_ACTIONS_TOPIC, JSON.stringify({ origin, actions })))
+      return actions
+    }
+
+    const flush = () => {
+      const actions = take()
+      if (actions.length > 0) runFork(publish(actions))
     }
 
     yield* fanout.subscribe(
@@ -47,7 +60,11 @@ export const shareRecordedActions = (
       },
       { topicPrefix: DRIFT_ACTIONS_TOPIC }
     )
-    yield* Effect.addFinalizer(() => Effect.sync(flush))
+    // The last batch is published before the scope closes, not forked into a set that is closing.
+    yield* Effect.addFinalizer(() => Effect.suspend(() => {
+      const actions = take()
+      return actions.length > 0 ? publish(actions) : Effect.void
+    }))
 
     return (action: RecordedAction) =>
       Effect.flatMap(recordLocally(action), () =>

@@ -3,25 +3,10 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { BadRequest, Conflict, NotFound, Unprocessable } from "../../protocol/errors.js"
 import { requireRole, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Escrow } from "./service.js"
-
-const createErrors = answer({ UnsupportedCurrency: BadRequest, AgentNotFound: NotFound, AgentDecommissioned: Unprocessable })
-const findErrors = answer({ AccountNotFound: NotFound })
-const depositErrors = answer({ AccountNotFound: NotFound, InvalidAmount: BadRequest, AccountFrozen: Conflict })
-const releaseErrors = answer({ AccountNotFound: NotFound, InvalidAmount: BadRequest, AccountFrozen: Conflict, InsufficientBalance: BadRequest })
-const disputeErrors = answer({
-  AccountNotFound: NotFound,
-  InvalidAmount: BadRequest,
-  InvalidSignature: BadRequest,
-  DisputeAlreadyOpen: Conflict,
-  EvidenceNotFound: NotFound,
-  InvalidInput: Unprocessable
-})
-const resolveErrors = answer({ AccountNotFound: NotFound, NoOpenDispute: Conflict })
 
 const auditContext = Effect.gen(function* () {
   return { requestId: requestIdOf(yield* HttpServerRequest) }
@@ -38,29 +23,45 @@ export const EscrowHttp = HttpApiBuilder.group(GatewayApi, "escrow", (handlers) 
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
           const principal = yield* write
-          return yield* createErrors(escrow.create(principal, payload, yield* auditContext))
+          return yield* escrow
+            .create(principal, payload, yield* auditContext)
+            .pipe(refusals("EscrowError", "UnsupportedCurrency", "EscrowAgentNotFound", "EscrowAgentDecommissioned"))
         })
       )
       .handle("list", ({ query }) => Effect.flatMap(read, (principal) => escrow.list(principal, query)))
-      .handle("get", ({ params }) => Effect.flatMap(read, (principal) => findErrors(escrow.get(principal, params.account_uuid))))
+      .handle("get", ({ params }) => Effect.flatMap(read, (principal) => escrow.get(principal, params.account_uuid).pipe(refusals("EscrowError", "EscrowAccountNotFound"))))
       .handle("transactions", ({ params, query }) =>
-        Effect.flatMap(read, (principal) => findErrors(escrow.transactions(principal, params.account_uuid, query)))
+        Effect.flatMap(read, (principal) => escrow.transactions(principal, params.account_uuid, query).pipe(refusals("EscrowError", "EscrowAccountNotFound")))
       )
-      .handle("deposit", ({ params, payload }) => Effect.flatMap(write, (principal) => depositErrors(escrow.deposit(principal, params.account_uuid, payload))))
-      .handle("release", ({ params, payload }) => Effect.flatMap(write, (principal) => releaseErrors(escrow.release(principal, params.account_uuid, payload))))
+      .handle("deposit", ({ params, payload }) => Effect.flatMap(write, (principal) => escrow.deposit(principal, params.account_uuid, payload).pipe(refusals("EscrowError", "EscrowAccountNotFound", "InvalidAmount", "AccountFrozen"))))
+      .handle("release", ({ params, payload }) => Effect.flatMap(write, (principal) => escrow
+          .release(principal, params.account_uuid, payload)
+          .pipe(refusals("EscrowError", "EscrowAccountNotFound", "InvalidAmount", "AccountFrozen", "InsufficientBalance"))))
       .handle("dispute", ({ params, payload }) =>
         Effect.gen(function* () {
           const principal = yield* write
           const request = yield* HttpServerRequest
           // The optional signature is keyed by the credential this request carries (src/escrow/signature.ts).
           const credential = (request.headers.authorization ?? "").replace(/^Bearer\s+/i, "")
-          return yield* disputeErrors(escrow.dispute(principal, params.account_uuid, payload, credential, { requestId: requestIdOf(request) }))
+          return yield* escrow
+            .dispute(principal, params.account_uuid, payload, credential, { requestId: requestIdOf(request) })
+            .pipe(
+              refusals(
+                "EscrowError",
+                "EscrowAccountNotFound",
+                "InvalidAmount",
+                "DisputeSignatureInvalid",
+                "DisputeAlreadyOpen",
+                "DisputeEvidenceNotFound",
+                "InvalidInput"
+              )
+            )
         })
       )
       .handle("resolveDispute", ({ params, payload }) =>
         Effect.gen(function* () {
           const principal = yield* resolver
-          return yield* resolveErrors(escrow.resolve(principal, params.account_uuid, payload, yield* auditContext))
+          return yield* escrow.resolve(principal, params.account_uuid, payload, yield* auditContext).pipe(refusals("EscrowError", "EscrowAccountNotFound", "NoOpenDispute"))
         })
       )
   })

@@ -2,28 +2,25 @@
  * SQL for escrow ledgers. Minor units travel to Postgres as decimal text cast to BIGINT and come
  * back as bigint, so no amount ever passes through a float.
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as SchemaTransformation from "effect/SchemaTransformation"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { Counterparty, DisputeResolutions, EscrowReceipt } from "../../protocol/escrow.js"
-import { Count, Json, NullableTimestamp, Serial, Timestamp } from "../platform/columns.js"
+import { Count, Json, NullableJson, NullableTimestamp, Serial, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
+import * as Rows from "../platform/db/rows.js"
+import { sqlDefects } from "../platform/db/store.js"
 import { offset } from "../platform/sql.js"
 
-/** An int8 column as an exact bigint. */
+/** An int8 column as an exact bigint (the driver hands int8 over as text or bigint, never a float). */
 const Minor = Serial
-const NullableMinor = Schema.Unknown.pipe(
-  Schema.decodeTo(
-    Schema.NullOr(Schema.BigInt),
-    SchemaTransformation.transform({
-      decode: (value) => (value === null || value === undefined ? null : BigInt(value as string | bigint)),
-      encode: (value): unknown => value
-    })
-  )
-)
-const NoReceipt = {} as EscrowReceipt
+const NullableMinor = Schema.NullOr(Serial)
+
+/** A statement that always answers a row (an INSERT … RETURNING, a count): no row is a defect. */
+const always = <A, E, R>(effect: Effect.Effect<A, E | Cause.NoSuchElementError, R>): Effect.Effect<A, Exclude<E, Cause.NoSuchElementError>, R> =>
+  Effect.catchIf(effect, Cause.isNoSuchElementError, (error) => Effect.die(error)) as Effect.Effect<A, Exclude<E, Cause.NoSuchElementError>, R>
 
 const AccountRow = Schema.Struct({
   account_uuid: Schema.String,
@@ -33,7 +30,7 @@ const AccountRow = Schema.Struct({
   purpose: Schema.NullOr(Schema.String),
   agent_id: Schema.NullOr(Schema.String),
   counterparty_org_uuid: Schema.NullOr(Schema.String),
-  counterparty: Json(Schema.NullOr(Counterparty), null),
+  counterparty: NullableJson(Counterparty),
   balance_minor: Minor,
   status: Schema.Literals(["active", "frozen"]),
   sequence: Count,
@@ -55,8 +52,7 @@ const TransactionRow = Schema.Struct({
   description: Schema.NullOr(Schema.String),
   reference: Schema.NullOr(Schema.String),
   reference_action_uuid: Schema.NullOr(Schema.String),
-  // NOT NULL and written by us: the fallback is never used.
-  receipt: Json(EscrowReceipt, NoReceipt),
+  receipt: Json(EscrowReceipt),
   created_by: Schema.String,
   created_at: Timestamp
 })
@@ -71,12 +67,12 @@ const DisputeRow = Schema.Struct({
   reference_action_uuid: Schema.NullOr(Schema.String),
   evidence_package_uuid: Schema.NullOr(Schema.String),
   status: Schema.Literals(["open", "resolved"]),
-  receipt: Json(EscrowReceipt, NoReceipt),
+  receipt: Json(EscrowReceipt),
   opened_by: Schema.String,
   opened_at: Timestamp,
   resolution: Schema.NullOr(Schema.Literals(DisputeResolutions)),
   resolution_note: Schema.NullOr(Schema.String),
-  resolution_receipt: Json(Schema.NullOr(EscrowReceipt), null),
+  resolution_receipt: NullableJson(EscrowReceipt),
   resolved_by: Schema.NullOr(Schema.String),
   resolved_at: NullableTimestamp
 })
@@ -126,6 +122,15 @@ export interface NewDispute {
   readonly openedAt: string
 }
 
+export interface DisputeResolution {
+  readonly disputeId: string
+  readonly resolution: string
+  readonly note: string | null
+  readonly receipt: EscrowReceipt
+  readonly resolvedBy: string
+  readonly resolvedAt: string
+}
+
 const minorText = (value: bigint | null) => (value === null ? null : value.toString())
 
 const ByAccount = Schema.Struct({ orgUuid: Schema.String, accountUuid: Schema.String })
@@ -133,7 +138,7 @@ const ByAccount = Schema.Struct({ orgUuid: Schema.String, accountUuid: Schema.St
 export const makeEscrowStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
-  const insertAccount = SqlSchema.findOne({
+  const insertAccount = Rows.findOne({
     Request: Schema.Any,
     Result: AccountRow,
     execute: (a: NewAccount) =>
@@ -143,57 +148,57 @@ export const makeEscrowStore = Effect.gen(function* () {
           RETURNING *`
   })
 
-  const find = SqlSchema.findOneOption({
+  const find = Rows.findOneOption({
     Request: ByAccount,
     Result: AccountRow,
     execute: ({ orgUuid, accountUuid }) => sql`SELECT * FROM escrow_accounts WHERE account_uuid = ${accountUuid} AND org_uuid = ${orgUuid}`
   })
 
-  const lock = SqlSchema.findOneOption({
+  const lock = Rows.findOneOption({
     Request: ByAccount,
     Result: AccountRow,
     execute: ({ orgUuid, accountUuid }) => sql`SELECT * FROM escrow_accounts WHERE account_uuid = ${accountUuid} AND org_uuid = ${orgUuid} FOR UPDATE`
   })
 
-  const page = SqlSchema.findAll({
+  const page = Rows.findAll({
     Request: Schema.Struct({ orgUuid: Schema.String, limit: Schema.Number, offset: Schema.Number }),
     Result: AccountRow,
     execute: ({ orgUuid, limit, offset }) =>
       sql`SELECT * FROM escrow_accounts WHERE org_uuid = ${orgUuid} ORDER BY created_at DESC, account_uuid DESC LIMIT ${limit} OFFSET ${offset}`
   })
 
-  const countAccounts = SqlSchema.findOne({
+  const countAccounts = Rows.findOne({
     Request: Schema.String,
     Result: Schema.Struct({ n: Count }),
     execute: (orgUuid) => sql`SELECT count(*) AS n FROM escrow_accounts WHERE org_uuid = ${orgUuid}`
   })
 
-  const transactions = SqlSchema.findAll({
+  const transactions = Rows.findAll({
     Request: Schema.Struct({ accountUuid: Schema.String, limit: Schema.Number, offset: Schema.Number }),
     Result: TransactionRow,
     execute: ({ accountUuid, limit, offset }) =>
       sql`SELECT * FROM escrow_transactions WHERE account_uuid = ${accountUuid} ORDER BY sequence DESC LIMIT ${limit} OFFSET ${offset}`
   })
 
-  const countTransactions = SqlSchema.findOne({
+  const countTransactions = Rows.findOne({
     Request: Schema.String,
     Result: Schema.Struct({ n: Count }),
     execute: (accountUuid) => sql`SELECT count(*) AS n FROM escrow_transactions WHERE account_uuid = ${accountUuid}`
   })
 
-  const disputes = SqlSchema.findAll({
+  const disputes = Rows.findAll({
     Request: Schema.String,
     Result: DisputeRow,
     execute: (accountUuid) => sql`SELECT * FROM escrow_disputes WHERE account_uuid = ${accountUuid} ORDER BY opened_at DESC, dispute_id DESC`
   })
 
-  const openDispute = SqlSchema.findOneOption({
+  const openDispute = Rows.findOneOption({
     Request: Schema.String,
     Result: DisputeRow,
     execute: (accountUuid) => sql`SELECT * FROM escrow_disputes WHERE account_uuid = ${accountUuid} AND status = 'open'`
   })
 
-  const insertTransaction = SqlSchema.findOne({
+  const insertTransaction = Rows.findOne({
     Request: Schema.Any,
     Result: TransactionRow,
     execute: (t: NewTransaction) =>
@@ -205,7 +210,7 @@ export const makeEscrowStore = Effect.gen(function* () {
           RETURNING *`
   })
 
-  const insertDispute = SqlSchema.findOne({
+  const insertDispute = Rows.findOne({
     Request: Schema.Any,
     Result: DisputeRow,
     execute: (d: NewDispute) =>
@@ -216,33 +221,49 @@ export const makeEscrowStore = Effect.gen(function* () {
           RETURNING *`
   })
 
-  const resolveDispute = SqlSchema.findOne({
+  const resolveDispute = Rows.findOne({
     Request: Schema.Any,
     Result: DisputeRow,
-    execute: (r: { disputeId: string; resolution: string; note: string | null; receipt: EscrowReceipt; resolvedBy: string; resolvedAt: string }) =>
+    execute: (r: DisputeResolution) =>
       sql`UPDATE escrow_disputes SET status = 'resolved', resolution = ${r.resolution}, resolution_note = ${r.note},
             resolution_receipt = ${jsonb(r.receipt)}, resolved_by = ${r.resolvedBy}, resolved_at = ${r.resolvedAt}
           WHERE dispute_id = ${r.disputeId} AND status = 'open' RETURNING *`
   })
 
-  return {
+  const agentStatus = Rows.findOneOption({
+    Request: Schema.Struct({ orgUuid: Schema.String, slug: Schema.String }),
+    Result: Schema.Struct({ status: Schema.String }),
+    execute: ({ orgUuid, slug }) => sql`SELECT status FROM agents WHERE agent_slug = ${slug} AND org_uuid = ${orgUuid}`
+  })
+
+  // Compared as text: a malformed id simply matches nothing.
+  const evidenceExists = Rows.findOne({
+    Request: Schema.Struct({ orgUuid: Schema.String, packageUuid: Schema.String }),
+    Result: Schema.Struct({ found: Schema.Boolean }),
+    execute: ({ orgUuid, packageUuid }) =>
+      sql`SELECT EXISTS (SELECT 1 FROM evidence_packages WHERE package_uuid::text = ${packageUuid} AND org_uuid::text = ${orgUuid}) AS found`
+  })
+
+  const advance = Rows.void({
+    Request: Schema.Any,
+    execute: (next: { accountUuid: string; balance: bigint; status: "active" | "frozen"; sequence: number; headHash: string }) =>
+      sql`UPDATE escrow_accounts SET balance_minor = ${next.balance.toString()}::bigint, status = ${next.status}, sequence = ${next.sequence},
+            head_hash = ${next.headHash}, updated_at = now()
+          WHERE account_uuid = ${next.accountUuid}`
+  })
+
+  return sqlDefects({
     sql,
 
     /** The agent's status when `slug` is an agent of the organization. */
     agentStatus: (orgUuid: string, slug: string) =>
-      Effect.map(
-        sql<{ status: string }>`SELECT status FROM agents WHERE agent_slug = ${slug} AND org_uuid = ${orgUuid}`,
-        (rows) => rows[0]?.status
-      ),
+      Effect.map(agentStatus({ orgUuid, slug }), (row) => Option.getOrUndefined(Option.map(row, (found) => found.status))),
 
-    /** Whether the organization has that evidence package (compared as text: a malformed id simply matches nothing). */
+    /** Whether the organization has that evidence package. */
     evidenceExists: (orgUuid: string, packageUuid: string) =>
-      Effect.map(
-        sql`SELECT 1 FROM evidence_packages WHERE package_uuid::text = ${packageUuid} AND org_uuid::text = ${orgUuid}`,
-        (rows) => rows.length > 0
-      ),
+      Effect.map(always(evidenceExists({ orgUuid, packageUuid })), (row) => row.found),
 
-    insertAccount,
+    insertAccount: (account: NewAccount) => always(insertAccount(account)),
     find: (orgUuid: string, accountUuid: string) => Effect.map(find({ orgUuid, accountUuid }), Option.getOrUndefined),
     /** The account row locked until the transaction ends: every change to an account goes through here first. */
     lock: (orgUuid: string, accountUuid: string) => Effect.map(lock({ orgUuid, accountUuid }), Option.getOrUndefined),
@@ -250,28 +271,27 @@ export const makeEscrowStore = Effect.gen(function* () {
     list: (orgUuid: string, pageNumber: number, perPage: number) =>
       Effect.all({
         rows: page({ orgUuid, limit: perPage, offset: offset(pageNumber, perPage) }),
-        total: Effect.map(countAccounts(orgUuid), (row) => row.n)
+        total: Effect.map(always(countAccounts(orgUuid)), (row) => row.n)
       }),
 
     /** Newest first. */
     transactions: (accountUuid: string, pageNumber: number, perPage: number) =>
       Effect.all({
         rows: transactions({ accountUuid, limit: perPage, offset: offset(pageNumber, perPage) }),
-        total: Effect.map(countTransactions(accountUuid), (row) => row.n)
+        total: Effect.map(always(countTransactions(accountUuid)), (row) => row.n)
       }),
 
     disputes,
     openDispute: (accountUuid: string) => Effect.map(openDispute(accountUuid), Option.getOrUndefined),
-    insertTransaction,
-    insertDispute,
-    resolveDispute,
+    insertTransaction: (transaction: NewTransaction) => always(insertTransaction(transaction)),
+    insertDispute: (dispute: NewDispute) => always(insertDispute(dispute)),
+    /** Only called with the account locked and its open dispute just read, so the row is there. */
+    resolveDispute: (resolution: DisputeResolution) => always(resolveDispute(resolution)),
 
     /** The account after a signed event: its balance, status and chain head. */
     advance: (accountUuid: string, next: { balance: bigint; status: "active" | "frozen"; sequence: number; headHash: string }) =>
-      sql`UPDATE escrow_accounts SET balance_minor = ${next.balance.toString()}::bigint, status = ${next.status}, sequence = ${next.sequence},
-            head_hash = ${next.headHash}, updated_at = now()
-          WHERE account_uuid = ${accountUuid}`.pipe(Effect.asVoid)
-  }
+      advance({ accountUuid, ...next })
+  })
 })
 
 export type EscrowStore = Effect.Success<typeof makeEscrowStore>

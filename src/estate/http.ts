@@ -7,30 +7,10 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { BadRequest, Conflict, NotFound, Unprocessable } from "../../protocol/errors.js"
 import { requireRole, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Estate } from "./service.js"
-
-const willErrors = answer({
-  AgentNotFound: NotFound,
-  InvalidPolicy: BadRequest,
-  SuccessorNotFound: NotFound,
-  AlreadyDeceased: Conflict,
-  InvalidInput: Unprocessable
-})
-const getWillErrors = answer({ AgentNotFound: NotFound, WillNotFound: NotFound })
-const certificateErrors = answer({
-  AgentNotFound: NotFound,
-  AlreadyDeceased: Conflict,
-  NotDecommissioned: Unprocessable,
-  SuccessorNotFound: NotFound,
-  InvalidInput: Unprocessable
-})
-const getCertificateErrors = answer({ AgentNotFound: NotFound, CertificateNotFound: NotFound })
-const snapshotErrors = answer({ AgentNotFound: NotFound, EmptyFindings: BadRequest })
-const listErrors = answer({ AgentNotFound: NotFound })
 
 const auditContext = Effect.gen(function* () {
   return { requestId: requestIdOf(yield* HttpServerRequest) }
@@ -44,16 +24,20 @@ export const EstateHttp = HttpApiBuilder.group(GatewayApi, "estate", (handlers) 
     const writer = Effect.all([requireScope("estate:write"), auditContext])
     return handlers
       .handle("putWill", ({ params, payload }) =>
-        Effect.flatMap(executor, ([principal, context]) => willErrors(estate.putWill(principal, params.agent_slug, payload, context)))
+        Effect.flatMap(executor, ([principal, context]) => estate
+          .putWill(principal, params.agent_slug, payload, context)
+          .pipe(refusals("EstateError", "EstateAgentNotFound", "InvalidSuccessionPolicy", "SuccessorNotFound", "AlreadyDeceased", "InvalidInput")))
       )
-      .handle("getWill", ({ params }) => Effect.flatMap(read, (principal) => getWillErrors(estate.getWill(principal, params.agent_slug))))
+      .handle("getWill", ({ params }) => Effect.flatMap(read, (principal) => estate.getWill(principal, params.agent_slug).pipe(refusals("EstateError", "EstateAgentNotFound", "WillNotFound"))))
       .handle("issueDeathCertificate", ({ params, payload }) =>
-        Effect.flatMap(executor, ([principal, context]) => certificateErrors(estate.issueDeathCertificate(principal, params.agent_slug, payload, context)))
+        Effect.flatMap(executor, ([principal, context]) => estate
+          .issueDeathCertificate(principal, params.agent_slug, payload, context)
+          .pipe(refusals("EstateError", "EstateAgentNotFound", "AlreadyDeceased", "NotDecommissioned", "SuccessorNotFound", "InvalidInput")))
       )
       .handle("getDeathCertificate", ({ params }) =>
-        Effect.flatMap(read, (principal) => getCertificateErrors(estate.getDeathCertificate(principal, params.agent_slug)))
+        Effect.flatMap(read, (principal) => estate.getDeathCertificate(principal, params.agent_slug).pipe(refusals("EstateError", "EstateAgentNotFound", "DeathCertificateNotFound")))
       )
-      .handle("createSnapshot", ({ payload }) => Effect.flatMap(writer, ([principal, context]) => snapshotErrors(estate.createSnapshot(principal, payload, context))))
-      .handle("listSnapshots", ({ query }) => Effect.flatMap(read, (principal) => listErrors(estate.listSnapshots(principal, query))))
+      .handle("createSnapshot", ({ payload }) => Effect.flatMap(writer, ([principal, context]) => estate.createSnapshot(principal, payload, context).pipe(refusals("EstateError", "EstateAgentNotFound", "EmptyFindings"))))
+      .handle("listSnapshots", ({ query }) => Effect.flatMap(read, (principal) => estate.listSnapshots(principal, query).pipe(refusals("EstateError", "EstateAgentNotFound"))))
   })
 )

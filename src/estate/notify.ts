@@ -7,6 +7,7 @@
  * audited; nothing here ever fails.
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { DeathCertificateAnswer, NotifyTarget } from "../../protocol/estate.js"
 import { canonicalJson } from "../../protocol/verifier/canonical.js"
@@ -88,7 +89,9 @@ export const makeNotifier = (config: AppConfig, signer: Signer) => {
         if (!slackOn) return Effect.fail(new Skipped("slack_integration is turned off"))
         return post(target.target, { text: lines(answer, slackText).join("\n") })
       case "webhook":
-        return post(target.target, { event: "agent.death_certificate_issued", timestamp: new Date().toISOString(), data: answer }, true)
+        return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          post(target.target, { event: "agent.death_certificate_issued", timestamp: new Date(now).toISOString(), data: answer }, true)
+        )
     }
   }
 

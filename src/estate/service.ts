@@ -5,6 +5,7 @@
  * transfer receipt in `agent_transfers`, signed like the agents area's own (docs/decisions.md).
  */
 import { createHash } from "node:crypto"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -19,8 +20,10 @@ import {
   type DeathCertificateRequest,
   type Finding,
   type NotifyTarget,
+  type SnapshotPage,
   SUCCESSION_POLICIES,
   type SuccessionPolicy,
+  type WillAnswer,
   type WillRequest
 } from "../../protocol/estate.js"
 import { canonicalJson } from "../../protocol/verifier/canonical.js"
@@ -35,11 +38,12 @@ import { logLine } from "../platform/log.js"
 import { outboundPolicyOfConfig } from "../platform/outbound/index.js"
 import { Receipts } from "../receipts/service.js"
 import {
-  AgentNotFound,
   AlreadyDeceased,
-  CertificateNotFound,
+  DeathCertificateNotFound,
   EmptyFindings,
-  InvalidPolicy,
+  EstateAgentNotFound,
+  type EstateError,
+  InvalidSuccessionPolicy,
   NotDecommissioned,
   refuse,
   SuccessorNotFound,
@@ -74,7 +78,7 @@ export const normalizeTargets = (entries: ReadonlyArray<string | NotifyTarget>):
 
 const isPolicy = (value: string): value is SuccessionPolicy => (SUCCESSION_POLICIES as ReadonlyArray<string>).includes(value)
 
-const willView = (row: WillRow) => ({
+const willView = (row: WillRow): WillAnswer => ({
   agent_slug: row.agent_slug,
   will: {
     successor_slug: row.successor_slug,
@@ -124,43 +128,42 @@ export const makeEstate = Effect.gen(function* () {
   const policy = outboundPolicyOfConfig(config)
 
   const audit = (principal: Principal, event: string, slug: string, context: AuditContext, details?: Record<string, unknown>) =>
-    store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: slug, details, requestId: context.requestId }).pipe(Effect.orDie)
+    store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: slug, details, requestId: context.requestId })
 
-  const agentOf = (principal: Principal, slug: string) =>
-    Effect.flatMap(Effect.orDie(store.findAgent(principal.orgUuid, slug)), (row) =>
-      row === undefined ? refuse(new AgentNotFound({ agent_slug: slug })) : Effect.succeed(row)
-    )
+  const agentOf = Effect.fnUntraced(function* (principal: Principal, slug: string) {
+    const row = yield* store.findAgent(principal.orgUuid, slug)
+    if (row === undefined) return yield* refuse(EstateAgentNotFound.of(slug))
+    return row
+  })
 
   /** Every problem of the notification targets (e-mail form; URLs as the outbound client will accept them). */
-  const targetIssues = (targets: ReadonlyArray<NotifyTarget>) =>
-    Effect.gen(function* () {
-      const issues: Array<Issue> = []
-      for (const [index, target] of targets.entries()) {
-        const path = `notify_emails[${index}].target`
-        if (target.type === "email") {
-          if (!EMAIL.test(target.target)) issues.push({ path, message: "must be an e-mail address" })
-          continue
-        }
-        const problem = yield* Effect.promise(() => webhookUrlProblem(target.target, policy))
-        if (problem !== undefined) issues.push({ path, message: problem })
+  const targetIssues = Effect.fnUntraced(function* (targets: ReadonlyArray<NotifyTarget>) {
+    const issues: Array<Issue> = []
+    for (const [index, target] of targets.entries()) {
+      const path = `notify_emails[${index}].target`
+      if (target.type === "email") {
+        if (!EMAIL.test(target.target)) issues.push({ path, message: "must be an e-mail address" })
+        continue
       }
-      return issues
-    })
+      const problem = yield* Effect.promise(() => webhookUrlProblem(target.target, policy))
+      if (problem !== undefined) issues.push({ path, message: problem })
+    }
+    return issues
+  })
 
   /** The successor a will names: another agent of the same organization, still active. */
-  const successorOf = (principal: Principal, slug: string, successor: string) =>
-    Effect.gen(function* () {
-      if (successor === slug) return yield* refuse(new SuccessorNotFound({ successor_slug: successor }))
-      const row = yield* Effect.orDie(store.findAgent(principal.orgUuid, successor))
-      if (row === undefined) return yield* refuse(new SuccessorNotFound({ successor_slug: successor }))
-      if (row.status !== "active") return yield* refuse(InvalidInput.one("successor_slug", "is decommissioned; name an active agent"))
-      return row
-    })
+  const successorOf = Effect.fnUntraced(function* (principal: Principal, slug: string, successor: string) {
+    if (successor === slug) return yield* refuse(SuccessorNotFound.of(successor))
+    const row = yield* store.findAgent(principal.orgUuid, successor)
+    if (row === undefined) return yield* refuse(SuccessorNotFound.of(successor))
+    if (row.status !== "active") return yield* refuse(InvalidInput.one("successor_slug", "is decommissioned; name an active agent"))
+    return row
+  })
 
   /** The succession receipt: the agents area's transfer receipt format, signed by the platform key. */
   const successionReceipt = (principal: Principal, slug: string, successor: string, certificateId: string, at: string) =>
     Effect.gen(function* () {
-      const signer = yield* receipts.platformSigner
+      const signer = yield* receipts.platformSigner.pipe(Effect.provideService(SqlClient.SqlClient, store.sql))
       const payload = {
         receipt_type: "agent_succession",
         receipt_version: "1.0",
@@ -201,161 +204,179 @@ export const makeEstate = Effect.gen(function* () {
 
   /** Purges the agents whose `delete` retention ran out; how many. */
   const sweep = Effect.gen(function* () {
-    const due = yield* store.dueForPurge(new Date().toISOString())
+    const now = yield* Clock.currentTimeMillis
+    const due = yield* store.dueForPurge(new Date(now).toISOString())
     let purged = 0
     for (const certificate of due) if (yield* store.purge(certificate)) purged++
     return purged
-  }).pipe(Effect.orDie)
+  }).pipe(Effect.withSpan("Estate.sweep"))
 
-  return {
-    sweep,
-
-    putWill: (principal: Principal, slug: string, input: WillRequest, context: AuditContext) =>
-      Effect.gen(function* () {
-        yield* agentOf(principal, slug)
-        // An executed will is history: it no longer changes.
-        if (yield* Effect.orDie(store.anyCertificate(slug))) return yield* refuse(new AlreadyDeceased({ agent_slug: slug }))
-        if (!isPolicy(input.succession_policy)) return yield* refuse(new InvalidPolicy({ succession_policy: input.succession_policy }))
-        const targets = normalizeTargets(input.notify_emails ?? [])
-        const issues = yield* targetIssues(targets)
-        const successor = input.successor_slug ?? null
-        if (input.succession_policy === "transfer_to_successor" && successor === null)
-          issues.push({ path: "successor_slug", message: "is required when succession_policy is transfer_to_successor" })
-        if (issues.length > 0) return yield* refuse(new InvalidInput({ issues }))
-        if (successor !== null) yield* successorOf(principal, slug, successor)
-        const succession_policy: SuccessionPolicy = input.succession_policy
-        // Written with the agent row locked, as a death certificate reads it: no will changes after death.
-        const row = yield* store.sql
-          .withTransaction(
-            Effect.gen(function* () {
-              if ((yield* Effect.orDie(store.lockAgent(principal.orgUuid, slug))) === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
-              if (yield* Effect.orDie(store.anyCertificate(slug))) return yield* refuse(new AlreadyDeceased({ agent_slug: slug }))
-              return yield* Effect.orDie(
-                store.upsertWill({
-                  agent_slug: slug,
-                  org_uuid: principal.orgUuid,
-                  successor_slug: successor,
-                  succession_policy,
-                  data_retention_days: input.data_retention_days ?? null,
-                  notify: targets,
-                  instructions: input.instructions ?? null
-                })
-              )
-            })
-          )
-          .pipe(Effect.catchTag("SqlError", Effect.die))
-        yield* audit(principal, "estate.will_updated", slug, context, { succession_policy: row.succession_policy, successor_slug: row.successor_slug })
-        return willView(row)
-      }),
-
-    getWill: (principal: Principal, slug: string) =>
-      Effect.gen(function* () {
-        yield* agentOf(principal, slug)
-        const row = yield* Effect.orDie(store.findWill(principal.orgUuid, slug))
-        if (row === undefined) return yield* refuse(new WillNotFound({ agent_slug: slug }))
-        return willView(row)
-      }),
-
-    /**
-     * Issues the certificate and runs the will's succession in one transaction with the agent row
-     * locked (a second certificate waits and then answers 409); notifications go out after commit.
-     */
-    issueDeathCertificate: (principal: Principal, slug: string, input: DeathCertificateRequest, context: AuditContext) =>
-      Effect.gen(function* () {
-        const cause = input.cause ?? input.reason
-        if (cause === undefined) return yield* refuse(InvalidInput.one("cause", "is required"))
-        const { row, will } = yield* store.sql
-          .withTransaction(
-            Effect.gen(function* () {
-              const agent = yield* Effect.orDie(store.lockAgent(principal.orgUuid, slug))
-              if (agent === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
-              if (yield* Effect.orDie(store.anyCertificate(slug))) return yield* refuse(new AlreadyDeceased({ agent_slug: slug }))
-              if (agent.status !== "decommissioned") return yield* refuse(new NotDecommissioned({ agent_slug: slug }))
-              const will = yield* Effect.orDie(store.findWill(principal.orgUuid, slug))
-              const issuedAt = new Date().toISOString()
-              const certificateId = newId("dc")
-              let transferReceiptId: string | null = null
-              let purgeAfter: string | null = null
-              if (will?.succession_policy === "transfer_to_successor") {
-                const successor = will.successor_slug ?? ""
-                yield* successorOf(principal, slug, successor)
-                const receipt = yield* Effect.orDie(successionReceipt(principal, slug, successor, certificateId, issuedAt))
-                transferReceiptId = receipt.transfer_receipt_id
-                yield* audit(principal, "agent.succeeded", slug, context, { successor_slug: successor, transfer_receipt_id: receipt.transfer_receipt_id, payload_hash: receipt.payload_hash })
-              } else if (will?.succession_policy === "delete") {
-                purgeAfter = new Date(Date.parse(issuedAt) + (will.data_retention_days ?? 0) * DAY_MS).toISOString()
-              }
-              const row = yield* Effect.orDie(
-                store.insertCertificate({
-                  certificate_id: certificateId,
-                  agent_slug: slug,
-                  org_uuid: principal.orgUuid,
-                  cause,
-                  notes: input.notes ?? null,
-                  issued_at: issuedAt,
-                  issued_by: callerOf(principal),
-                  succession_triggered: will !== undefined,
-                  successor_slug: will?.succession_policy === "transfer_to_successor" ? will.successor_slug : null,
-                  succession_policy: will?.succession_policy ?? null,
-                  transfer_receipt_id: transferReceiptId,
-                  purge_after: purgeAfter,
-                  purged_at: null
-                })
-              )
-              yield* audit(principal, "agent.death_certificate_issued", slug, context, { certificate_id: certificateId, cause, succession_policy: will?.succession_policy ?? null })
-              return { row, will }
-            })
-          )
-          .pipe(Effect.catchTag("SqlError", Effect.die))
-        const answer = certificateView(row)
-        if (will !== undefined && will.notify.length > 0) yield* announce(principal, will.notify, answer, context)
-        return answer
-      }),
-
-    getDeathCertificate: (principal: Principal, slug: string) =>
-      Effect.gen(function* () {
-        yield* agentOf(principal, slug)
-        const row = yield* Effect.orDie(store.findCertificate(principal.orgUuid, slug))
-        if (row === undefined) return yield* refuse(new CertificateNotFound({ agent_slug: slug }))
-        return certificateView(row)
-      }),
-
-    createSnapshot: (principal: Principal, input: ComplianceSnapshotRequest, context: AuditContext) =>
-      Effect.gen(function* () {
-        if (input.findings.length === 0) return yield* refuse(new EmptyFindings())
-        yield* agentOf(principal, input.agent_slug)
-        const findings = input.findings.map((finding) => ({ requirement: finding.requirement, status: finding.status, evidence: finding.evidence ?? null }))
-        const row = yield* Effect.orDie(
-          store.insertSnapshot({
-            snapshot_uuid: newUuid(),
+  const putWill = Effect.fn("Estate.putWill")(function* (principal: Principal, slug: string, input: WillRequest, context: AuditContext) {
+    yield* agentOf(principal, slug)
+    // An executed will is history: it no longer changes.
+    if (yield* store.anyCertificate(slug)) return yield* refuse(AlreadyDeceased.of(slug))
+    if (!isPolicy(input.succession_policy)) return yield* refuse(InvalidSuccessionPolicy.of(input.succession_policy))
+    const targets = normalizeTargets(input.notify_emails ?? [])
+    const issues = yield* targetIssues(targets)
+    const successor = input.successor_slug ?? null
+    if (input.succession_policy === "transfer_to_successor" && successor === null)
+      issues.push({ path: "successor_slug", message: "is required when succession_policy is transfer_to_successor" })
+    if (issues.length > 0) return yield* refuse(new InvalidInput({ issues }))
+    if (successor !== null) yield* successorOf(principal, slug, successor)
+    const succession_policy: SuccessionPolicy = input.succession_policy
+    // Written with the agent row locked, as a death certificate reads it: no will changes after death.
+    const row = yield* store.sql
+      .withTransaction(
+        Effect.gen(function* () {
+          if ((yield* store.lockAgent(principal.orgUuid, slug)) === undefined) return yield* refuse(EstateAgentNotFound.of(slug))
+          if (yield* store.anyCertificate(slug)) return yield* refuse(AlreadyDeceased.of(slug))
+          return yield* store.upsertWill({
+            agent_slug: slug,
             org_uuid: principal.orgUuid,
-            agent_slug: input.agent_slug,
-            framework: input.framework,
-            overall_status: input.overall_status,
-            findings,
-            notes: input.notes ?? null,
-            ...countFindings(findings),
-            created_by: callerOf(principal)
+            successor_slug: successor,
+            succession_policy,
+            data_retention_days: input.data_retention_days ?? null,
+            notify: targets,
+            instructions: input.instructions ?? null
           })
-        )
-        yield* audit(principal, "estate.compliance_snapshot_recorded", input.agent_slug, context, { snapshot_uuid: row.snapshot_uuid, framework: row.framework })
-        return snapshotView(row)
-      }),
+        })
+      )
+      .pipe(Effect.catchTag("SqlError", Effect.die))
+    yield* audit(principal, "estate.will_updated", slug, context, { succession_policy: row.succession_policy, successor_slug: row.successor_slug })
+    return willView(row)
+  })
 
-    listSnapshots: (principal: Principal, query: { readonly page?: number; readonly per_page?: number; readonly framework?: string; readonly agent_slug?: string }) =>
-      Effect.gen(function* () {
-        if (query.agent_slug !== undefined) yield* agentOf(principal, query.agent_slug)
-        const page = query.page ?? 1
-        const perPage = query.per_page ?? 20
-        const { rows, total } = yield* Effect.orDie(
-          store.listSnapshots(principal.orgUuid, { framework: query.framework, agentSlug: query.agent_slug }, page, perPage)
-        )
-        return listPage(rows.map(snapshotView), { page, perPage, total }, "snapshots")
-      })
-  }
+  const getWill = Effect.fn("Estate.getWill")(function* (principal: Principal, slug: string) {
+    yield* agentOf(principal, slug)
+    const row = yield* store.findWill(principal.orgUuid, slug)
+    if (row === undefined) return yield* refuse(WillNotFound.of(slug))
+    return willView(row)
+  })
+
+  /**
+   * Issues the certificate and runs the will's succession in one transaction with the agent row
+   * locked (a second certificate waits and then answers 409); notifications go out after commit.
+   */
+  const issueDeathCertificate = Effect.fn("Estate.issueDeathCertificate")(function* (
+    principal: Principal,
+    slug: string,
+    input: DeathCertificateRequest,
+    context: AuditContext
+  ) {
+    const cause = input.cause ?? input.reason
+    if (cause === undefined) return yield* refuse(InvalidInput.one("cause", "is required"))
+    const { row, will } = yield* store.sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const agent = yield* store.lockAgent(principal.orgUuid, slug)
+          if (agent === undefined) return yield* refuse(EstateAgentNotFound.of(slug))
+          if (yield* store.anyCertificate(slug)) return yield* refuse(AlreadyDeceased.of(slug))
+          if (agent.status !== "decommissioned") return yield* refuse(NotDecommissioned.of(slug))
+          const will = yield* store.findWill(principal.orgUuid, slug)
+          const issuedAtMs = yield* Clock.currentTimeMillis
+          const issuedAt = new Date(issuedAtMs).toISOString()
+          const certificateId = newId("dc")
+          let transferReceiptId: string | null = null
+          let purgeAfter: string | null = null
+          if (will?.succession_policy === "transfer_to_successor") {
+            const successor = will.successor_slug ?? ""
+            yield* successorOf(principal, slug, successor)
+            const receipt = yield* successionReceipt(principal, slug, successor, certificateId, issuedAt)
+            transferReceiptId = receipt.transfer_receipt_id
+            yield* audit(principal, "agent.succeeded", slug, context, {
+              successor_slug: successor,
+              transfer_receipt_id: receipt.transfer_receipt_id,
+              payload_hash: receipt.payload_hash
+            })
+          } else if (will?.succession_policy === "delete") {
+            purgeAfter = new Date(issuedAtMs + (will.data_retention_days ?? 0) * DAY_MS).toISOString()
+          }
+          const row = yield* store.insertCertificate({
+            certificate_id: certificateId,
+            agent_slug: slug,
+            org_uuid: principal.orgUuid,
+            cause,
+            notes: input.notes ?? null,
+            issued_at: issuedAt,
+            issued_by: callerOf(principal),
+            succession_triggered: will !== undefined,
+            successor_slug: will?.succession_policy === "transfer_to_successor" ? will.successor_slug : null,
+            succession_policy: will?.succession_policy ?? null,
+            transfer_receipt_id: transferReceiptId,
+            purge_after: purgeAfter,
+            purged_at: null
+          })
+          yield* audit(principal, "agent.death_certificate_issued", slug, context, { certificate_id: certificateId, cause, succession_policy: will?.succession_policy ?? null })
+          return { row, will }
+        })
+      )
+      .pipe(Effect.catchTag("SqlError", Effect.die))
+    const answer = certificateView(row)
+    if (will !== undefined && will.notify.length > 0) yield* announce(principal, will.notify, answer, context)
+    return answer
+  })
+
+  const getDeathCertificate = Effect.fn("Estate.getDeathCertificate")(function* (principal: Principal, slug: string) {
+    yield* agentOf(principal, slug)
+    const row = yield* store.findCertificate(principal.orgUuid, slug)
+    if (row === undefined) return yield* refuse(DeathCertificateNotFound.of(slug))
+    return certificateView(row)
+  })
+
+  const createSnapshot = Effect.fn("Estate.createSnapshot")(function* (principal: Principal, input: ComplianceSnapshotRequest, context: AuditContext) {
+    if (input.findings.length === 0) return yield* refuse(new EmptyFindings({}))
+    yield* agentOf(principal, input.agent_slug)
+    const findings = input.findings.map((finding) => ({ requirement: finding.requirement, status: finding.status, evidence: finding.evidence ?? null }))
+    const row = yield* store.insertSnapshot({
+      snapshot_uuid: newUuid(),
+      org_uuid: principal.orgUuid,
+      agent_slug: input.agent_slug,
+      framework: input.framework,
+      overall_status: input.overall_status,
+      findings,
+      notes: input.notes ?? null,
+      ...countFindings(findings),
+      created_by: callerOf(principal)
+    })
+    yield* audit(principal, "estate.compliance_snapshot_recorded", input.agent_slug, context, { snapshot_uuid: row.snapshot_uuid, framework: row.framework })
+    return snapshotView(row)
+  })
+
+  const listSnapshots = Effect.fn("Estate.listSnapshots")(function* (principal: Principal, query: SnapshotQuery) {
+    if (query.agent_slug !== undefined) yield* agentOf(principal, query.agent_slug)
+    const page = query.page ?? 1
+    const perPage = query.per_page ?? 20
+    const { rows, total } = yield* store.listSnapshots(principal.orgUuid, { framework: query.framework, agentSlug: query.agent_slug }, page, perPage)
+    return listPage(rows.map(snapshotView), { page, perPage, total }, "snapshots")
+  })
+
+  return Estate.of({ sweep, putWill, getWill, issueDeathCertificate, getDeathCertificate, createSnapshot, listSnapshots })
 })
 
-export class Estate extends Context.Service<Estate, Effect.Success<typeof makeEstate>>()("gateway/Estate") {
+export interface SnapshotQuery {
+  readonly page?: number
+  readonly per_page?: number
+  readonly framework?: string
+  readonly agent_slug?: string
+}
+
+export interface EstateService {
+  /** Purges the agents whose `delete` retention ran out; how many. */
+  readonly sweep: Effect.Effect<number>
+  readonly putWill: (principal: Principal, slug: string, input: WillRequest, context: AuditContext) => Effect.Effect<WillAnswer, EstateError>
+  readonly getWill: (principal: Principal, slug: string) => Effect.Effect<WillAnswer, EstateError>
+  readonly issueDeathCertificate: (
+    principal: Principal,
+    slug: string,
+    input: DeathCertificateRequest,
+    context: AuditContext
+  ) => Effect.Effect<DeathCertificateAnswer, EstateError>
+  readonly getDeathCertificate: (principal: Principal, slug: string) => Effect.Effect<DeathCertificateAnswer, EstateError>
+  readonly createSnapshot: (principal: Principal, input: ComplianceSnapshotRequest, context: AuditContext) => Effect.Effect<ComplianceSnapshot, EstateError>
+  readonly listSnapshots: (principal: Principal, query: SnapshotQuery) => Effect.Effect<SnapshotPage, EstateError>
+}
+
+export class Estate extends Context.Service<Estate, EstateService>()("gateway/Estate") {
   /** The service, plus the sweeper that purges `delete`d agents once their retention ran out. */
   static readonly layer = Layer.effect(Estate)(
     Effect.gen(function* () {

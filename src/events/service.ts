@@ -4,6 +4,7 @@
  * them (the webhook outbox drains the `events` table). `announce` tells live
  * channels on every gateway process once the change has committed.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -24,9 +25,12 @@ export interface RecordedEvent extends DomainEvent {
   readonly timestamp: string
 }
 
-/** Stamps events with ids and one timestamp (pure), ready for `eventRowsJson`. */
-export const stampEvents = (events: ReadonlyArray<DomainEvent>): ReadonlyArray<RecordedEvent> => {
-  const timestamp = new Date().toISOString()
+/**
+ * Stamps events with ids and one timestamp (`now`, epoch ms), ready for `eventRowsJson`. The
+ * default reads the system clock for callers outside an Effect.
+ */
+export const stampEvents = (events: ReadonlyArray<DomainEvent>, now: number = Date.now()): ReadonlyArray<RecordedEvent> => {
+  const timestamp = new Date(now).toISOString()
   return events.map((event) => ({ ...event, eventId: newId("evt"), timestamp }))
 }
 
@@ -37,29 +41,30 @@ export const eventRowsJson = (recorded: ReadonlyArray<RecordedEvent>) =>
 /** Live-channel topics, always prefixed by the organization so tenants never share one. */
 export const orgTopic = (orgUuid: string, channel: string) => `org:${orgUuid}:${channel}`
 
-export class Events extends Context.Service<
-  Events,
-  {
-    /** A failed insert is a defect: it rolls back the caller's transaction. */
-    readonly record: (events: ReadonlyArray<DomainEvent>) => Effect.Effect<ReadonlyArray<RecordedEvent>, never, SqlClient.SqlClient>
-    readonly announce: (orgUuid: string, channel: string, frame: Record<string, unknown>) => Effect.Effect<void>
-  }
->()("gateway/Events") {
+export interface EventsService {
+  /** Writes with the SqlClient in scope; a failed insert is a defect: it rolls back the caller's transaction. */
+  readonly record: (events: ReadonlyArray<DomainEvent>) => Effect.Effect<ReadonlyArray<RecordedEvent>, never, SqlClient.SqlClient>
+  readonly announce: (orgUuid: string, channel: string, frame: Record<string, unknown>) => Effect.Effect<void>
+}
+
+export class Events extends Context.Service<Events, EventsService>()("gateway/Events") {
   static readonly layer = Layer.effect(Events)(
     Effect.gen(function* () {
       const fanout = yield* Fanout
+      const record = Effect.fn("Events.record")(function* (events: ReadonlyArray<DomainEvent>) {
+        if (events.length === 0) return []
+        const sql = yield* SqlClient.SqlClient
+        const recorded = stampEvents(events, yield* Clock.currentTimeMillis)
+        // The outbox insert reads no rows; it fails only with the database.
+        yield* Effect.orDie(sql`INSERT INTO events (event_id, org_uuid, type, data, created_at)
+                   SELECT event_id, org_uuid, type, data, created_at
+                   FROM jsonb_to_recordset(${eventRowsJson(recorded)})
+                     AS r(event_id text, org_uuid text, type text, data jsonb, created_at timestamptz)`)
+        return recorded
+      })
       return Events.of({
-        record: (events) =>
-          Effect.gen(function* () {
-            if (events.length === 0) return []
-            const sql = yield* SqlClient.SqlClient
-            const recorded = stampEvents(events)
-            yield* sql`INSERT INTO events (event_id, org_uuid, type, data, created_at)
-                       SELECT event_id, org_uuid, type, data, created_at
-                       FROM jsonb_to_recordset(${eventRowsJson(recorded)})
-                         AS r(event_id text, org_uuid text, type text, data jsonb, created_at timestamptz)`
-            return recorded
-          }).pipe(Effect.orDie),
+        record,
+        // Every status change announces: no span of its own on the hot path.
         announce: (orgUuid, channel, frame) => fanout.publish(orgTopic(orgUuid, channel), JSON.stringify(frame))
       })
     })

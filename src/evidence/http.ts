@@ -6,16 +6,10 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { BadRequest, NotFound, Unprocessable } from "../../protocol/errors.js"
 import { requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Evidence } from "./service.js"
-
-const createErrors = answer({ EmptyActionList: BadRequest, ActionNotFound: NotFound, CrossOrgActions: Unprocessable, InvalidInput: Unprocessable })
-const packageErrors = answer({ PackageNotFound: NotFound })
-const timeTravelErrors = answer({ MissingReason: BadRequest, FutureTimestamp: BadRequest, InvalidInput: Unprocessable })
-const chainErrors = answer({ ChainActionNotFound: NotFound })
 
 const requestContext = Effect.gen(function* () {
   return { requestId: requestIdOf(yield* HttpServerRequest) }
@@ -30,17 +24,21 @@ export const EvidenceHttp = HttpApiBuilder.group(GatewayApi, "evidence", (handle
       .handle("createPackage", ({ payload }) =>
         Effect.gen(function* () {
           const principal = yield* write
-          return yield* createErrors(evidence.createPackage(principal, payload, yield* requestContext))
+          return yield* evidence
+            .createPackage(principal, payload, yield* requestContext)
+            .pipe(refusals("EvidenceError", "EmptyActionList", "PackageActionsNotFound", "CrossOrgActions", "InvalidInput"))
         })
       )
       .handle("listPackages", ({ query }) => Effect.flatMap(read, (principal) => evidence.listPackages(principal, query)))
-      .handle("getPackage", ({ params }) => Effect.flatMap(read, (principal) => packageErrors(evidence.getPackage(principal, params.package_uuid))))
+      .handle("getPackage", ({ params }) => Effect.flatMap(read, (principal) => evidence.getPackage(principal, params.package_uuid).pipe(refusals("EvidenceError", "PackageNotFound"))))
       .handle("timeTravel", ({ payload }) =>
         Effect.gen(function* () {
           const principal = yield* read
-          return yield* timeTravelErrors(evidence.timeTravel(principal, payload, yield* requestContext))
+          return yield* evidence
+            .timeTravel(principal, payload, yield* requestContext)
+            .pipe(refusals("EvidenceError", "MissingReason", "FutureTimestamp", "InvalidInput"))
         })
       )
-      .handle("liabilityChain", ({ params }) => Effect.flatMap(read, (principal) => chainErrors(evidence.liabilityChain(principal, params.action_uuid))))
+      .handle("liabilityChain", ({ params }) => Effect.flatMap(read, (principal) => evidence.liabilityChain(principal, params.action_uuid).pipe(refusals("EvidenceError", "ChainActionNotFound"))))
   })
 )

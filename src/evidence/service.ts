@@ -5,11 +5,12 @@
  * from the actions' status history as it stood at a past instant, and records every query. A
  * liability chain walks parent actions up to the root.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Principal } from "../../protocol/auth.js"
-import { listPage } from "../../protocol/common.js"
+import { listPage, type Page } from "../../protocol/common.js"
 import {
   type CreatePackageRequest,
   type DiscoveryQueryFields,
@@ -31,7 +32,17 @@ import { newUuid } from "../platform/ids.js"
 import { parseInstant } from "../platform/instant.js"
 import { Receipts } from "../receipts/service.js"
 import { canonicalJsonBytes, sha256Tagged } from "../receipts/signing.js"
-import { ActionNotFound, ChainActionNotFound, CrossOrgActions, EmptyActionList, FutureTimestamp, MissingReason, PackageNotFound, refuse } from "./errors.js"
+import {
+  ChainActionNotFound,
+  CrossOrgActions,
+  EmptyActionList,
+  type EvidenceError,
+  FutureTimestamp,
+  MissingReason,
+  PackageActionsNotFound,
+  PackageNotFound,
+  refuse
+} from "./errors.js"
 import { type ChainRow, type DiscoveryFilter, makeEvidenceStore, type PackagedActionRow, type PackageRow } from "./store.js"
 
 const MAX_METADATA_BYTES = 16_384
@@ -137,7 +148,7 @@ const filterOf = (request: TimeTravelRequest) =>
       ...(toAt === undefined ? [{ path: "query.date_to", message: "must be an ISO 8601 date or timestamp" }] : []),
       ...(typeof fromAt === "number" && typeof toAt === "number" && fromAt > toAt ? [{ path: "query.date_to", message: "must not be before date_from" }] : [])
     ]
-    if (issues.length > 0) return yield* refuse(new InvalidInput({ issues }))
+    if (issues.length > 0) return yield* refuse(InvalidInput.of(issues))
     return {
       agent_id: fields.agent_id ?? null,
       action_type: fields.action_type ?? null,
@@ -151,157 +162,164 @@ export const makeEvidence = Effect.gen(function* () {
   const store = yield* makeEvidenceStore
   const receipts = yield* Receipts
 
-  return {
-    /**
-     * Seals a package: every uuid must be an action of the caller's organization (unknown → 404
-     * ACTION_NOT_FOUND, another organization's → 422 CROSS_ORG_ACTIONS), checked before anything is signed.
-     */
-    createPackage: (principal: Principal, input: CreatePackageRequest, context: RequestContext) =>
-      Effect.gen(function* () {
-        const uuids = unique(input.action_uuids)
-        if (uuids.length === 0) return yield* refuse(new EmptyActionList())
-        const metadata = input.metadata ?? {}
-        if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
-          return yield* refuse(InvalidInput.one("metadata", `must be at most ${MAX_METADATA_BYTES} bytes as JSON`))
-        }
-        const owners = yield* Effect.orDie(store.owners(principal.orgUuid, uuids))
-        const missing = uuids.filter((uuid) => !owners.has(uuid))
-        if (missing.length > 0) return yield* refuse(new ActionNotFound({ action_uuids: missing }))
-        const foreign = uuids.filter((uuid) => owners.get(uuid) === false)
-        if (foreign.length > 0) return yield* refuse(new CrossOrgActions({ action_uuids: foreign }))
+  /**
+   * Seals a package: every uuid must be an action of the caller's organization (unknown → 404
+   * ACTION_NOT_FOUND, another organization's → 422 CROSS_ORG_ACTIONS), checked before anything is signed.
+   */
+  const createPackage = Effect.fn("Evidence.createPackage")(function* (principal: Principal, input: CreatePackageRequest, context: RequestContext) {
+    const uuids = unique(input.action_uuids)
+    if (uuids.length === 0) return yield* refuse(new EmptyActionList({}))
+    const metadata = input.metadata ?? {}
+    if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
+      return yield* refuse(InvalidInput.one("metadata", `must be at most ${MAX_METADATA_BYTES} bytes as JSON`))
+    }
+    const owners = yield* store.owners(principal.orgUuid, uuids)
+    const missing = uuids.filter((uuid) => !owners.has(uuid))
+    if (missing.length > 0) return yield* refuse(PackageActionsNotFound.of(missing))
+    const foreign = uuids.filter((uuid) => owners.get(uuid) === false)
+    if (foreign.length > 0) return yield* refuse(CrossOrgActions.of(foreign))
 
-        const rows = yield* Effect.orDie(store.packagedActions(principal.orgUuid, uuids))
-        const byUuid = new Map(rows.map((row) => [row.action_uuid, row]))
-        // Every uuid was the organization's a moment ago; actions are never deleted except with the organization.
-        const actions = uuids.flatMap((uuid) => {
-          const row = byUuid.get(uuid)
-          return row === undefined ? [] : [packagedAction(row)]
-        })
-        const sealed: SealedPackage = {
-          package_uuid: newUuid(),
-          org_uuid: principal.orgUuid,
-          title: input.title,
-          purpose: input.purpose ?? null,
-          status: "sealed",
-          action_count: actions.length,
-          actions,
-          metadata,
-          sealed_at: new Date().toISOString(),
-          created_by: principal.userUuid
-        }
-        const signed = yield* receipts.signDocument(sealed)
-        const row: PackageRow = {
-          package_uuid: sealed.package_uuid,
-          org_uuid: sealed.org_uuid,
-          title: sealed.title,
-          purpose: sealed.purpose,
-          action_count: sealed.action_count,
-          signed_payload: signed.signed_payload,
-          package_hash: signed.payload_hash,
-          signature: signed.signature,
-          public_key_id: signed.public_key_id,
-          timestamp_token: signed.timestamp_token,
-          created_by: sealed.created_by,
-          sealed_at: sealed.sealed_at
-        }
-        yield* Effect.orDie(
-          store.insertPackage(row, {
-            orgUuid: principal.orgUuid,
-            actor: auditActor(principal),
-            event: "evidence.package.sealed",
-            target: row.package_uuid,
-            details: { action_count: row.action_count, package_hash: row.package_hash },
-            requestId: context.requestId
-          })
-        )
-        return summaryOf(row)
-      }),
+    const rows = yield* store.packagedActions(principal.orgUuid, uuids)
+    const byUuid = new Map(rows.map((row) => [row.action_uuid, row]))
+    // Every uuid was the organization's a moment ago; actions are never deleted except with the organization.
+    const actions = uuids.flatMap((uuid) => {
+      const row = byUuid.get(uuid)
+      return row === undefined ? [] : [packagedAction(row)]
+    })
+    const sealed: SealedPackage = {
+      package_uuid: newUuid(),
+      org_uuid: principal.orgUuid,
+      title: input.title,
+      purpose: input.purpose ?? null,
+      status: "sealed",
+      action_count: actions.length,
+      actions,
+      metadata,
+      sealed_at: new Date(yield* Clock.currentTimeMillis).toISOString(),
+      created_by: principal.userUuid
+    }
+    const signed = yield* receipts.signDocument(sealed)
+    const row: PackageRow = {
+      package_uuid: sealed.package_uuid,
+      org_uuid: sealed.org_uuid,
+      title: sealed.title,
+      purpose: sealed.purpose,
+      action_count: sealed.action_count,
+      signed_payload: signed.signed_payload,
+      package_hash: signed.payload_hash,
+      signature: signed.signature,
+      public_key_id: signed.public_key_id,
+      timestamp_token: signed.timestamp_token,
+      created_by: sealed.created_by,
+      sealed_at: sealed.sealed_at
+    }
+    yield* store.insertPackage(row, {
+      orgUuid: principal.orgUuid,
+      actor: auditActor(principal),
+      event: "evidence.package.sealed",
+      target: row.package_uuid,
+      details: { action_count: row.action_count, package_hash: row.package_hash },
+      requestId: context.requestId
+    })
+    return summaryOf(row)
+  })
 
-    listPackages: (principal: Principal, query: { readonly page?: number; readonly per_page?: number }) =>
-      Effect.gen(function* () {
-        const page = query.page ?? 1
-        const perPage = query.per_page ?? 20
-        const [rows, total] = yield* Effect.orDie(store.packages(principal.orgUuid, page, perPage))
-        return listPage(rows.map(summaryOf), { page, perPage, total }, "packages")
-      }),
+  const listPackages = Effect.fn("Evidence.listPackages")(function* (principal: Principal, query: PageRequest) {
+    const page = query.page ?? 1
+    const perPage = query.per_page ?? 20
+    const [rows, total] = yield* store.packages(principal.orgUuid, page, perPage)
+    return listPage(rows.map(summaryOf), { page, perPage, total }, "packages")
+  })
 
-    /** The package exactly as sealed, with its seal. */
-    getPackage: (principal: Principal, packageUuid: string) =>
-      Effect.gen(function* () {
-        // The column is a UUID: anything else names no package (and must not reach the query).
-        const row = UUID.test(packageUuid) ? yield* Effect.orDie(store.packageById(principal.orgUuid, packageUuid.toLowerCase())) : undefined
-        if (row === undefined) return yield* refuse(new PackageNotFound({ package_uuid: packageUuid }))
-        const sealed = JSON.parse(row.signed_payload) as SealedPackage
-        return {
-          ...sealed,
-          package_hash: row.package_hash,
-          signature: row.signature,
-          public_key_id: row.public_key_id,
-          timestamp_token: row.timestamp_token
-        } satisfies EvidencePackage
-      }),
+  /** The package exactly as sealed, with its seal. */
+  const getPackage = Effect.fn("Evidence.getPackage")(function* (principal: Principal, packageUuid: string) {
+    // The column is a UUID: anything else names no package (and must not reach the query).
+    const row = UUID.test(packageUuid) ? yield* store.packageById(principal.orgUuid, packageUuid.toLowerCase()) : undefined
+    if (row === undefined) return yield* refuse(PackageNotFound.of(packageUuid))
+    const sealed = JSON.parse(row.signed_payload) as SealedPackage
+    return {
+      ...sealed,
+      package_hash: row.package_hash,
+      signature: row.signature,
+      public_key_id: row.public_key_id,
+      timestamp_token: row.timestamp_token
+    } satisfies EvidencePackage
+  })
 
-    /** Answers as of `point_in_time` and records the query (the answer is the record). */
-    timeTravel: (principal: Principal, request: TimeTravelRequest, context: RequestContext) =>
-      Effect.gen(function* () {
-        const reason = request.reason?.trim() ?? ""
-        if (reason === "") return yield* refuse(new MissingReason())
-        const at = parseInstant(request.point_in_time)
-        if (at === undefined) return yield* refuse(InvalidInput.one("point_in_time", "must be an ISO 8601 date or timestamp"))
-        const now = Date.now()
-        if (at > now) return yield* refuse(new FutureTimestamp({ point_in_time: request.point_in_time }))
-        const filter = yield* filterOf(request)
-        const pointInTime = new Date(at).toISOString()
-        const { results, total } = yield* Effect.orDie(store.asOf(principal.orgUuid, pointInTime, filter, MAX_DISCOVERY_RESULTS))
-        const record: DiscoveryRecord = {
-          discovery_query_uuid: newUuid(),
-          point_in_time: pointInTime,
-          reason,
-          query: filter,
-          results,
-          result_count: total,
-          results_truncated: total > results.length,
-          results_hash: sha256Tagged(canonicalJsonBytes(results)),
-          queried_at: new Date(now).toISOString(),
-          queried_by: principal.userUuid
-        }
-        yield* Effect.orDie(
-          store.insertDiscovery(
-            { ...record, org_uuid: principal.orgUuid },
-            {
-              orgUuid: principal.orgUuid,
-              actor: auditActor(principal),
-              event: "evidence.discovery.queried",
-              target: record.discovery_query_uuid,
-              details: { point_in_time: pointInTime, reason, query: filter, result_count: total, results_hash: record.results_hash },
-              requestId: context.requestId
-            }
-          )
-        )
-        return record
-      }),
+  /** Answers as of `point_in_time` and records the query (the answer is the record). */
+  const timeTravel = Effect.fn("Evidence.timeTravel")(function* (principal: Principal, request: TimeTravelRequest, context: RequestContext) {
+    const reason = request.reason?.trim() ?? ""
+    if (reason === "") return yield* refuse(new MissingReason({}))
+    const at = parseInstant(request.point_in_time)
+    if (at === undefined) return yield* refuse(InvalidInput.one("point_in_time", "must be an ISO 8601 date or timestamp"))
+    const now = yield* Clock.currentTimeMillis
+    if (at > now) return yield* refuse(FutureTimestamp.of(request.point_in_time))
+    const filter = yield* filterOf(request)
+    const pointInTime = new Date(at).toISOString()
+    const { results, total } = yield* store.asOf(principal.orgUuid, pointInTime, filter, MAX_DISCOVERY_RESULTS)
+    const record: DiscoveryRecord = {
+      discovery_query_uuid: newUuid(),
+      point_in_time: pointInTime,
+      reason,
+      query: filter,
+      results,
+      result_count: total,
+      results_truncated: total > results.length,
+      results_hash: sha256Tagged(canonicalJsonBytes(results)),
+      queried_at: new Date(now).toISOString(),
+      queried_by: principal.userUuid
+    }
+    yield* store.insertDiscovery(
+      { ...record, org_uuid: principal.orgUuid },
+      {
+        orgUuid: principal.orgUuid,
+        actor: auditActor(principal),
+        event: "evidence.discovery.queried",
+        target: record.discovery_query_uuid,
+        details: { point_in_time: pointInTime, reason, query: filter, result_count: total, results_hash: record.results_hash },
+        requestId: context.requestId
+      }
+    )
+    return record
+  })
 
-    liabilityChain: (principal: Principal, actionUuid: string) =>
-      Effect.gen(function* () {
-        const rows = yield* Effect.orDie(store.liabilityChain(principal.orgUuid, actionUuid, MAX_CHAIN_ENTRIES))
-        const last = rows.at(-1)
-        if (last === undefined) return yield* refuse(new ChainActionNotFound({ action_uuid: actionUuid }))
-        const seen = new Set(rows.map((row) => row.action_uuid))
-        // The walk stopped at the bound, not at a root, a loop or a parent it may not follow.
-        const truncated = rows.length === MAX_CHAIN_ENTRIES && last.parent_action_uuid !== null && !seen.has(last.parent_action_uuid)
-        const hops = rows.map((row) => hopOf(row, (parent) => seen.has(parent) || (truncated && row === last)))
-        return {
-          action_uuid: actionUuid,
-          liability_chain: hops,
-          chain: hops,
-          total_hops: hops.length,
-          root_action_id: last.action_uuid,
-          truncated
-        } satisfies LiabilityChain
-      })
-  }
+  const liabilityChain = Effect.fn("Evidence.liabilityChain")(function* (principal: Principal, actionUuid: string) {
+    const rows = yield* store.liabilityChain(principal.orgUuid, actionUuid, MAX_CHAIN_ENTRIES)
+    const last = rows.at(-1)
+    if (last === undefined) return yield* refuse(ChainActionNotFound.of(actionUuid))
+    const seen = new Set(rows.map((row) => row.action_uuid))
+    // The walk stopped at the bound, not at a root, a loop or a parent it may not follow.
+    const truncated = rows.length === MAX_CHAIN_ENTRIES && last.parent_action_uuid !== null && !seen.has(last.parent_action_uuid)
+    const hops = rows.map((row) => hopOf(row, (parent) => seen.has(parent) || (truncated && row === last)))
+    return {
+      action_uuid: actionUuid,
+      liability_chain: hops,
+      chain: hops,
+      total_hops: hops.length,
+      root_action_id: last.action_uuid,
+      truncated
+    } satisfies LiabilityChain
+  })
+
+  return Evidence.of({ createPackage, listPackages, getPackage, timeTravel, liabilityChain })
 })
 
-export class Evidence extends Context.Service<Evidence, Effect.Success<typeof makeEvidence>>()("gateway/Evidence") {
+export interface PageRequest {
+  readonly page?: number
+  readonly per_page?: number
+}
+
+export interface EvidenceService {
+  readonly createPackage: (principal: Principal, input: CreatePackageRequest, context: RequestContext) => Effect.Effect<PackageSummary, EvidenceError>
+  readonly listPackages: (
+    principal: Principal,
+    query: PageRequest
+  ) => Effect.Effect<Page<PackageSummary> & { readonly packages: ReadonlyArray<PackageSummary> }>
+  readonly getPackage: (principal: Principal, packageUuid: string) => Effect.Effect<EvidencePackage, EvidenceError>
+  readonly timeTravel: (principal: Principal, request: TimeTravelRequest, context: RequestContext) => Effect.Effect<DiscoveryRecord, EvidenceError>
+  readonly liabilityChain: (principal: Principal, actionUuid: string) => Effect.Effect<LiabilityChain, EvidenceError>
+}
+
+export class Evidence extends Context.Service<Evidence, EvidenceService>()("gateway/Evidence") {
   static readonly layer = Layer.effect(Evidence, makeEvidence)
 }

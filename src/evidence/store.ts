@@ -3,13 +3,104 @@
  * the actions' status history. Every read of actions is scoped by organization, except the one
  * that tells which of a package's uuids belong to another (it returns nothing else).
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { SqlClient } from "effect/sql"
 import { type AuditEntry, insertAudit } from "../platform/audit.js"
+import { Count, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
-import { count, iso, isoRequired, offset } from "../platform/sql.js"
+import * as Rows from "../platform/db/rows.js"
+import { sqlDefects } from "../platform/db/store.js"
+import { offset } from "../platform/sql.js"
 
-const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value))
+/** A statement that always answers a row (a count): no row is a defect. */
+const always = <A, E, R>(effect: Effect.Effect<A, E | Cause.NoSuchElementError, R>): Effect.Effect<A, Exclude<E, Cause.NoSuchElementError>, R> =>
+  Effect.catchIf(effect, Cause.isNoSuchElementError, (error) => Effect.die(error)) as Effect.Effect<A, Exclude<E, Cause.NoSuchElementError>, R>
+
+const Text = Schema.NullOr(Schema.String)
+
+const ActionColumns = {
+  action_uuid: Schema.String,
+  action_type: Schema.String,
+  agent_id: Text,
+  agent_version: Text,
+  model_id: Text,
+  model_version: Text,
+  status: Schema.String,
+  action_details_hash: Schema.String,
+  instruction_hash: Text,
+  outcome: Text,
+  outcome_hash: Text,
+  policy_uuid: Text,
+  approved_by: Text,
+  approved_at: NullableTimestamp,
+  denial_reason: Text,
+  parent_action_uuid: Text,
+  created_at: Timestamp,
+  previous_receipt_uuid: Text
+}
+
+/** An action with its receipt, or one without (never signed, or its receipt not the organization's). */
+const PackagedActionColumns = Schema.Union([
+  Schema.Struct({
+    ...ActionColumns,
+    receipt_uuid: Schema.String,
+    receipt_version: Schema.String,
+    receipt_status: Schema.String,
+    payload_hash: Schema.String,
+    signature: Schema.String,
+    public_key_id: Schema.String,
+    timestamp_token: Text,
+    signed_payload: Schema.String,
+    receipt_agent_sequence: Count,
+    receipt_created_at: Timestamp
+  }),
+  Schema.Struct({ ...ActionColumns, receipt_uuid: Schema.Null })
+])
+
+const PackageColumns = Schema.Struct({
+  package_uuid: Schema.String,
+  org_uuid: Schema.String,
+  title: Schema.String,
+  purpose: Text,
+  action_count: Count,
+  signed_payload: Schema.String,
+  package_hash: Schema.String,
+  signature: Schema.String,
+  public_key_id: Schema.String,
+  timestamp_token: Text,
+  created_by: Schema.String,
+  sealed_at: Timestamp
+})
+
+const AsOfColumns = Schema.Struct({
+  action_uuid: Schema.String,
+  action_type: Schema.String,
+  agent_id: Text,
+  model_id: Text,
+  created_at: Timestamp,
+  status: Schema.String,
+  changed_at: Timestamp,
+  receipt_uuid_then: Text,
+  total: Count
+})
+
+const ChainColumns = Schema.Struct({
+  hop: Count,
+  action_uuid: Schema.String,
+  action_type: Schema.String,
+  agent_id: Text,
+  model_id: Text,
+  status: Schema.String,
+  policy_uuid: Text,
+  approved_by: Text,
+  approved_at: NullableTimestamp,
+  approval_via: Text,
+  parent_action_uuid: Text,
+  created_at: Timestamp
+})
 
 /** An action of a package, with its receipt as stored and its agent-chain predecessor's receipt id. */
 export interface PackagedActionRow {
@@ -45,26 +136,26 @@ export interface PackagedActionRow {
   readonly previous_receipt_uuid: string | null
 }
 
-const toPackagedAction = (row: any): PackagedActionRow => ({
+const toPackagedAction = (row: typeof PackagedActionColumns.Type): PackagedActionRow => ({
   action_uuid: row.action_uuid,
   action_type: row.action_type,
-  agent_id: text(row.agent_id),
-  agent_version: text(row.agent_version),
-  model_id: text(row.model_id),
-  model_version: text(row.model_version),
+  agent_id: row.agent_id,
+  agent_version: row.agent_version,
+  model_id: row.model_id,
+  model_version: row.model_version,
   status: row.status,
   action_details_hash: row.action_details_hash,
-  instruction_hash: text(row.instruction_hash),
-  outcome: text(row.outcome),
-  outcome_hash: text(row.outcome_hash),
-  policy_uuid: text(row.policy_uuid),
-  approved_by: text(row.approved_by),
-  approved_at: iso(row.approved_at),
-  denial_reason: text(row.denial_reason),
-  parent_action_uuid: text(row.parent_action_uuid),
-  created_at: isoRequired(row.created_at),
+  instruction_hash: row.instruction_hash,
+  outcome: row.outcome,
+  outcome_hash: row.outcome_hash,
+  policy_uuid: row.policy_uuid,
+  approved_by: row.approved_by,
+  approved_at: row.approved_at,
+  denial_reason: row.denial_reason,
+  parent_action_uuid: row.parent_action_uuid,
+  created_at: row.created_at,
   receipt:
-    row.receipt_uuid === null || row.receipt_uuid === undefined
+    row.receipt_uuid === null
       ? null
       : {
           receipt_uuid: row.receipt_uuid,
@@ -73,12 +164,12 @@ const toPackagedAction = (row: any): PackagedActionRow => ({
           payload_hash: row.payload_hash,
           signature: row.signature,
           public_key_id: row.public_key_id,
-          timestamp_token: text(row.timestamp_token),
+          timestamp_token: row.timestamp_token,
           signed_payload: row.signed_payload,
-          agent_sequence: Number(row.receipt_agent_sequence),
-          created_at: isoRequired(row.receipt_created_at)
+          agent_sequence: row.receipt_agent_sequence,
+          created_at: row.receipt_created_at
         },
-  previous_receipt_uuid: text(row.previous_receipt_uuid)
+  previous_receipt_uuid: row.previous_receipt_uuid
 })
 
 export interface PackageRow {
@@ -95,21 +186,6 @@ export interface PackageRow {
   readonly created_by: string
   readonly sealed_at: string
 }
-
-const toPackage = (row: any): PackageRow => ({
-  package_uuid: String(row.package_uuid),
-  org_uuid: String(row.org_uuid),
-  title: row.title,
-  purpose: text(row.purpose),
-  action_count: Number(row.action_count),
-  signed_payload: row.signed_payload,
-  package_hash: row.package_hash,
-  signature: row.signature,
-  public_key_id: row.public_key_id,
-  timestamp_token: text(row.timestamp_token),
-  created_by: row.created_by,
-  sealed_at: isoRequired(row.sealed_at)
-})
 
 export interface DiscoveryFilter {
   readonly agent_id: string | null
@@ -161,70 +237,73 @@ export interface ChainRow {
 export const makeEvidenceStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
-  return {
-    sql,
-
-    /** Which of `uuids` exist, and whether each is `orgUuid`'s; nothing else about them. */
-    owners: (orgUuid: string, uuids: ReadonlyArray<string>) =>
+  const owners = Rows.findAll({
+    Request: Schema.Struct({ orgUuid: Schema.String, uuids: Schema.Array(Schema.String) }),
+    Result: Schema.Struct({ action_uuid: Schema.String, own: Schema.Boolean }),
+    execute: ({ orgUuid, uuids }) =>
       sql`SELECT action_uuid, org_uuid = ${orgUuid} AS own FROM actions
-          WHERE action_uuid IN (SELECT jsonb_array_elements_text(${jsonb(uuids)}))`.pipe(
-        Effect.map((rows: ReadonlyArray<any>) => new Map(rows.map((row) => [row.action_uuid as string, row.own === true])))
-      ),
+          WHERE action_uuid IN (SELECT jsonb_array_elements_text(${jsonb(uuids)}))`
+  })
 
-    /** The organization's actions among `uuids`, each with its receipt and the receipt before it in its agent's chain. */
-    packagedActions: (orgUuid: string, uuids: ReadonlyArray<string>) =>
-      sql`SELECT a.*, r.receipt_version, r.receipt_status, r.payload_hash, r.signature, r.public_key_id, r.timestamp_token,
+  const packagedActions = Rows.findAll({
+    Request: Schema.Struct({ orgUuid: Schema.String, uuids: Schema.Array(Schema.String) }),
+    Result: PackagedActionColumns,
+    execute: ({ orgUuid, uuids }) =>
+      sql`SELECT a.action_uuid, a.action_type, a.agent_id, a.agent_version, a.model_id, a.model_version, a.status, a.action_details_hash,
+            a.instruction_hash, a.outcome, a.outcome_hash, a.policy_uuid, a.approved_by, a.approved_at, a.denial_reason,
+            a.parent_action_uuid, a.created_at,
+            r.receipt_uuid, r.receipt_version, r.receipt_status, r.payload_hash, r.signature, r.public_key_id, r.timestamp_token,
             r.signed_payload, r.agent_sequence AS receipt_agent_sequence, r.created_at AS receipt_created_at,
             prev.receipt_uuid AS previous_receipt_uuid
           FROM actions a
           LEFT JOIN receipts r ON r.receipt_uuid = a.receipt_uuid AND r.org_uuid = a.org_uuid
           LEFT JOIN receipts prev ON prev.org_uuid = r.org_uuid AND COALESCE(prev.agent_id, '') = COALESCE(r.agent_id, '')
             AND prev.agent_sequence = r.agent_sequence - 1
-          WHERE a.org_uuid = ${orgUuid} AND a.action_uuid IN (SELECT jsonb_array_elements_text(${jsonb(uuids)}))`.pipe(
-        Effect.map((rows: ReadonlyArray<any>) => rows.map(toPackagedAction))
-      ),
+          WHERE a.org_uuid = ${orgUuid} AND a.action_uuid IN (SELECT jsonb_array_elements_text(${jsonb(uuids)}))`
+  })
 
-    /** The package and its audit entry, together. */
-    insertPackage: (row: PackageRow, audit: AuditEntry) =>
-      sql.withTransaction(
-        Effect.andThen(
-          sql`INSERT INTO evidence_packages (package_uuid, org_uuid, title, purpose, action_count, signed_payload, package_hash, signature,
-                public_key_id, timestamp_token, created_by, sealed_at)
-              VALUES (${row.package_uuid}, ${row.org_uuid}, ${row.title}, ${row.purpose}, ${row.action_count}, ${row.signed_payload},
-                ${row.package_hash}, ${row.signature}, ${row.public_key_id}, ${row.timestamp_token}, ${row.created_by}, ${row.sealed_at})`,
-          insertAudit(sql, audit)
-        )
-      ),
+  const insertPackage = Rows.void({
+    Request: Schema.Any,
+    execute: (row: PackageRow) =>
+      sql`INSERT INTO evidence_packages (package_uuid, org_uuid, title, purpose, action_count, signed_payload, package_hash, signature,
+            public_key_id, timestamp_token, created_by, sealed_at)
+          VALUES (${row.package_uuid}, ${row.org_uuid}, ${row.title}, ${row.purpose}, ${row.action_count}, ${row.signed_payload},
+            ${row.package_hash}, ${row.signature}, ${row.public_key_id}, ${row.timestamp_token}, ${row.created_by}, ${row.sealed_at})`
+  })
 
-    packageById: (orgUuid: string, packageUuid: string) =>
-      sql`SELECT * FROM evidence_packages WHERE org_uuid = ${orgUuid} AND package_uuid = ${packageUuid}`.pipe(
-        Effect.map((rows: ReadonlyArray<any>) => (rows[0] === undefined ? undefined : toPackage(rows[0])))
-      ),
+  const packageById = Rows.findOneOption({
+    Request: Schema.Struct({ orgUuid: Schema.String, packageUuid: Schema.String }),
+    Result: PackageColumns,
+    execute: ({ orgUuid, packageUuid }) => sql`SELECT * FROM evidence_packages WHERE org_uuid = ${orgUuid} AND package_uuid = ${packageUuid}`
+  })
 
-    packages: (orgUuid: string, page: number, perPage: number) =>
-      Effect.all([
-        sql`SELECT * FROM evidence_packages WHERE org_uuid = ${orgUuid} ORDER BY sealed_at DESC, package_uuid DESC
-            LIMIT ${perPage} OFFSET ${offset(page, perPage)}`.pipe(Effect.map((rows: ReadonlyArray<any>) => rows.map(toPackage))),
-        sql`SELECT count(*) AS n FROM evidence_packages WHERE org_uuid = ${orgUuid}`.pipe(Effect.map((rows: ReadonlyArray<any>) => count(rows[0]?.n)))
-      ]),
+  const packagePage = Rows.findAll({
+    Request: Schema.Struct({ orgUuid: Schema.String, limit: Schema.Number, offset: Schema.Number }),
+    Result: PackageColumns,
+    execute: ({ orgUuid, limit, offset }) =>
+      sql`SELECT * FROM evidence_packages WHERE org_uuid = ${orgUuid} ORDER BY sealed_at DESC, package_uuid DESC LIMIT ${limit} OFFSET ${offset}`
+  })
 
-    /**
-     * The organization's actions created by `at` that match `filter`, each with the status it had
-     * at `at` (the latest history row not after it; on a tie the later lifecycle step), newest
-     * first, at most `limit`; with the number of all matches.
-     */
-    asOf: (orgUuid: string, at: string, filter: DiscoveryFilter, limit: number) =>
-      Effect.gen(function* () {
-        const where = sql.and([
-          sql`a.org_uuid = ${orgUuid}`,
-          sql`a.created_at <= ${at}`,
-          ...(filter.agent_id !== null ? [sql`a.agent_id = ${filter.agent_id}`] : []),
-          ...(filter.action_type !== null ? [sql`a.action_type = ${filter.action_type}`] : []),
-          ...(filter.date_from !== null ? [sql`a.created_at >= ${filter.date_from}`] : []),
-          ...(filter.date_to !== null ? [sql`a.created_at <= ${filter.date_to}`] : []),
-          ...(filter.status !== null ? [sql`h.status = ${filter.status}`] : [])
-        ])
-        const rows: ReadonlyArray<any> = yield* sql`
+  const packageCount = Rows.findOne({
+    Request: Schema.String,
+    Result: Schema.Struct({ n: Count }),
+    execute: (orgUuid) => sql`SELECT count(*) AS n FROM evidence_packages WHERE org_uuid = ${orgUuid}`
+  })
+
+  const asOf = Rows.findAll({
+    Request: Schema.Any,
+    Result: AsOfColumns,
+    execute: ({ orgUuid, at, filter, limit }: { orgUuid: string; at: string; filter: DiscoveryFilter; limit: number }) => {
+      const where = sql.and([
+        sql`a.org_uuid = ${orgUuid}`,
+        sql`a.created_at <= ${at}`,
+        ...(filter.agent_id !== null ? [sql`a.agent_id = ${filter.agent_id}`] : []),
+        ...(filter.action_type !== null ? [sql`a.action_type = ${filter.action_type}`] : []),
+        ...(filter.date_from !== null ? [sql`a.created_at >= ${filter.date_from}`] : []),
+        ...(filter.date_to !== null ? [sql`a.created_at <= ${filter.date_to}`] : []),
+        ...(filter.status !== null ? [sql`h.status = ${filter.status}`] : [])
+      ])
+      return sql`
           SELECT a.action_uuid, a.action_type, a.agent_id, a.model_id, a.created_at, h.status, h.changed_at,
             CASE WHEN r.created_at <= ${at} THEN r.receipt_uuid END AS receipt_uuid_then,
             count(*) OVER () AS total
@@ -240,38 +319,22 @@ export const makeEvidenceStore = Effect.gen(function* () {
           WHERE ${where}
           ORDER BY a.created_at DESC, a.action_uuid DESC
           LIMIT ${limit}`
-        const results = rows.map(
-          (row): AsOfRow => ({
-            action_uuid: row.action_uuid,
-            action_type: row.action_type,
-            agent_id: text(row.agent_id),
-            model_id: text(row.model_id),
-            status: row.status,
-            status_since: isoRequired(row.changed_at),
-            receipt_uuid: text(row.receipt_uuid_then),
-            created_at: isoRequired(row.created_at)
-          })
-        )
-        return { results, total: count(rows[0]?.total) }
-      }),
+    }
+  })
 
-    /** The discovery record and its audit entry, together. */
-    insertDiscovery: (d: NewDiscovery, audit: AuditEntry) =>
-      sql.withTransaction(
-        Effect.andThen(
-          sql`INSERT INTO discovery_queries (discovery_query_uuid, org_uuid, point_in_time, reason, query, result_count, results, results_hash,
-                queried_by, queried_at)
-              VALUES (${d.discovery_query_uuid}, ${d.org_uuid}, ${d.point_in_time}, ${d.reason}, ${jsonb(d.query)}, ${d.result_count},
-                ${jsonb(d.results)}, ${d.results_hash}, ${d.queried_by}, ${d.queried_at})`,
-          insertAudit(sql, audit)
-        )
-      ),
+  const insertDiscovery = Rows.void({
+    Request: Schema.Any,
+    execute: (d: NewDiscovery) =>
+      sql`INSERT INTO discovery_queries (discovery_query_uuid, org_uuid, point_in_time, reason, query, result_count, results, results_hash,
+            queried_by, queried_at)
+          VALUES (${d.discovery_query_uuid}, ${d.org_uuid}, ${d.point_in_time}, ${d.reason}, ${jsonb(d.query)}, ${d.result_count},
+            ${jsonb(d.results)}, ${d.results_hash}, ${d.queried_by}, ${d.queried_at})`
+  })
 
-    /**
-     * From the action up its parent links within the organization: hop 0 is the action. Stops at
-     * a root, a parent that is not the organization's, a cycle, or `max` entries.
-     */
-    liabilityChain: (orgUuid: string, actionUuid: string, max: number) =>
+  const liabilityChain = Rows.findAll({
+    Request: Schema.Struct({ orgUuid: Schema.String, actionUuid: Schema.String, max: Schema.Number }),
+    Result: ChainColumns,
+    execute: ({ orgUuid, actionUuid, max }) =>
       sql`WITH RECURSIVE walk AS (
             SELECT action_uuid, parent_action_uuid, 0 AS hop, ARRAY[action_uuid] AS path
             FROM actions WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid}
@@ -283,27 +346,62 @@ export const makeEvidenceStore = Effect.gen(function* () {
           SELECT w.hop, a.action_uuid, a.action_type, a.agent_id, a.model_id, a.status, a.policy_uuid, a.approved_by, a.approved_at,
             a.approval_via, a.parent_action_uuid, a.created_at
           FROM walk w JOIN actions a ON a.action_uuid = w.action_uuid
-          ORDER BY w.hop`.pipe(
-        Effect.map((rows: ReadonlyArray<any>) =>
-          rows.map(
-            (row): ChainRow => ({
-              hop: Number(row.hop),
-              action_uuid: row.action_uuid,
-              action_type: row.action_type,
-              agent_id: text(row.agent_id),
-              model_id: text(row.model_id),
-              status: row.status,
-              policy_uuid: text(row.policy_uuid),
-              approved_by: text(row.approved_by),
-              approved_at: iso(row.approved_at),
-              approval_via: text(row.approval_via),
-              parent_action_uuid: text(row.parent_action_uuid),
-              created_at: isoRequired(row.created_at)
-            })
-          )
-        )
-      )
-  }
+          ORDER BY w.hop`
+  })
+
+  return sqlDefects({
+    sql,
+
+    /** Which of `uuids` exist, and whether each is `orgUuid`'s; nothing else about them. */
+    owners: (orgUuid: string, uuids: ReadonlyArray<string>) =>
+      Effect.map(owners({ orgUuid, uuids }), (rows) => new Map(rows.map((row) => [row.action_uuid, row.own]))),
+
+    /** The organization's actions among `uuids`, each with its receipt and the receipt before it in its agent's chain. */
+    packagedActions: (orgUuid: string, uuids: ReadonlyArray<string>) => Effect.map(packagedActions({ orgUuid, uuids }), (rows) => rows.map(toPackagedAction)),
+
+    /** The package and its audit entry, together. */
+    insertPackage: (row: PackageRow, audit: AuditEntry) => sql.withTransaction(Effect.andThen(insertPackage(row), insertAudit(sql, audit))),
+
+    packageById: (orgUuid: string, packageUuid: string) =>
+      Effect.map(packageById({ orgUuid, packageUuid }), Option.getOrUndefined),
+
+    packages: (orgUuid: string, page: number, perPage: number) =>
+      Effect.all([
+        packagePage({ orgUuid, limit: perPage, offset: offset(page, perPage) }),
+        Effect.map(always(packageCount(orgUuid)), (row) => row.n)
+      ]),
+
+    /**
+     * The organization's actions created by `at` that match `filter`, each with the status it had
+     * at `at` (the latest history row not after it; on a tie the later lifecycle step), newest
+     * first, at most `limit`; with the number of all matches.
+     */
+    asOf: (orgUuid: string, at: string, filter: DiscoveryFilter, limit: number) =>
+      Effect.map(asOf({ orgUuid, at, filter, limit }), (rows) => ({
+        results: rows.map(
+          (row): AsOfRow => ({
+            action_uuid: row.action_uuid,
+            action_type: row.action_type,
+            agent_id: row.agent_id,
+            model_id: row.model_id,
+            status: row.status,
+            status_since: row.changed_at,
+            receipt_uuid: row.receipt_uuid_then,
+            created_at: row.created_at
+          })
+        ),
+        total: rows[0]?.total ?? 0
+      })),
+
+    /** The discovery record and its audit entry, together. */
+    insertDiscovery: (d: NewDiscovery, audit: AuditEntry) => sql.withTransaction(Effect.andThen(insertDiscovery(d), insertAudit(sql, audit))),
+
+    /**
+     * From the action up its parent links within the organization: hop 0 is the action. Stops at
+     * a root, a parent that is not the organization's, a cycle, or `max` entries.
+     */
+    liabilityChain: (orgUuid: string, actionUuid: string, max: number) => liabilityChain({ orgUuid, actionUuid, max })
+  })
 })
 
 export type EvidenceStore = Effect.Success<typeof makeEvidenceStore>

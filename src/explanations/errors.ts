@@ -1,17 +1,14 @@
-/** Why an explanation request was refused (CONTRACT.md "Signed explanations"). */
+/** Why an explanation request was refused (CONTRACT.md "Signed explanations"): the area's one error, whose reasons are the wire's refusals. */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { InvalidInput } from "../platform/domain-error.js"
+import { InvalidInput } from "../../protocol/errors.js"
+import { ExplanationNotFound } from "../../protocol/explanations.js"
+import { Reasons } from "../platform/domain-error.js"
 
-/** An action that does not exist or belongs to another organization (404 either way). */
-export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { action_uuid: Schema.String }) {
-  readonly code = "NOT_FOUND"
-  override readonly message = `Action ${this.action_uuid} not found`
-  readonly details = { action_uuid: this.action_uuid }
-}
+export { ExplanationNotFound }
 
 export class ExplanationsError extends Schema.TaggedError<ExplanationsError>()("ExplanationsError", {
-  reason: Schema.Union([NotFound, InvalidInput])
+  reason: Reasons([ExplanationNotFound, InvalidInput])
 }) {}
 
 export const refuse = (reason: ExplanationsError["reason"]) => Effect.fail(new ExplanationsError({ reason }))

@@ -6,19 +6,15 @@
 import * as Effect from "effect/Effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { NotFound, Unprocessable } from "../../protocol/errors.js"
+import { InvalidInput } from "../../protocol/errors.js"
 import { explanationEnvelope } from "../../protocol/verifier/explanation.js"
 import { requireScope } from "../access/guards.js"
 import { pdfResponse } from "../gateway/pdf-response.js"
-import { InvalidInput } from "../platform/domain-error.js"
 import { renderPdf } from "../platform/pdf.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { refuse } from "./errors.js"
 import { explanationPdfModel } from "./pdf.js"
 import { Explanations } from "./service.js"
-
-const explainErrors = answer({ NotFound })
-const verifyErrors = answer({ InvalidInput: Unprocessable })
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
@@ -40,11 +36,13 @@ export const ExplanationsHttp = HttpApiBuilder.group(GatewayApi, "explanations",
     const explanations = yield* Explanations
     const read = requireScope("actions:read")
     return handlers
-      .handle("explain", ({ params }) => Effect.flatMap(read, (principal) => explainErrors(explanations.explain(principal.orgUuid, params.action_uuid))))
+      .handle("explain", ({ params }) =>
+        Effect.flatMap(read, (principal) => explanations.explain(principal.orgUuid, params.action_uuid).pipe(refusals("ExplanationsError", "ExplanationNotFound")))
+      )
       .handle("explanationPdf", ({ params }) =>
         Effect.gen(function* () {
           const principal = yield* read
-          const explanation = yield* explainErrors(explanations.explain(principal.orgUuid, params.action_uuid))
+          const explanation = yield* explanations.explain(principal.orgUuid, params.action_uuid).pipe(refusals("ExplanationsError", "ExplanationNotFound"))
           const bytes = yield* Effect.promise(() => renderPdf(explanationPdfModel(explanation)))
           return pdfResponse(bytes, `explanation-${params.action_uuid}.pdf`)
         })
@@ -55,6 +53,8 @@ export const ExplanationsHttp = HttpApiBuilder.group(GatewayApi, "explanations",
 export const ExplanationsPublicHttp = HttpApiBuilder.group(GatewayApi, "explanationsPublic", (handlers) =>
   Effect.gen(function* () {
     const explanations = yield* Explanations
-    return handlers.handle("verifyExplanation", ({ payload }) => verifyErrors(Effect.flatMap(explanationOf(payload), explanations.verify)))
+    return handlers.handle("verifyExplanation", ({ payload }) =>
+      Effect.flatMap(explanationOf(payload), explanations.verify).pipe(refusals("ExplanationsError", "InvalidInput"))
+    )
   })
 )

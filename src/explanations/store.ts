@@ -4,132 +4,112 @@
  * query is scoped by organization.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { SqlClient } from "effect/sql"
-import { iso, isoRequired, jsonValue } from "../platform/sql.js"
+import { NullableJson, NullableTimestamp, Timestamp } from "../platform/columns.js"
+import * as Rows from "../platform/db/rows.js"
+import { sqlDefects } from "../platform/db/store.js"
 
-export interface ExplainedRow {
-  readonly action_uuid: string
-  readonly org_uuid: string
-  readonly agent_id: string | null
-  readonly agent_version: string | null
-  readonly action_type: string
-  readonly model_id: string | null
-  readonly model_version: string | null
-  readonly instruction_hash: string | null
-  readonly action_details_hash: string
-  readonly outcome_hash: string | null
-  readonly parent_action_uuid: string | null
-  readonly status: string
-  readonly require_approval: boolean
-  readonly policy_uuid: string | null
-  readonly policy_name: string | null
-  readonly policy_mode: string | null
-  readonly approved_by: string | null
-  readonly approved_at: string | null
-  readonly approval_via: string | null
-  readonly denial_reason: string | null
-  readonly output_scan_flags: ReadonlyArray<Record<string, unknown>> | null
+const Text = Schema.String
+const OptionalText = Schema.NullOr(Schema.String)
+
+export const ExplainedRow = Schema.Struct({
+  action_uuid: Text,
+  org_uuid: Text,
+  agent_id: OptionalText,
+  agent_version: OptionalText,
+  action_type: Text,
+  model_id: OptionalText,
+  model_version: OptionalText,
+  instruction_hash: OptionalText,
+  action_details_hash: Text,
+  outcome_hash: OptionalText,
+  parent_action_uuid: OptionalText,
+  status: Text,
+  require_approval: Schema.Boolean,
+  policy_uuid: OptionalText,
+  policy_name: OptionalText,
+  policy_mode: OptionalText,
+  approved_by: OptionalText,
+  approved_at: NullableTimestamp,
+  approval_via: OptionalText,
+  denial_reason: OptionalText,
+  output_scan_flags: NullableJson(Schema.Array(Schema.Record(Schema.String, Schema.Unknown))),
   /** As stored (src/policies/recorded.ts); null for actions authorized before evaluations were recorded. */
-  readonly policy_evaluations: unknown
-  readonly created_at: string
-}
+  policy_evaluations: NullableJson(Schema.Unknown),
+  created_at: Timestamp
+})
+export type ExplainedRow = typeof ExplainedRow.Type
 
-export interface StatusChange {
-  readonly status: string
-  readonly changed_at: string
-}
+const StatusChange = Schema.Struct({ status: Text, changed_at: Timestamp })
+export type StatusChange = typeof StatusChange.Type
 
-export interface CosignatureRow {
-  readonly email: string
-  readonly at: string
-}
+const CosignatureRow = Schema.Struct({ email: Text, at: Timestamp })
+export type CosignatureRow = typeof CosignatureRow.Type
 
-export interface ReceiptRow {
-  readonly receipt_uuid: string
-  readonly receipt_status: string
-  readonly receipt_version: string
-  readonly payload_hash: string
-  readonly signature: string
-  readonly public_key_id: string
-  readonly timestamp_token_present: boolean
-  readonly created_at: string
-}
+const ReceiptRow = Schema.Struct({
+  receipt_uuid: Text,
+  receipt_status: Text,
+  receipt_version: Text,
+  payload_hash: Text,
+  signature: Text,
+  public_key_id: Text,
+  timestamp_token_present: Schema.Boolean,
+  created_at: Timestamp
+})
+export type ReceiptRow = typeof ReceiptRow.Type
 
-const text = (value: unknown): string | null => (typeof value === "string" ? value : null)
+const ActionRef = Schema.Struct({ orgUuid: Schema.String, actionUuid: Schema.String })
 
 export const makeExplanationsStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
-  return {
-    action: (orgUuid: string, actionUuid: string) =>
-      sql`SELECT a.*, p.name AS policy_name, p.mode AS policy_mode
+  const action = Rows.findOneOption({
+    Request: ActionRef,
+    Result: ExplainedRow,
+    execute: ({ orgUuid, actionUuid }) =>
+      sql`SELECT a.action_uuid, a.org_uuid, a.agent_id, a.agent_version, a.action_type, a.model_id, a.model_version,
+            a.instruction_hash, a.action_details_hash, a.outcome_hash, a.parent_action_uuid, a.status, a.require_approval,
+            a.policy_uuid, p.name AS policy_name, p.mode AS policy_mode, a.approved_by, a.approved_at, a.approval_via,
+            a.denial_reason, a.output_scan_flags, a.policy_evaluations, a.created_at
           FROM actions a LEFT JOIN policies p ON p.id = a.policy_uuid AND p.org_uuid = a.org_uuid
-          WHERE a.org_uuid = ${orgUuid} AND a.action_uuid = ${actionUuid}`.pipe(
-        Effect.map((rows: ReadonlyArray<any>): ExplainedRow | undefined => {
-          const row = rows[0]
-          if (row === undefined) return undefined
-          return {
-            action_uuid: row.action_uuid,
-            org_uuid: row.org_uuid,
-            agent_id: text(row.agent_id),
-            agent_version: text(row.agent_version),
-            action_type: row.action_type,
-            model_id: text(row.model_id),
-            model_version: text(row.model_version),
-            instruction_hash: text(row.instruction_hash),
-            action_details_hash: row.action_details_hash,
-            outcome_hash: text(row.outcome_hash),
-            parent_action_uuid: text(row.parent_action_uuid),
-            status: row.status,
-            require_approval: Boolean(row.require_approval),
-            policy_uuid: text(row.policy_uuid),
-            policy_name: text(row.policy_name),
-            policy_mode: text(row.policy_mode),
-            approved_by: text(row.approved_by),
-            approved_at: iso(row.approved_at),
-            approval_via: text(row.approval_via),
-            denial_reason: text(row.denial_reason),
-            output_scan_flags: jsonValue(row.output_scan_flags, null),
-            policy_evaluations: jsonValue<unknown>(row.policy_evaluations, null),
-            created_at: isoRequired(row.created_at)
-          }
-        })
-      ),
+          WHERE a.org_uuid = ${orgUuid} AND a.action_uuid = ${actionUuid}`
+  })
 
-    history: (orgUuid: string, actionUuid: string) =>
+  const history = Rows.findAll({
+    Request: ActionRef,
+    Result: StatusChange,
+    execute: ({ orgUuid, actionUuid }) =>
       sql`SELECT status, changed_at FROM action_status_history
-          WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid} ORDER BY changed_at, status`.pipe(
-        Effect.map((rows: ReadonlyArray<any>): Array<StatusChange> => rows.map((row) => ({ status: row.status, changed_at: isoRequired(row.changed_at) })))
-      ),
+          WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid} ORDER BY changed_at, status`
+  })
 
-    cosignatures: (orgUuid: string, actionUuid: string) =>
-      sql`SELECT cosigner_email, cosigned_at FROM action_cosignatures
-          WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid} ORDER BY cosigned_at, cosignature_uuid`.pipe(
-        Effect.map((rows: ReadonlyArray<any>): Array<CosignatureRow> => rows.map((row) => ({ email: row.cosigner_email, at: isoRequired(row.cosigned_at) })))
-      ),
+  const cosignatures = Rows.findAll({
+    Request: ActionRef,
+    Result: CosignatureRow,
+    execute: ({ orgUuid, actionUuid }) =>
+      sql`SELECT cosigner_email AS email, cosigned_at AS at FROM action_cosignatures
+          WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid} ORDER BY cosigned_at, cosignature_uuid`
+  })
 
-    /** The action's latest receipt (an action mints one, at its terminal state). */
-    receipt: (orgUuid: string, actionUuid: string) =>
+  const receipt = Rows.findOneOption({
+    Request: ActionRef,
+    Result: ReceiptRow,
+    execute: ({ orgUuid, actionUuid }) =>
       sql`SELECT receipt_uuid, receipt_status, receipt_version, payload_hash, signature, public_key_id,
             timestamp_token IS NOT NULL AS timestamp_token_present, created_at
           FROM receipts WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid}
-          ORDER BY created_at DESC, receipt_uuid DESC LIMIT 1`.pipe(
-        Effect.map((rows: ReadonlyArray<any>): ReceiptRow | undefined => {
-          const row = rows[0]
-          if (row === undefined) return undefined
-          return {
-            receipt_uuid: row.receipt_uuid,
-            receipt_status: row.receipt_status,
-            receipt_version: row.receipt_version,
-            payload_hash: row.payload_hash,
-            signature: row.signature,
-            public_key_id: row.public_key_id,
-            timestamp_token_present: row.timestamp_token_present === true,
-            created_at: isoRequired(row.created_at)
-          }
-        })
-      )
-  }
+          ORDER BY created_at DESC, receipt_uuid DESC LIMIT 1`
+  })
+
+  return sqlDefects({
+    action: (orgUuid: string, actionUuid: string) => Effect.map(action({ orgUuid, actionUuid }), Option.getOrUndefined),
+    history: (orgUuid: string, actionUuid: string) => history({ orgUuid, actionUuid }),
+    cosignatures: (orgUuid: string, actionUuid: string) => cosignatures({ orgUuid, actionUuid }),
+    /** The action's latest receipt (an action mints one, at its terminal state). */
+    receipt: (orgUuid: string, actionUuid: string) => Effect.map(receipt({ orgUuid, actionUuid }), Option.getOrUndefined)
+  })
 })
 
 export type ExplanationsStore = Effect.Success<typeof makeExplanationsStore>

@@ -1,21 +1,13 @@
-/** Why a feature-flag operation was refused. */
+/** Why a feature-flag operation was refused: the area's one error, whose reasons are the wire's refusals. */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { FlagExists, FlagNotFound } from "../../protocol/flags.js"
+import { Reasons } from "../platform/domain-error.js"
 
-export class FlagNotFound extends Schema.TaggedError<FlagNotFound>()("FlagNotFound", { key: Schema.String }) {
-  readonly code = "NOT_FOUND"
-  override readonly message = `Feature flag ${this.key} not found`
-  readonly details = { key: this.key }
-}
-
-export class FlagExists extends Schema.TaggedError<FlagExists>()("FlagExists", { key: Schema.String }) {
-  readonly code = "FLAG_EXISTS"
-  override readonly message = `Feature flag ${this.key} already exists`
-  readonly details = { key: this.key }
-}
+export { FlagExists, FlagNotFound }
 
 export class FlagsError extends Schema.TaggedError<FlagsError>()("FlagsError", {
-  reason: Schema.Union([FlagNotFound, FlagExists])
+  reason: Reasons([FlagNotFound, FlagExists])
 }) {}
 
 export const refuse = (reason: FlagsError["reason"]) => Effect.fail(new FlagsError({ reason }))

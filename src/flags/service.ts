@@ -5,15 +5,15 @@
  * so every node drops its cache; a cache also expires after a minute in case an
  * announcement was lost while Redis reconnected.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CreateFlag, FeatureFlag, UpdateFlag } from "../../protocol/flags.js"
-import { insertAudit } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { newId } from "../platform/ids.js"
 import { Fanout } from "../platform/redis/index.js"
-import { FlagExists, FlagNotFound, refuse } from "./errors.js"
+import { FlagExists, FlagNotFound, type FlagsError, refuse } from "./errors.js"
 import { BUILT_IN_DEFAULTS, environmentValue, type ResolutionContext, resolveFlag, type StoredFlag } from "./resolve.js"
 import { makeFlagStore } from "./store.js"
 
@@ -57,14 +57,14 @@ export const makeFlags = Effect.gen(function* () {
   }
   yield* fanout.subscribe(invalidate, { topicPrefix: FLAGS_TOPIC })
 
-  const snapshot = Effect.suspend(() => {
-    if (cached !== undefined && Date.now() - cached.at < CACHE_MAX_AGE_MS) return Effect.succeed(cached.flags)
+  const snapshot = Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    if (cached !== undefined && now - cached.at < CACHE_MAX_AGE_MS) return cached.flags
     const started = generation
-    return Effect.map(Effect.orDie(store.all), (rows) => {
-      const flags = new Map(rows.map((flag) => [flag.key, stored(flag)]))
-      if (generation === started) cached = { flags, at: Date.now() }
-      return flags as ReadonlyMap<string, StoredFlag>
-    })
+    const rows = yield* store.all
+    const flags: ReadonlyMap<string, StoredFlag> = new Map(rows.map((flag) => [flag.key, stored(flag)]))
+    if (generation === started) cached = { flags, at: now }
+    return flags
   })
 
   /** After a committed change: this node at once, every node through the fan-out. */
@@ -72,13 +72,9 @@ export const makeFlags = Effect.gen(function* () {
     Effect.tap(effect, () => Effect.andThen(Effect.sync(invalidate), fanout.publish(FLAGS_TOPIC, "changed")))
 
   const audit = (who: FlagActor, event: string, key: string, details: Record<string, unknown>) =>
-    Effect.orDie(insertAudit(store.sql, { orgUuid: who.orgUuid, actor: who.actor, event, target: key, details, requestId: who.requestId }))
-  const audited =
-    (who: FlagActor, event: string, key: string, details: (flag: FeatureFlag) => Record<string, unknown>) =>
-    <E, R>(effect: Effect.Effect<FeatureFlag, E, R>) =>
-      Effect.tap(effect, (flag) => audit(who, event, key, details(flag)))
+    store.audit({ orgUuid: who.orgUuid, actor: who.actor, event, target: key, details, requestId: who.requestId })
 
-  const found = (key: string) => (flag: FeatureFlag | undefined) => (flag === undefined ? refuse(new FlagNotFound({ key })) : Effect.succeed(flag))
+  const found = (key: string, flag: FeatureFlag | undefined) => (flag === undefined ? refuse(FlagNotFound.of(key)) : Effect.succeed(flag))
 
   /**
    * Self-hosted convenience: a flag created by enabling it for one organization keeps the value the environment
@@ -98,61 +94,90 @@ export const makeFlags = Effect.gen(function* () {
       (flag) => (flag === undefined ? store.setOrg(key, orgUuid, true) : Effect.succeed(flag))
     )
 
-  const setOrg = (who: FlagActor, key: string, orgUuid: string, listed: boolean) =>
-    Effect.gen(function* () {
-      const updated = yield* Effect.orDie(store.setOrg(key, orgUuid, listed))
-      if (updated !== undefined) return updated
-      if (!listed || context.mode === "cloud") return yield* refuse(new FlagNotFound({ key }))
-      return yield* found(key)(yield* Effect.orDie(createFor(key, orgUuid)))
-    }).pipe(
-      audited(who, listed ? "feature_flag.org_enabled" : "feature_flag.org_disabled", key, (flag) => ({ org_uuid: orgUuid, enabled_org_ids: flag.enabled_org_ids.length })),
-      changed
-    )
+  const setOrg = Effect.fn("Flags.setOrg")(function* (who: FlagActor, key: string, orgUuid: string, listed: boolean) {
+    let flag = yield* store.setOrg(key, orgUuid, listed)
+    if (flag === undefined) {
+      if (!listed || context.mode === "cloud") return yield* refuse(FlagNotFound.of(key))
+      flag = yield* found(key, yield* createFor(key, orgUuid))
+    }
+    yield* audit(who, listed ? "feature_flag.org_enabled" : "feature_flag.org_disabled", key, { org_uuid: orgUuid, enabled_org_ids: flag.enabled_org_ids.length })
+    return flag
+  }, changed)
 
-  const isEnabled = (orgUuid: string, key: string) =>
-    Effect.map(snapshot, (flags) => resolveFlag(flags.get(key), key, orgUuid, context))
+  const isEnabled = Effect.fn("Flags.isEnabled")(function* (orgUuid: string, key: string) {
+    const flags = yield* snapshot
+    return resolveFlag(flags.get(key), key, orgUuid, context)
+  })
 
-  return {
+  const resolvedFor = Effect.fn("Flags.resolvedFor")(function* (orgUuid: string) {
+    const flags = yield* snapshot
+    const keys = [...new Set([...flags.keys(), ...Object.keys(BUILT_IN_DEFAULTS)])].sort()
+    return Object.fromEntries(keys.map((key) => [key, resolveFlag(flags.get(key), key, orgUuid, context)]))
+  })
+
+  const toggle = Effect.fn("Flags.toggle")(function* (who: FlagActor & { readonly orgUuid: string }, key: string, enabled: boolean) {
+    const flag = yield* setOrg(who, key, who.orgUuid, enabled)
+    return { key, enabled: resolveFlag(stored(flag), key, who.orgUuid, context) }
+  })
+
+  const create = Effect.fn("Flags.create")(function* (who: FlagActor, input: CreateFlag) {
+    const flag = yield* store.insert({
+      id: newId("ff"),
+      key: input.key,
+      description: input.description ?? null,
+      enabledGlobal: input.enabled_global ?? false,
+      rolloutPercentage: input.rollout_percentage ?? 100,
+      orgIds: [...new Set(input.enabled_org_ids ?? [])]
+    })
+    if (flag === undefined) return yield* refuse(FlagExists.of(input.key))
+    yield* audit(who, "feature_flag.created", input.key, settings(flag))
+    return flag
+  }, changed)
+
+  const update = Effect.fn("Flags.update")(function* (who: FlagActor, key: string, patch: UpdateFlag) {
+    const flag = yield* found(key, yield* store.update(key, { ...patch, enabled_org_ids: patch.enabled_org_ids && [...new Set(patch.enabled_org_ids)] }))
+    yield* audit(who, "feature_flag.updated", key, settings(flag))
+    return flag
+  }, changed)
+
+  const remove = Effect.fn("Flags.remove")(function* (who: FlagActor, key: string) {
+    if (yield* store.remove(key)) yield* audit(who, "feature_flag.deleted", key, {})
+  }, changed)
+
+  return Flags.of({
     isEnabled,
-    /** Every stored flag and every flag the service reads itself, resolved for the organization. */
-    resolvedFor: (orgUuid: string) =>
-      Effect.map(snapshot, (flags) => {
-        const keys = [...new Set([...flags.keys(), ...Object.keys(BUILT_IN_DEFAULTS)])].sort()
-        return Object.fromEntries(keys.map((key) => [key, resolveFlag(flags.get(key), key, orgUuid, context)]))
-      }),
-    /**
-     * The organization's own toggle: on adds it to `enabled_org_ids` (rule 1), off takes it out. The answer is
-     * the resolved value afterwards, which stays on when the global rollout includes the organization.
-     */
-    toggle: (who: FlagActor & { readonly orgUuid: string }, key: string, enabled: boolean) =>
-      Effect.map(setOrg(who, key, who.orgUuid, enabled), (flag) => ({ key, enabled: resolveFlag(stored(flag), key, who.orgUuid, context) })),
-    list: Effect.orDie(store.all),
-    create: (who: FlagActor, input: CreateFlag) =>
-      Effect.flatMap(
-        Effect.orDie(
-          store.insert({
-            id: newId("ff"),
-            key: input.key,
-            description: input.description ?? null,
-            enabledGlobal: input.enabled_global ?? false,
-            rolloutPercentage: input.rollout_percentage ?? 100,
-            orgIds: [...new Set(input.enabled_org_ids ?? [])]
-          })
-        ),
-        (flag) => (flag === undefined ? refuse(new FlagExists({ key: input.key })) : Effect.succeed(flag))
-      ).pipe(audited(who, "feature_flag.created", input.key, (flag) => settings(flag)), changed),
-    update: (who: FlagActor, key: string, patch: UpdateFlag) =>
-      Effect.flatMap(
-        Effect.orDie(store.update(key, { ...patch, enabled_org_ids: patch.enabled_org_ids && [...new Set(patch.enabled_org_ids)] })),
-        found(key)
-      ).pipe(audited(who, "feature_flag.updated", key, (flag) => settings(flag)), changed),
-    remove: (who: FlagActor, key: string) =>
-      Effect.flatMap(Effect.orDie(store.remove(key)), (existed) => (existed ? audit(who, "feature_flag.deleted", key, {}) : Effect.void)).pipe(changed),
-    enableOrg: (who: FlagActor, key: string, orgUuid: string) => setOrg(who, key, orgUuid, true),
-    disableOrg: (who: FlagActor, key: string, orgUuid: string) => setOrg(who, key, orgUuid, false)
-  }
+    resolvedFor,
+    toggle,
+    list: store.all,
+    create,
+    update,
+    remove,
+    enableOrg: (who, key, orgUuid) => setOrg(who, key, orgUuid, true),
+    disableOrg: (who, key, orgUuid) => setOrg(who, key, orgUuid, false)
+  })
 })
 
-export class Flags extends Context.Service<Flags, Effect.Success<typeof makeFlags>>()("gateway/Flags") {
+export interface FlagsService {
+  readonly isEnabled: (orgUuid: string, key: string) => Effect.Effect<boolean>
+  /** Every stored flag and every flag the service reads itself, resolved for the organization. */
+  readonly resolvedFor: (orgUuid: string) => Effect.Effect<Record<string, boolean>>
+  /**
+   * The organization's own toggle: on adds it to `enabled_org_ids` (rule 1), off takes it out. The answer is
+   * the resolved value afterwards, which stays on when the global rollout includes the organization.
+   */
+  readonly toggle: (
+    who: FlagActor & { readonly orgUuid: string },
+    key: string,
+    enabled: boolean
+  ) => Effect.Effect<{ readonly key: string; readonly enabled: boolean }, FlagsError>
+  readonly list: Effect.Effect<ReadonlyArray<FeatureFlag>>
+  readonly create: (who: FlagActor, input: CreateFlag) => Effect.Effect<FeatureFlag, FlagsError>
+  readonly update: (who: FlagActor, key: string, patch: UpdateFlag) => Effect.Effect<FeatureFlag, FlagsError>
+  readonly remove: (who: FlagActor, key: string) => Effect.Effect<void>
+  readonly enableOrg: (who: FlagActor, key: string, orgUuid: string) => Effect.Effect<FeatureFlag, FlagsError>
+  readonly disableOrg: (who: FlagActor, key: string, orgUuid: string) => Effect.Effect<FeatureFlag, FlagsError>
+}
+
+export class Flags extends Context.Service<Flags, FlagsService>()("gateway/Flags") {
   static readonly layer = Layer.effect(Flags, makeFlags)
 }

@@ -1,8 +1,13 @@
 /** SQL for feature flags and their organization lists. */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { SqlClient } from "effect/sql"
 import type { FeatureFlag } from "../../protocol/flags.js"
-import { isoRequired } from "../platform/sql.js"
+import { type AuditEntry, insertAudit } from "../platform/audit.js"
+import { Timestamp } from "../platform/columns.js"
+import * as Rows from "../platform/db/rows.js"
+import { sqlDefects } from "../platform/db/store.js"
 
 export interface NewFlag {
   readonly id: string
@@ -20,52 +25,88 @@ export interface FlagPatch {
   readonly enabled_org_ids?: ReadonlyArray<string> | undefined
 }
 
-const toFlag = (row: Record<string, unknown>): FeatureFlag => ({
-  id: row.id as string,
-  key: row.key as string,
-  description: (row.description as string | null) ?? null,
-  enabled_global: row.enabled_global === true,
-  rollout_percentage: Number(row.rollout_percentage),
-  enabled_org_ids: Array.isArray(row.enabled_org_ids) ? (row.enabled_org_ids as Array<string>) : [],
-  created_at: isoRequired(row.created_at),
-  updated_at: isoRequired(row.updated_at)
+const FlagRow = Schema.Struct({
+  id: Schema.String,
+  key: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  enabled_global: Schema.Boolean,
+  rollout_percentage: Schema.Int,
+  enabled_org_ids: Schema.Array(Schema.String),
+  created_at: Timestamp,
+  updated_at: Timestamp
 })
+
+const Id = Schema.Struct({ id: Schema.String })
 
 export const makeFlagStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
   /** Flags with their lists in the order organizations were added. */
-  const select = (key: string | undefined) =>
-    sql`SELECT f.*, COALESCE(
+  const selectFlags = (key: string | undefined) =>
+    sql`SELECT f.id, f.key, f.description, f.enabled_global, f.rollout_percentage, f.created_at, f.updated_at, COALESCE(
           (SELECT array_agg(o.org_uuid ORDER BY o.added_at, o.org_uuid) FROM feature_flag_orgs o WHERE o.flag_id = f.id),
           '{}'::text[]) AS enabled_org_ids
-        FROM feature_flags f
-        ${key === undefined ? sql`` : sql`WHERE f.key = ${key}`}
-        ORDER BY f.key`.pipe(Effect.map((rows) => rows.map(toFlag)))
+        FROM feature_flags f ${key === undefined ? sql`` : sql`WHERE f.key = ${key}`}
+        ORDER BY f.key`
 
-  const find = (key: string) => Effect.map(select(key), (flags) => flags[0])
+  const all = Rows.findAll({ Request: Schema.Void, Result: FlagRow, execute: () => selectFlags(undefined) })
+  const byKey = Rows.findOneOption({ Request: Schema.String, Result: FlagRow, execute: (key) => selectFlags(key) })
+  const find = (key: string) => Effect.map(byKey(key), (row): FeatureFlag | undefined => Option.getOrUndefined(row))
 
-  const addOrgs = (flagId: string, orgIds: ReadonlyArray<string>) =>
-    Effect.forEach(
-      orgIds,
-      (orgUuid) => sql`INSERT INTO feature_flag_orgs (flag_id, org_uuid) VALUES (${flagId}, ${orgUuid}) ON CONFLICT DO NOTHING`,
-      { discard: true }
-    )
+  const insertFlag = Rows.findOneOption({
+    Request: Schema.Struct({ id: Schema.String, key: Schema.String, description: Schema.NullOr(Schema.String), enabledGlobal: Schema.Boolean, rolloutPercentage: Schema.Number }),
+    Result: Id,
+    execute: (flag) =>
+      sql`INSERT INTO feature_flags (id, key, description, enabled_global, rollout_percentage)
+          VALUES (${flag.id}, ${flag.key}, ${flag.description}, ${flag.enabledGlobal}, ${flag.rolloutPercentage})
+          ON CONFLICT (key) DO NOTHING RETURNING id`
+  })
+  const addOrg = Rows.void({
+    Request: Schema.Struct({ flagId: Schema.String, orgUuid: Schema.String }),
+    execute: ({ flagId, orgUuid }) => sql`INSERT INTO feature_flag_orgs (flag_id, org_uuid) VALUES (${flagId}, ${orgUuid}) ON CONFLICT DO NOTHING`
+  })
+  const removeOrg = Rows.void({
+    Request: Schema.Struct({ flagId: Schema.String, orgUuid: Schema.String }),
+    execute: ({ flagId, orgUuid }) => sql`DELETE FROM feature_flag_orgs WHERE flag_id = ${flagId} AND org_uuid = ${orgUuid}`
+  })
+  const clearOrgs = Rows.void({ Request: Schema.String, execute: (flagId) => sql`DELETE FROM feature_flag_orgs WHERE flag_id = ${flagId}` })
+  const touch = Rows.findOneOption({
+    Request: Schema.String,
+    Result: Id,
+    execute: (key) => sql`UPDATE feature_flags SET updated_at = now() WHERE key = ${key} RETURNING id`
+  })
+  const setDescription = Rows.void({
+    Request: Schema.Struct({ id: Schema.String, value: Schema.NullOr(Schema.String) }),
+    execute: ({ id, value }) => sql`UPDATE feature_flags SET description = ${value} WHERE id = ${id}`
+  })
+  const setGlobal = Rows.void({
+    Request: Schema.Struct({ id: Schema.String, value: Schema.Boolean }),
+    execute: ({ id, value }) => sql`UPDATE feature_flags SET enabled_global = ${value} WHERE id = ${id}`
+  })
+  const setRollout = Rows.void({
+    Request: Schema.Struct({ id: Schema.String, value: Schema.Number }),
+    execute: ({ id, value }) => sql`UPDATE feature_flags SET rollout_percentage = ${value} WHERE id = ${id}`
+  })
+  const deleteFlag = Rows.findOneOption({
+    Request: Schema.String,
+    Result: Id,
+    execute: (key) => sql`DELETE FROM feature_flags WHERE key = ${key} RETURNING id`
+  })
 
-  const touch = (key: string) => sql`UPDATE feature_flags SET updated_at = now() WHERE key = ${key} RETURNING id`.pipe(Effect.map((rows) => rows[0]?.id as string | undefined))
+  const addOrgs = (flagId: string, orgIds: ReadonlyArray<string>) => Effect.forEach(orgIds, (orgUuid) => addOrg({ flagId, orgUuid }), { discard: true })
+  const touched = (key: string) => Effect.map(touch(key), Option.getOrUndefined)
 
-  return {
+  return sqlDefects({
     sql,
-    all: select(undefined),
+    audit: (entry: AuditEntry) => insertAudit(sql, entry),
+    all: all(undefined),
     find,
     /** The flag, or undefined when the key is taken. */
     insert: (flag: NewFlag) =>
       sql.withTransaction(
         Effect.gen(function* () {
-          const inserted = yield* sql`INSERT INTO feature_flags (id, key, description, enabled_global, rollout_percentage)
-            VALUES (${flag.id}, ${flag.key}, ${flag.description}, ${flag.enabledGlobal}, ${flag.rolloutPercentage})
-            ON CONFLICT (key) DO NOTHING RETURNING id`
-          if (inserted.length === 0) return undefined
+          const inserted = yield* insertFlag(flag)
+          if (Option.isNone(inserted)) return undefined
           yield* addOrgs(flag.id, flag.orgIds)
           return yield* find(flag.key)
         })
@@ -73,30 +114,30 @@ export const makeFlagStore = Effect.gen(function* () {
     update: (key: string, patch: FlagPatch) =>
       sql.withTransaction(
         Effect.gen(function* () {
-          const id = yield* touch(key)
-          if (id === undefined) return undefined
-          if (patch.description !== undefined) yield* sql`UPDATE feature_flags SET description = ${patch.description} WHERE id = ${id}`
-          if (patch.enabled_global !== undefined) yield* sql`UPDATE feature_flags SET enabled_global = ${patch.enabled_global} WHERE id = ${id}`
-          if (patch.rollout_percentage !== undefined) yield* sql`UPDATE feature_flags SET rollout_percentage = ${patch.rollout_percentage} WHERE id = ${id}`
+          const row = yield* touched(key)
+          if (row === undefined) return undefined
+          if (patch.description !== undefined) yield* setDescription({ id: row.id, value: patch.description })
+          if (patch.enabled_global !== undefined) yield* setGlobal({ id: row.id, value: patch.enabled_global })
+          if (patch.rollout_percentage !== undefined) yield* setRollout({ id: row.id, value: patch.rollout_percentage })
           if (patch.enabled_org_ids !== undefined) {
-            yield* sql`DELETE FROM feature_flag_orgs WHERE flag_id = ${id}`
-            yield* addOrgs(id, patch.enabled_org_ids)
+            yield* clearOrgs(row.id)
+            yield* addOrgs(row.id, patch.enabled_org_ids)
           }
           return yield* find(key)
         })
       ),
     /** Whether a flag was there to delete. */
-    remove: (key: string) => sql`DELETE FROM feature_flags WHERE key = ${key} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
+    remove: (key: string) => Effect.map(deleteFlag(key), Option.isSome),
     /** Adds or removes one organization; undefined when the flag does not exist. */
     setOrg: (key: string, orgUuid: string, listed: boolean) =>
       sql.withTransaction(
         Effect.gen(function* () {
-          const id = yield* touch(key)
-          if (id === undefined) return undefined
-          if (listed) yield* addOrgs(id, [orgUuid])
-          else yield* sql`DELETE FROM feature_flag_orgs WHERE flag_id = ${id} AND org_uuid = ${orgUuid}`
+          const row = yield* touched(key)
+          if (row === undefined) return undefined
+          if (listed) yield* addOrg({ flagId: row.id, orgUuid })
+          else yield* removeOrg({ flagId: row.id, orgUuid })
           return yield* find(key)
         })
       )
-  }
+  })
 })

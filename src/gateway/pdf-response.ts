@@ -9,11 +9,12 @@
  * `Content-Length` is written by the transport from the body (src/gateway/server.ts drops a header
  * one sets by hand), so it is always the true length.
  */
-import { createHash } from "node:crypto"
+
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { sha256Tagged } from "../platform/digest.js"
 
 /** `"sha256:" + hex` of the bytes: the value printed as `content_hash` and sent (quoted) as `ETag`. */
-export const pdfContentHash = (bytes: Uint8Array): string => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
+export const pdfContentHash = (bytes: Uint8Array): string => sha256Tagged(bytes)
 
 /** Keeps a filename safe inside the quoted header value (no quotes, backslashes or control characters). */
 const safeFilename = (filename: string): string => filename.replace(/[^A-Za-z0-9._-]/g, "_")

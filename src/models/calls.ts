@@ -166,7 +166,7 @@ export const makeModelCalls = Effect.gen(function* () {
     const key = `${orgUuid}\n${modelId}`
     const cached = customCache.get(key)
     if (cached !== undefined && cached.expires > Date.now()) return Effect.succeed(cached.resolved)
-    return Effect.map(Effect.orDie(customs.byModelId(orgUuid, modelId)), (row) => {
+    return Effect.map(customs.byModelId(orgUuid, modelId), (row) => {
       const resolved = row === undefined ? undefined : resolveCustom(row)
       if (customCache.size >= MAX_CACHED_CUSTOM) customCache.delete(customCache.keys().next().value!)
       customCache.set(key, { resolved, expires: Date.now() + CUSTOM_TTL_MS })
@@ -238,22 +238,32 @@ export const makeModelCalls = Effect.gen(function* () {
       }
     })
 
-  return {
-    ask,
-    /** Whether the organization can name this model (built-in, or one of its custom models). */
-    isKnown: (orgUuid: string, id: string) =>
-      id.startsWith(CUSTOM_PREFIX)
-        ? Effect.map(customModelOf(orgUuid, id.slice(CUSTOM_PREFIX.length)), (resolved) => resolved !== undefined)
-        : Effect.succeed(findBuiltinModel(id) !== undefined),
-    /** After a custom model of the organization changed here. */
-    forgetCustom: (orgUuid: string) =>
-      Effect.sync(() => {
-        for (const key of customCache.keys()) if (key.startsWith(`${orgUuid}\n`)) customCache.delete(key)
-      }),
-    providerOf
-  }
+  /** Whether the organization can name this model (built-in, or one of its custom models). */
+  const isKnown = (orgUuid: string, id: string) =>
+    id.startsWith(CUSTOM_PREFIX)
+      ? Effect.map(customModelOf(orgUuid, id.slice(CUSTOM_PREFIX.length)), (resolved) => resolved !== undefined)
+      : Effect.succeed(findBuiltinModel(id) !== undefined)
+
+  /** After a custom model of the organization changed here. */
+  const forgetCustom = (orgUuid: string) =>
+    Effect.sync(() => {
+      for (const key of customCache.keys()) if (key.startsWith(`${orgUuid}\n`)) customCache.delete(key)
+    })
+
+  return ModelCalls.of({ ask, isKnown, forgetCustom, providerOf })
 })
 
-export class ModelCalls extends Context.Service<ModelCalls, Effect.Success<typeof makeModelCalls>>()("gateway/ModelCalls") {
+export interface ModelCallsService {
+  /** One structured question to one model; failures carry a message with the call's secrets scrubbed out. */
+  readonly ask: (input: AskInput) => Effect.Effect<ModelAnswer, ModelCallFailed>
+  /** Whether the organization can name this model (built-in, or one of its custom models). */
+  readonly isKnown: (orgUuid: string, id: string) => Effect.Effect<boolean>
+  /** After a custom model of the organization changed here. */
+  readonly forgetCustom: (orgUuid: string) => Effect.Effect<void>
+  /** `custom` for custom models, else the built-in model's provider (`unknown` when there is none). */
+  readonly providerOf: (id: string) => string
+}
+
+export class ModelCalls extends Context.Service<ModelCalls, ModelCallsService>()("gateway/ModelCalls") {
   static readonly layer = Layer.effect(ModelCalls, makeModelCalls)
 }

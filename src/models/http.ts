@@ -8,19 +8,18 @@ import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
 import { CurrentClient } from "../../protocol/auth.js"
 import { pagination } from "../../protocol/common.js"
-import { BadRequest, Conflict, NotFound, Unauthorized, Unprocessable } from "../../protocol/errors.js"
+import { unauthorized } from "../../protocol/errors.js"
 import { requireRole, requireScope } from "../access/guards.js"
 import { throttledCredentialResponse } from "../access/middleware.js"
 import { Access } from "../access/service.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { CustomModels } from "./custom.js"
 import { Models } from "./service.js"
 
-const refused = answer({ InvalidInput: Unprocessable })
-const refusedDefault = answer({ InvalidInput: Unprocessable, InvalidChatDefault: BadRequest })
-const customRefused = answer({ InvalidInput: Unprocessable, CustomModelNotFound: NotFound, ModelIdExists: Conflict })
-const invalidCredential = answer({ InvalidCredential: Unauthorized })
+const refused = refusals("ModelsError", "InvalidInput")
+const refusedDefault = refusals("ModelsError", "InvalidInput", "InvalidChatDefault")
+const notFound = refusals("ModelsError", "CustomModelNotFound")
 
 const bearerOf = (request: HttpServerRequest) => {
   const header = request.headers.authorization
@@ -43,7 +42,9 @@ export const ModelsHttp = HttpApiBuilder.group(GatewayApi, "models", (handlers) 
         if (checked?._tag === "Failure" && checked.failure.reason._tag === "CredentialsThrottled") {
           return throttledCredentialResponse(checked.failure.reason, requestIdOf(request))
         }
-        const principal = checked === undefined ? undefined : (yield* invalidCredential(Effect.fromResult(checked))).principal
+        // Any other refusal of the credential is the route's 401 (the body the access middleware answers).
+        if (checked?._tag === "Failure") return yield* Effect.fail(unauthorized())
+        const principal = checked?.success.principal
         const includeDisabled = query.include_disabled === "true" || query.include_disabled === "1"
         return yield* models.catalogue(principal, includeDisabled)
       })
@@ -58,19 +59,19 @@ export const ModelPreferencesHttp = HttpApiBuilder.group(GatewayApi, "modelPrefe
     const writer = requireScope("models:write")
     return handlers
       .handle("getCases", () => Effect.flatMap(reader, (principal) => models.disabled(principal, "cases")))
-      .handle("putCases", ({ payload }) => Effect.flatMap(writer, (principal) => refused(models.setDisabled(principal, "cases", payload.disabled_models))))
+      .handle("putCases", ({ payload }) => Effect.flatMap(writer, (principal) => models.setDisabled(principal, "cases", payload.disabled_models).pipe(refused)))
       .handle("getPolicy", () => Effect.flatMap(reader, (principal) => models.disabled(principal, "policy")))
-      .handle("putPolicy", ({ payload }) => Effect.flatMap(writer, (principal) => refused(models.setDisabled(principal, "policy", payload.disabled_models))))
+      .handle("putPolicy", ({ payload }) => Effect.flatMap(writer, (principal) => models.setDisabled(principal, "policy", payload.disabled_models).pipe(refused)))
       .handle("getSanitize", () => Effect.flatMap(reader, (principal) => models.disabled(principal, "sanitize")))
-      .handle("putSanitize", ({ payload }) => Effect.flatMap(writer, (principal) => refused(models.setDisabled(principal, "sanitize", payload.disabled_models))))
+      .handle("putSanitize", ({ payload }) => Effect.flatMap(writer, (principal) => models.setDisabled(principal, "sanitize", payload.disabled_models).pipe(refused)))
       .handle("getChatDefault", () => Effect.flatMap(reader, models.chatDefault))
-      .handle("putChatDefault", ({ payload }) => Effect.flatMap(writer, (principal) => refusedDefault(models.setChatDefault(principal, payload.chat_default_model))))
+      .handle("putChatDefault", ({ payload }) => Effect.flatMap(writer, (principal) => models.setChatDefault(principal, payload.chat_default_model).pipe(refusedDefault)))
       .handle("getChatAllowed", () => Effect.flatMap(reader, models.chatAllowed))
-      .handle("putChatAllowed", ({ payload }) => Effect.flatMap(writer, (principal) => refused(models.setChatAllowed(principal, payload.chat_allowed_models))))
+      .handle("putChatAllowed", ({ payload }) => Effect.flatMap(writer, (principal) => models.setChatAllowed(principal, payload.chat_allowed_models).pipe(refused)))
       .handle("getCodeReview", () => Effect.flatMap(reader, models.codeReview))
       .handle("putCodeReview", ({ payload }) =>
         Effect.flatMap(Effect.flatMap(writer, requireRole(["owner", "admin"], "changing code review preferences")), (principal) =>
-          refused(models.setCodeReview(principal, payload))
+          models.setCodeReview(principal, payload).pipe(refused)
         )
       )
   })
@@ -85,13 +86,23 @@ export const CustomModelsHttp = HttpApiBuilder.group(GatewayApi, "customModels",
     })
     const reader = requireScope("models:read")
     return handlers
-      .handle("create", ({ payload }) => Effect.flatMap(writer, ({ principal, context }) => customRefused(customs.create(principal, payload, context))))
-      .handle("list", () =>
-        Effect.flatMap(reader, (principal) => Effect.map(customs.list(principal), (models) => ({ models, data: models, pagination: pagination(1, Math.max(models.length, 1), models.length) })))
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(writer, ({ principal, context }) =>
+          customs.create(principal, payload, context).pipe(refusals("ModelsError", "InvalidInput", "ModelIdExists"))
+        )
       )
-      .handle("get", ({ params }) => Effect.flatMap(reader, (principal) => customRefused(customs.get(principal, params.id))))
-      .handle("update", ({ params, payload }) => Effect.flatMap(writer, ({ principal, context }) => customRefused(customs.update(principal, params.id, payload, context))))
-      .handle("remove", ({ params }) => Effect.flatMap(writer, ({ principal, context }) => customRefused(customs.remove(principal, params.id, context))))
-      .handle("test", ({ params }) => Effect.flatMap(writer, ({ principal }) => customRefused(customs.test(principal, params.id))))
+      .handle("list", () =>
+        Effect.flatMap(reader, (principal) =>
+          Effect.map(customs.list(principal), (models) => ({ models, data: models, pagination: pagination(1, Math.max(models.length, 1), models.length) }))
+        )
+      )
+      .handle("get", ({ params }) => Effect.flatMap(reader, (principal) => customs.get(principal, params.id).pipe(notFound)))
+      .handle("update", ({ params, payload }) =>
+        Effect.flatMap(writer, ({ principal, context }) =>
+          customs.update(principal, params.id, payload, context).pipe(refusals("ModelsError", "CustomModelNotFound", "InvalidInput"))
+        )
+      )
+      .handle("remove", ({ params }) => Effect.flatMap(writer, ({ principal, context }) => customs.remove(principal, params.id, context).pipe(notFound)))
+      .handle("test", ({ params }) => Effect.flatMap(writer, ({ principal }) => customs.test(principal, params.id).pipe(notFound)))
   })
 )

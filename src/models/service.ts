@@ -12,10 +12,52 @@ import { InvalidInput } from "../platform/domain-error.js"
 import { ProviderCredentials } from "../provider-credentials/service.js"
 import { ModelCalls, providersOf } from "./calls.js"
 import { makeCustomModelsStore } from "./custom-store.js"
-import { InvalidChatDefault, refuse } from "./errors.js"
+import { InvalidChatDefault, type ModelsError, refuse } from "./errors.js"
 import { type Feature, makeModelsStore, type PreferencesRow } from "./store.js"
 
+export interface DisabledModels {
+  readonly disabled_models: ReadonlyArray<string>
+}
+
+export interface CodeReviewPreferences {
+  readonly default_model: string
+  readonly disabled_models: ReadonlyArray<string>
+}
+
+export interface CodeReviewChange {
+  readonly default_model?: string | null
+  readonly disabled_models?: ReadonlyArray<string>
+}
+
+export interface ModelsService {
+  /**
+   * Built-in models for everyone; an organization also learns which it has a key for and,
+   * unless `includeDisabled`, does not see the models it disabled for cases.
+   */
+  readonly catalogue: (principal: Principal | undefined, includeDisabled: boolean) => Effect.Effect<Array<CatalogueEntry>>
+  readonly disabled: (principal: Principal, feature: Feature) => Effect.Effect<DisabledModels>
+  readonly setDisabled: (principal: Principal, feature: Feature, ids: ReadonlyArray<string> | null | undefined) => Effect.Effect<DisabledModels, ModelsError>
+  readonly chatDefault: (principal: Principal) => Effect.Effect<{ readonly chat_default_model: string | null }>
+  readonly setChatDefault: (principal: Principal, id: string) => Effect.Effect<{ readonly chat_default_model: string | null }, ModelsError>
+  readonly chatAllowed: (principal: Principal) => Effect.Effect<{ readonly chat_allowed_models: ReadonlyArray<string> | null }>
+  /** null or empty: every enabled model. */
+  readonly setChatAllowed: (
+    principal: Principal,
+    ids: ReadonlyArray<string> | null | undefined
+  ) => Effect.Effect<{ readonly chat_allowed_models: ReadonlyArray<string> | null }, ModelsError>
+  readonly codeReview: (principal: Principal) => Effect.Effect<CodeReviewPreferences>
+  /** Omitted fields stay; a null default goes back to the built-in default. */
+  readonly setCodeReview: (principal: Principal, input: CodeReviewChange) => Effect.Effect<CodeReviewPreferences, ModelsError>
+}
+
 const disabledOf = (row: PreferencesRow, feature: Feature) => row.disabled[feature] ?? []
+
+const disabledAnswer = (row: PreferencesRow, feature: Feature): DisabledModels => ({ disabled_models: disabledOf(row, feature) })
+
+const codeReviewAnswer = (row: PreferencesRow): CodeReviewPreferences => ({
+  default_model: row.code_review_default ?? CODE_REVIEW_DEFAULT_MODEL,
+  disabled_models: disabledOf(row, "code_review")
+})
 
 export const makeModels = Effect.gen(function* () {
   const store = yield* makeModelsStore
@@ -24,92 +66,80 @@ export const makeModels = Effect.gen(function* () {
   const customs = yield* makeCustomModelsStore
 
   /** Every id must be a built-in or one of the organization's custom models (spec 002: 422 otherwise), each unknown one named. */
-  const knownIds = (principal: Principal, field: string, ids: ReadonlyArray<string>) =>
-    Effect.gen(function* () {
-      const unknown: Array<string> = []
-      for (const id of new Set(ids)) if (!(yield* calls.isKnown(principal.orgUuid, id))) unknown.push(id)
-      return unknown.length === 0
-        ? [...new Set(ids)]
-        : yield* refuse(new InvalidInput({ issues: unknown.map((id) => ({ path: field, message: `unknown model id: ${id}` })) }))
-    })
+  const knownIds = Effect.fnUntraced(function* (principal: Principal, field: string, ids: ReadonlyArray<string>) {
+    const unknown: Array<string> = []
+    for (const id of new Set(ids)) if (!(yield* calls.isKnown(principal.orgUuid, id))) unknown.push(id)
+    if (unknown.length > 0) return yield* refuse(InvalidInput.of(unknown.map((id) => ({ path: field, message: `unknown model id: ${id}` }))))
+    return [...new Set(ids)]
+  })
 
-  const disabledAnswer = (row: PreferencesRow, feature: Feature) => ({ disabled_models: disabledOf(row, feature) })
+  const catalogue = Effect.fn("Models.catalogue")(function* (principal: Principal | undefined, includeDisabled: boolean) {
+    if (principal === undefined) {
+      return BUILTIN_MODELS.map((model): CatalogueEntry => ({ ...model, available: false, credential_source: null }))
+    }
+    const configured = new Set<string>((yield* providers.list(principal)).providers.filter((item) => item.configured).map((item) => item.slug))
+    const disabled = new Set(disabledOf(yield* store.get(principal.orgUuid), "cases"))
+    const custom = (yield* customs.byOrg(principal.orgUuid)).map((row) => ({
+      model_id: `${CUSTOM_PREFIX}${row.model_id}`,
+      provider: "custom",
+      display_name: row.name,
+      max_tokens: null,
+      byok: true
+    }))
+    const builtin = BUILTIN_MODELS.map((model) => ({ ...model, byok: providersOf(model.provider).some((slug) => configured.has(slug)) }))
+    return [...builtin, ...custom]
+      .filter((model) => includeDisabled || !disabled.has(model.model_id))
+      .map(({ byok, ...model }): CatalogueEntry => ({
+        ...model,
+        available: byok,
+        credential_source: byok ? "byok" : null,
+        ...(includeDisabled ? { disabled: disabled.has(model.model_id) } : {})
+      }))
+  })
 
-  return {
-    /**
-     * Built-in models for everyone; an organization also learns which it has a key for and,
-     * unless `includeDisabled`, does not see the models it disabled for cases.
-     */
-    catalogue: (principal: Principal | undefined, includeDisabled: boolean) =>
-      Effect.gen(function* () {
-        if (principal === undefined) {
-          return BUILTIN_MODELS.map((model): CatalogueEntry => ({ ...model, available: false, credential_source: null }))
-        }
-        const configured = new Set<string>((yield* providers.list(principal)).providers.filter((item) => item.configured).map((item) => item.slug))
-        const disabled = new Set(disabledOf(yield* Effect.orDie(store.get(principal.orgUuid)), "cases"))
-        const custom = (yield* Effect.orDie(customs.byOrg(principal.orgUuid))).map((row) => ({
-          model_id: `${CUSTOM_PREFIX}${row.model_id}`,
-          provider: "custom",
-          display_name: row.name,
-          max_tokens: null,
-          byok: true
-        }))
-        const builtin = BUILTIN_MODELS.map((model) => ({ ...model, byok: providersOf(model.provider).some((slug) => configured.has(slug)) }))
-        return [...builtin, ...custom]
-          .filter((model) => includeDisabled || !disabled.has(model.model_id))
-          .map(({ byok, ...model }): CatalogueEntry => ({
-            ...model,
-            available: byok,
-            credential_source: byok ? "byok" : null,
-            ...(includeDisabled ? { disabled: disabled.has(model.model_id) } : {})
-          }))
-      }),
+  const disabled = Effect.fn("Models.disabled")(function* (principal: Principal, feature: Feature) {
+    return disabledAnswer(yield* store.get(principal.orgUuid), feature)
+  })
 
-    disabled: (principal: Principal, feature: Feature) => Effect.map(Effect.orDie(store.get(principal.orgUuid)), (row) => disabledAnswer(row, feature)),
+  const setDisabled = Effect.fn("Models.setDisabled")(function* (principal: Principal, feature: Feature, ids: ReadonlyArray<string> | null | undefined) {
+    const known = yield* knownIds(principal, "disabled_models", ids ?? [])
+    return disabledAnswer(yield* store.setDisabled(principal.orgUuid, feature, known), feature)
+  })
 
-    setDisabled: (principal: Principal, feature: Feature, ids: ReadonlyArray<string> | null | undefined) =>
-      Effect.gen(function* () {
-        const known = yield* knownIds(principal, "disabled_models", ids ?? [])
-        return disabledAnswer(yield* Effect.orDie(store.setDisabled(principal.orgUuid, feature, known)), feature)
-      }),
+  const chatDefault = Effect.fn("Models.chatDefault")(function* (principal: Principal) {
+    return { chat_default_model: (yield* store.get(principal.orgUuid)).chat_default }
+  })
 
-    chatDefault: (principal: Principal) => Effect.map(Effect.orDie(store.get(principal.orgUuid)), (row) => ({ chat_default_model: row.chat_default })),
+  const setChatDefault = Effect.fn("Models.setChatDefault")(function* (principal: Principal, id: string) {
+    if (id.trim() === "") return yield* refuse(InvalidChatDefault.of(id, "chat_default_model must not be empty"))
+    yield* knownIds(principal, "chat_default_model", [id])
+    const allowed = (yield* store.get(principal.orgUuid)).chat_allowed
+    if (allowed !== null && !allowed.includes(id)) return yield* refuse(InvalidChatDefault.of(id, `${id} is not in the chat allowed list`))
+    return { chat_default_model: (yield* store.setChatDefault(principal.orgUuid, id)).chat_default }
+  })
 
-    setChatDefault: (principal: Principal, id: string) =>
-      Effect.gen(function* () {
-        if (id.trim() === "") return yield* refuse(new InvalidChatDefault({ model_id: id, why: "chat_default_model must not be empty" }))
-        yield* knownIds(principal, "chat_default_model", [id])
-        const allowed = (yield* Effect.orDie(store.get(principal.orgUuid))).chat_allowed
-        if (allowed !== null && !allowed.includes(id)) return yield* refuse(new InvalidChatDefault({ model_id: id, why: `${id} is not in the chat allowed list` }))
-        return { chat_default_model: (yield* Effect.orDie(store.setChatDefault(principal.orgUuid, id))).chat_default }
-      }),
+  const chatAllowed = Effect.fn("Models.chatAllowed")(function* (principal: Principal) {
+    return { chat_allowed_models: (yield* store.get(principal.orgUuid)).chat_allowed }
+  })
 
-    chatAllowed: (principal: Principal) => Effect.map(Effect.orDie(store.get(principal.orgUuid)), (row) => ({ chat_allowed_models: row.chat_allowed })),
+  const setChatAllowed = Effect.fn("Models.setChatAllowed")(function* (principal: Principal, ids: ReadonlyArray<string> | null | undefined) {
+    const known = ids === null || ids === undefined || ids.length === 0 ? null : yield* knownIds(principal, "chat_allowed_models", ids)
+    return { chat_allowed_models: (yield* store.setChatAllowed(principal.orgUuid, known)).chat_allowed }
+  })
 
-    /** null or empty: every enabled model. */
-    setChatAllowed: (principal: Principal, ids: ReadonlyArray<string> | null | undefined) =>
-      Effect.gen(function* () {
-        const known = ids === null || ids === undefined || ids.length === 0 ? null : yield* knownIds(principal, "chat_allowed_models", ids)
-        return { chat_allowed_models: (yield* Effect.orDie(store.setChatAllowed(principal.orgUuid, known))).chat_allowed }
-      }),
+  const codeReview = Effect.fn("Models.codeReview")(function* (principal: Principal) {
+    return codeReviewAnswer(yield* store.get(principal.orgUuid))
+  })
 
-    codeReview: (principal: Principal) =>
-      Effect.map(Effect.orDie(store.get(principal.orgUuid)), (row) => ({
-        default_model: row.code_review_default ?? CODE_REVIEW_DEFAULT_MODEL,
-        disabled_models: disabledOf(row, "code_review")
-      })),
+  const setCodeReview = Effect.fn("Models.setCodeReview")(function* (principal: Principal, input: CodeReviewChange) {
+    if (typeof input.default_model === "string") yield* knownIds(principal, "default_model", [input.default_model])
+    const disabledIds = input.disabled_models === undefined ? undefined : yield* knownIds(principal, "disabled_models", input.disabled_models)
+    return codeReviewAnswer(yield* store.setCodeReview(principal.orgUuid, input.default_model, disabledIds))
+  })
 
-    /** Omitted fields stay; a null default goes back to the built-in default. */
-    setCodeReview: (principal: Principal, input: { readonly default_model?: string | null; readonly disabled_models?: ReadonlyArray<string> }) =>
-      Effect.gen(function* () {
-        if (typeof input.default_model === "string") yield* knownIds(principal, "default_model", [input.default_model])
-        const disabled = input.disabled_models === undefined ? undefined : yield* knownIds(principal, "disabled_models", input.disabled_models)
-        const row = yield* Effect.orDie(store.setCodeReview(principal.orgUuid, input.default_model, disabled))
-        return { default_model: row.code_review_default ?? CODE_REVIEW_DEFAULT_MODEL, disabled_models: disabledOf(row, "code_review") }
-      })
-  }
+  return Models.of({ catalogue, disabled, setDisabled, chatDefault, setChatDefault, chatAllowed, setChatAllowed, codeReview, setCodeReview })
 })
 
-export class Models extends Context.Service<Models, Effect.Success<typeof makeModels>>()("gateway/Models") {
+export class Models extends Context.Service<Models, ModelsService>()("gateway/Models") {
   static readonly layer = Layer.effect(Models, makeModels)
 }

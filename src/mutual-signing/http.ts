@@ -2,31 +2,19 @@
 import * as Effect from "effect/Effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { BadRequest, Conflict, Forbidden, Gone, NotFound } from "../../protocol/errors.js"
 import { requireScope } from "../access/guards.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { MutualSigning } from "./service.js"
-
-const requestErrors = answer({ ActionNotFound: NotFound, NoAgent: BadRequest, NoDidKey: BadRequest, AlreadyRequested: Conflict })
-const pendingErrors = answer({ ActionNotFound: NotFound })
-const completeErrors = answer({
-  ActionNotFound: NotFound,
-  NotPending: BadRequest,
-  Expired: Gone,
-  DidMismatch: Forbidden,
-  NoVerificationMethod: BadRequest,
-  UnsupportedKeyFormat: BadRequest,
-  InvalidSignature: BadRequest,
-  PayloadMismatch: BadRequest
-})
-const receiptErrors = answer({ ActionNotFound: NotFound, NotCompleted: BadRequest })
-const rejectErrors = answer({ ActionNotFound: NotFound, NotPending: BadRequest })
 
 export const MutualSignHttp = HttpApiBuilder.group(GatewayApi, "mutualSign", (handlers) =>
   Effect.gen(function* () {
     const mutualSigning = yield* MutualSigning
     return handlers.handle("request", ({ params, payload }) =>
-      Effect.flatMap(requireScope("actions:write"), (principal) => requestErrors(mutualSigning.request(principal, params.action_uuid, payload.counterparty_did)))
+      Effect.flatMap(requireScope("actions:write"), (principal) =>
+        mutualSigning
+          .request(principal, params.action_uuid, payload.counterparty_did)
+          .pipe(refusals("MutualSignError", "MutualSignNotFound", "MutualSignNoAgent", "MutualSignNoDidKey", "MutualSignAlreadyRequested"))
+      )
     )
   })
 )
@@ -35,9 +23,27 @@ export const MutualSignPublicHttp = HttpApiBuilder.group(GatewayApi, "mutualSign
   Effect.gen(function* () {
     const mutualSigning = yield* MutualSigning
     return handlers
-      .handle("pending", ({ params }) => pendingErrors(mutualSigning.pending(params.action_uuid)))
-      .handle("complete", ({ params, payload }) => completeErrors(mutualSigning.complete(params.action_uuid, payload)))
-      .handle("receipt", ({ params }) => receiptErrors(mutualSigning.receipt(params.action_uuid)))
-      .handle("reject", ({ params, payload }) => rejectErrors(mutualSigning.reject(params.action_uuid, payload?.reason ?? "")))
+      .handle("pending", ({ params }) => mutualSigning.pending(params.action_uuid).pipe(refusals("MutualSignError", "MutualSignNotFound")))
+      .handle("complete", ({ params, payload }) =>
+        mutualSigning
+          .complete(params.action_uuid, payload)
+          .pipe(
+            refusals(
+              "MutualSignError",
+              "MutualSignNotFound",
+              "MutualSignNotPending",
+              "MutualSignExpired",
+              "MutualSignDidMismatch",
+              "DidNoVerificationMethod",
+              "DidUnsupportedKeyFormat",
+              "MutualSignInvalidSignature",
+              "MutualSignPayloadMismatch"
+            )
+          )
+      )
+      .handle("receipt", ({ params }) => mutualSigning.receipt(params.action_uuid).pipe(refusals("MutualSignError", "MutualSignNotFound", "MutualSignNotCompleted")))
+      .handle("reject", ({ params, payload }) =>
+        mutualSigning.reject(params.action_uuid, payload?.reason ?? "").pipe(refusals("MutualSignError", "MutualSignNotFound", "MutualSignNotPending"))
+      )
   })
 )

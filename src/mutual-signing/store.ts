@@ -2,10 +2,12 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { MutualSignPayload } from "../../protocol/mutual-signing.js"
 import { Json, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
+import * as Rows from "../platform/db/rows.js"
+import { sqlDefects } from "../platform/db/store.js"
 
 const MutualSignRow = Schema.Struct({
   action_uuid: Schema.String,
@@ -13,8 +15,7 @@ const MutualSignRow = Schema.Struct({
   status: Schema.Literals(["pending", "completed", "rejected"]),
   initiator_did: Schema.NullOr(Schema.String),
   counterparty_did: Schema.String,
-  // NOT NULL and written by us: the fallback is never used.
-  payload: Json(MutualSignPayload, {} as MutualSignPayload),
+  payload: Json(MutualSignPayload),
   payload_hash: Schema.String,
   initiator_signature: Schema.String,
   counterparty_signature: Schema.NullOr(Schema.String),
@@ -27,25 +28,27 @@ const MutualSignRow = Schema.Struct({
 })
 export type MutualSignRow = typeof MutualSignRow.Type
 
-export interface NewRequest {
-  readonly actionUuid: string
-  readonly orgUuid: string
-  readonly initiatorDid: string
-  readonly counterpartyDid: string
-  readonly payload: MutualSignPayload
-  readonly payloadHash: string
-  readonly initiatorSignature: string
-  readonly requestedAt: Date
-  readonly expiresAt: Date
-}
+const NewRequest = Schema.Struct({
+  actionUuid: Schema.String,
+  orgUuid: Schema.String,
+  initiatorDid: Schema.String,
+  counterpartyDid: Schema.String,
+  payload: MutualSignPayload,
+  payloadHash: Schema.String,
+  initiatorSignature: Schema.String,
+  /** ISO 8601. */
+  requestedAt: Schema.String,
+  expiresAt: Schema.String
+})
+export type NewRequest = typeof NewRequest.Type
 
 export const makeMutualSignStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.findAll({
-    Request: Schema.Any,
+  const insert = Rows.findAll({
+    Request: NewRequest,
     Result: MutualSignRow,
-    execute: (r: NewRequest) =>
+    execute: (r) =>
       sql`INSERT INTO mutual_signatures (action_uuid, org_uuid, status, initiator_did, counterparty_did, payload, payload_hash,
             initiator_signature, expires_at, requested_at)
           VALUES (${r.actionUuid}, ${r.orgUuid}, 'pending', ${r.initiatorDid}, ${r.counterpartyDid}, ${jsonb(r.payload)}, ${r.payloadHash},
@@ -53,13 +56,13 @@ export const makeMutualSignStore = Effect.gen(function* () {
           ON CONFLICT (action_uuid) DO NOTHING RETURNING *`
   })
 
-  const find = SqlSchema.findOneOption({
+  const find = Rows.findOneOption({
     Request: Schema.String,
     Result: MutualSignRow,
     execute: (actionUuid) => sql`SELECT * FROM mutual_signatures WHERE action_uuid = ${actionUuid}`
   })
 
-  const complete = SqlSchema.findOneOption({
+  const complete = Rows.findOneOption({
     Request: Schema.Struct({ actionUuid: Schema.String, signature: Schema.String, combined: Schema.String }),
     Result: MutualSignRow,
     execute: ({ actionUuid, signature, combined }) =>
@@ -68,7 +71,7 @@ export const makeMutualSignStore = Effect.gen(function* () {
           WHERE action_uuid = ${actionUuid} AND status = 'pending' AND expires_at > now() RETURNING *`
   })
 
-  const reject = SqlSchema.findOneOption({
+  const reject = Rows.findOneOption({
     Request: Schema.Struct({ actionUuid: Schema.String, reason: Schema.String }),
     Result: MutualSignRow,
     execute: ({ actionUuid, reason }) =>
@@ -76,7 +79,7 @@ export const makeMutualSignStore = Effect.gen(function* () {
           WHERE action_uuid = ${actionUuid} AND status = 'pending' AND expires_at > now() RETURNING *`
   })
 
-  return {
+  return sqlDefects({
     /** undefined when the action already has a request. */
     insert: (request: NewRequest) => Effect.map(insert(request), (rows) => rows[0]),
     find: (actionUuid: string) => Effect.map(find(actionUuid), Option.getOrUndefined),
@@ -84,5 +87,5 @@ export const makeMutualSignStore = Effect.gen(function* () {
     complete: (actionUuid: string, signature: string, combined: string) => Effect.map(complete({ actionUuid, signature, combined }), Option.getOrUndefined),
     /** pending and unexpired → rejected; undefined when it was not. */
     reject: (actionUuid: string, reason: string) => Effect.map(reject({ actionUuid, reason }), Option.getOrUndefined)
-  }
+  })
 })

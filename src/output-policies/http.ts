@@ -2,12 +2,9 @@
 import * as Effect from "effect/Effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { Unprocessable } from "../../protocol/errors.js"
 import { requireAdmin } from "../access/guards.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { OutputPolicies } from "./service.js"
-
-const updateErrors = answer({ InvalidInput: Unprocessable })
 
 export const OutputPoliciesHttp = HttpApiBuilder.group(GatewayApi, "outputPolicies", (handlers) =>
   Effect.gen(function* () {
@@ -15,7 +12,9 @@ export const OutputPoliciesHttp = HttpApiBuilder.group(GatewayApi, "outputPolici
     const admin = requireAdmin("output policies")
     return handlers
       .handle("get", () => Effect.flatMap(admin, policies.get))
-      .handle("update", ({ payload }) => Effect.flatMap(admin, (principal) => updateErrors(policies.update(principal, payload))))
+      .handle("update", ({ payload }) =>
+        Effect.flatMap(admin, (principal) => policies.update(principal, payload).pipe(refusals("OutputPoliciesError", "InvalidInput")))
+      )
       .handle("test", ({ payload }) => Effect.flatMap(admin, (principal) => policies.test(principal, payload.text)))
   })
 )

@@ -6,23 +6,22 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { SqlClient } from "effect/sql"
 import type { Principal } from "../../protocol/auth.js"
+import { InvalidInput } from "../../protocol/errors.js"
+import type { OutputPolicyTest, OutputPolicyView } from "../../protocol/output-policies.js"
 import { Flags } from "../flags/service.js"
-import { jsonb } from "../platform/db/index.js"
-import { InvalidInput } from "../platform/domain-error.js"
-import { jsonValue } from "../platform/sql.js"
 import { OutputFiltering } from "../policies/ports.js"
 import { DEFAULT_OUTPUT_POLICY, filterOutput, mergeOutputPolicy, type OutputPolicy } from "../scan/output-filter.js"
-import { refuse } from "./errors.js"
+import { type OutputPoliciesError, refuse } from "./errors.js"
+import { makeOutputPoliciesStore } from "./store.js"
 
 /** The stored document is merged over the defaults, so fields added later get their default. */
-const fromStored = (stored: unknown): OutputPolicy => {
-  const merged = mergeOutputPolicy(DEFAULT_OUTPUT_POLICY, jsonValue<unknown>(stored, {}))
+const fromStored = (stored: Record<string, unknown>): OutputPolicy => {
+  const merged = mergeOutputPolicy(DEFAULT_OUTPUT_POLICY, stored)
   return merged.ok ? merged.policy : DEFAULT_OUTPUT_POLICY
 }
 
-const view = (policy: OutputPolicy) => ({
+const view = (policy: OutputPolicy): OutputPolicyView => ({
   enabled: policy.enabled,
   mode: policy.mode,
   libraries: [...policy.libraries],
@@ -30,37 +29,46 @@ const view = (policy: OutputPolicy) => ({
   redact_severity_threshold: policy.redact_severity_threshold
 })
 
+export interface OutputPoliciesService {
+  /** The organization's policy as notarize applies it (defaults until set). */
+  readonly load: (orgUuid: string) => Effect.Effect<OutputPolicy>
+  readonly get: (principal: Principal) => Effect.Effect<OutputPolicyView>
+  /** A partial update; every issue of the patch is listed in one InvalidInput. */
+  readonly update: (principal: Principal, patch: unknown) => Effect.Effect<OutputPolicyView, OutputPoliciesError>
+  readonly test: (principal: Principal, text: string) => Effect.Effect<OutputPolicyTest>
+}
+
 export const makeOutputPolicies = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
+  const store = yield* makeOutputPoliciesStore
 
-  const load = (orgUuid: string) =>
-    sql`SELECT policy FROM output_policies WHERE org_uuid = ${orgUuid}`.pipe(
-      Effect.map((rows) => (rows[0] ? fromStored(rows[0].policy) : DEFAULT_OUTPUT_POLICY)),
-      Effect.orDie
-    )
+  const load = Effect.fn("OutputPolicies.load")(function* (orgUuid: string) {
+    const stored = yield* store.find(orgUuid)
+    return stored === undefined ? DEFAULT_OUTPUT_POLICY : fromStored(stored)
+  })
 
-  return {
-    load,
-    get: (principal: Principal) => Effect.map(load(principal.orgUuid), view),
-    update: (principal: Principal, patch: unknown) =>
-      Effect.gen(function* () {
-        const merged = mergeOutputPolicy(yield* load(principal.orgUuid), patch)
-        if (!merged.ok) return yield* refuse(new InvalidInput({ issues: merged.issues }))
-        const stored = view(merged.policy)
-        yield* sql`INSERT INTO output_policies (org_uuid, policy) VALUES (${principal.orgUuid}, ${jsonb(stored)})
-                   ON CONFLICT (org_uuid) DO UPDATE SET policy = EXCLUDED.policy, updated_at = now()`.pipe(Effect.orDie)
-        return stored
-      }),
-    test: (principal: Principal, text: string) =>
-      Effect.map(load(principal.orgUuid), (policy) => {
-        // The test shows what the policy would do, even while it is disabled.
-        const result = filterOutput(text, { ...policy, enabled: true })
-        return { flags: [...result.flags], denied: result.denied, redacted_text: result.redacted_text ?? null }
-      })
-  }
+  const get = Effect.fn("OutputPolicies.get")(function* (principal: Principal) {
+    return view(yield* load(principal.orgUuid))
+  })
+
+  const update = Effect.fn("OutputPolicies.update")(function* (principal: Principal, patch: unknown) {
+    const merged = mergeOutputPolicy(yield* load(principal.orgUuid), patch)
+    if (!merged.ok) return yield* refuse(InvalidInput.of(merged.issues))
+    const stored = view(merged.policy)
+    yield* store.save(principal.orgUuid, stored)
+    return stored
+  })
+
+  const test = Effect.fn("OutputPolicies.test")(function* (principal: Principal, text: string) {
+    const policy = yield* load(principal.orgUuid)
+    // The test shows what the policy would do, even while it is disabled.
+    const result = filterOutput(text, { ...policy, enabled: true })
+    return { flags: [...result.flags], denied: result.denied, redacted_text: result.redacted_text ?? null }
+  })
+
+  return OutputPolicies.of({ load, get, update, test })
 })
 
-export class OutputPolicies extends Context.Service<OutputPolicies, Effect.Success<typeof makeOutputPolicies>>()("gateway/OutputPolicies") {
+export class OutputPolicies extends Context.Service<OutputPolicies, OutputPoliciesService>()("gateway/OutputPolicies") {
   static readonly layer = Layer.effect(OutputPolicies, makeOutputPolicies)
 }
 

@@ -7,6 +7,7 @@
  * within the time budget fails closed (require_approval with a warning). Answers are reused for the
  * same policy version and action for a short time.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { consensusOf } from "../cases/consensus.js"
 import { type ModelAnswer, ModelCalls } from "../models/calls.js"
@@ -77,10 +78,10 @@ export const makeAiJudge = Effect.gen(function* () {
   const config = yield* Config
   const cache = new Map<string, { readonly judgement: Judgement; readonly expires: number }>()
 
-  const remember = (key: string, judgement: Judgement) => {
+  const remember = (key: string, judgement: Judgement, now: number) => {
     if (config.aiPolicyCacheMs === 0) return
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!)
-    cache.set(key, { judgement, expires: Date.now() + config.aiPolicyCacheMs })
+    cache.set(key, { judgement, expires: now + config.aiPolicyCacheMs })
   }
 
   const judge = (orgUuid: string, policy: EvaluablePolicy, subject: PolicySubject): Effect.Effect<Judgement> =>
@@ -90,9 +91,9 @@ export const makeAiJudge = Effect.gen(function* () {
       const action = actionOf(subject)
       const key = `${orgUuid}:${policy.id}:${ai.version}:${sha256Hex(canonicalJsonBytes(action))}`
       const cached = cache.get(key)
-      if (cached !== undefined && cached.expires > Date.now()) return cached.judgement
+      if (cached !== undefined && cached.expires > (yield* Clock.currentTimeMillis)) return cached.judgement
 
-      const disabled = new Set((yield* Effect.orDie(preferences.get(orgUuid))).disabled.policy ?? [])
+      const disabled = new Set((yield* preferences.get(orgUuid)).disabled.policy ?? [])
       const off = ai.models.filter((model) => disabled.has(model))
       if (off.length > 0) return failClosed(policy, `${off.join(", ")} disabled for policy evaluation`)
 
@@ -104,7 +105,7 @@ export const makeAiJudge = Effect.gen(function* () {
         Effect.catchTag("ModelCallFailed", (failure) => Effect.succeed(failClosed(policy, `${failure.model}: ${failure.message}`))),
         Effect.timeoutOrElse({ duration: config.aiPolicyTimeoutMs, orElse: () => Effect.succeed(failClosed(policy, `no answer within ${config.aiPolicyTimeoutMs} ms`)) })
       )
-      if (outcome.votes.length > 0) remember(key, outcome)
+      if (outcome.votes.length > 0) remember(key, outcome, yield* Clock.currentTimeMillis)
       return outcome
     })
 

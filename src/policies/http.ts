@@ -3,29 +3,11 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { BadRequest, Conflict, NotFound, Unprocessable } from "../../protocol/errors.js"
 import type { UpdatePolicyRequest } from "../../protocol/policies.js"
 import { requireRole, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Policies } from "./service.js"
-
-const invalid = {
-  UnknownMode: BadRequest,
-  ModeLocked: BadRequest,
-  ConditionsRequired: BadRequest,
-  InvalidRegex: BadRequest,
-  PolicyTextRequired: BadRequest,
-  ModelsRequired: BadRequest,
-  UnknownModel: BadRequest,
-  InvalidInput: Unprocessable
-} as const
-const createErrors = answer(invalid)
-const updateErrors = answer({ ...invalid, PolicyNotFound: NotFound })
-const findErrors = answer({ PolicyNotFound: NotFound })
-const removeErrors = answer({ PolicyNotFound: NotFound, PolicyActive: Conflict })
-const activateErrors = answer({ PolicyNotFound: NotFound, AlreadyActive: Conflict })
-const deactivateErrors = answer({ PolicyNotFound: NotFound, NotActive: Conflict })
 
 type PolicyParams = { readonly policy_uuid: string }
 
@@ -42,24 +24,57 @@ export const PoliciesHttp = HttpApiBuilder.group(GatewayApi, "policies", (handle
     const writer = Effect.all([write, auditContext])
     const read = requireScope("policies:read")
     const update = ({ params, payload }: { readonly params: PolicyParams; readonly payload: UpdatePolicyRequest }) =>
-      Effect.flatMap(writer, ([principal, context]) => updateErrors(policies.update(principal, params.policy_uuid, payload, context)))
+      Effect.flatMap(writer, ([principal, context]) =>
+        policies
+          .update(principal, params.policy_uuid, payload, context)
+          .pipe(
+            refusals(
+              "PoliciesError",
+              "UnknownMode",
+              "ModeLocked",
+              "ConditionsRequired",
+              "InvalidRegex",
+              "PolicyTextRequired",
+              "ModelsRequired",
+              "UnknownModel",
+              "InvalidInput",
+              "PolicyNotFound"
+            )
+          )
+      )
     return handlers
-      .handle("create", ({ payload }) => Effect.flatMap(writer, ([principal, context]) => createErrors(policies.create(principal, payload, context))))
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(writer, ([principal, context]) =>
+          policies
+            .create(principal, payload, context)
+            .pipe(
+              refusals("PoliciesError", "UnknownMode", "ConditionsRequired", "InvalidRegex", "PolicyTextRequired", "ModelsRequired", "UnknownModel", "InvalidInput")
+            )
+        )
+      )
       .handle("list", ({ query }) => Effect.flatMap(read, (principal) => policies.list(principal, query)))
-      .handle("get", ({ params }) => Effect.flatMap(read, (principal) => findErrors(policies.get(principal, params.policy_uuid))))
+      .handle("get", ({ params }) =>
+        Effect.flatMap(read, (principal) => policies.get(principal, params.policy_uuid).pipe(refusals("PoliciesError", "PolicyNotFound")))
+      )
       .handle("update", update)
       .handle("replace", update)
       .handle("remove", ({ params }) =>
-        Effect.flatMap(writer, ([principal, context]) => removeErrors(policies.remove(principal, params.policy_uuid, context)))
+        Effect.flatMap(writer, ([principal, context]) =>
+          policies.remove(principal, params.policy_uuid, context).pipe(refusals("PoliciesError", "PolicyNotFound", "PolicyActive"))
+        )
       )
       .handle("activate", ({ params }) =>
-        Effect.flatMap(writer, ([principal, context]) => activateErrors(policies.activate(principal, params.policy_uuid, context)))
+        Effect.flatMap(writer, ([principal, context]) =>
+          policies.activate(principal, params.policy_uuid, context).pipe(refusals("PoliciesError", "PolicyNotFound", "AlreadyActive"))
+        )
       )
       .handle("deactivate", ({ params }) =>
-        Effect.flatMap(writer, ([principal, context]) => deactivateErrors(policies.deactivate(principal, params.policy_uuid, context)))
+        Effect.flatMap(writer, ([principal, context]) =>
+          policies.deactivate(principal, params.policy_uuid, context).pipe(refusals("PoliciesError", "PolicyNotFound", "NotActive"))
+        )
       )
       .handle("dryRun", ({ params, payload }) =>
-        Effect.flatMap(read, (principal) => findErrors(policies.dryRun(principal, params.policy_uuid, payload)))
+        Effect.flatMap(read, (principal) => policies.dryRun(principal, params.policy_uuid, payload).pipe(refusals("PoliciesError", "PolicyNotFound")))
       )
   })
 )

@@ -45,9 +45,9 @@ export class PolicySnapshots extends Context.Service<
         const batch: Array<EvaluationTally> = [...tallies].map(([id, t]) => ({ id, n: t.n, at: t.at }))
         const taken = tallies
         tallies = new Map()
+        // A failed write is a defect of the store: put the counts back so the next flush retries them.
         return store.addEvaluations(batch).pipe(
-          Effect.catch(() =>
-            // Put the counts back so the next flush retries them.
+          Effect.catchCause(() =>
             Effect.sync(() => {
               for (const [id, t] of taken) {
                 const current = tallies.get(id)

@@ -2,10 +2,12 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { type AuditEntry, insertAudit } from "../platform/audit.js"
-import { Count, Json, NullableTimestamp, Timestamp } from "../platform/columns.js"
+import { Count, Json, NullableJson, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
+import * as Rows from "../platform/db/rows.js"
+import { sqlDefects } from "../platform/db/store.js"
 import { offset } from "../platform/sql.js"
 import { POLICY_DECISIONS, POLICY_MODES, POLICY_STATUSES, type PolicyStatus } from "./types.js"
 
@@ -31,17 +33,17 @@ const writable = {
 export const PolicyFields = Schema.Struct(writable)
 export type PolicyFields = typeof PolicyFields.Type
 
-/** A stored scope may lack either list: it reads as empty. */
+/** A stored scope may lack either list (the column's default is `{}`): it reads as empty. */
 const NoneByDefault = Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
-const StoredScopeColumn = Json(Schema.Struct({ agent_ids: NoneByDefault, action_types: NoneByDefault }), {})
+const StoredScopeColumn = Json(Schema.Struct({ agent_ids: NoneByDefault, action_types: NoneByDefault }))
 
 /** A `policies` row as read: the writable fields (jsonb parsed) and the bookkeeping. */
 const PolicyRow = Schema.Struct({
   ...writable,
   priority: Count,
-  conditions: Json(Schema.Unknown, null),
-  ai_models: Json(writable.ai_models, null),
-  scan_config: Json(Schema.Unknown, null),
+  conditions: NullableJson(Schema.Unknown),
+  ai_models: NullableJson(Schema.Array(Schema.String)),
+  scan_config: NullableJson(Schema.Unknown),
   scope: StoredScopeColumn,
   id: Schema.String,
   org_uuid: Schema.String,
@@ -69,7 +71,7 @@ export interface EvaluationTally {
 export const makePoliciesStore = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.findOne({
+  const insert = Rows.findOne({
     Request: Schema.Struct({ id: Schema.String, orgUuid: Schema.String, fields: PolicyFields, status: Status }),
     Result: PolicyRow,
     execute: ({ id, orgUuid, fields, status }) =>
@@ -77,11 +79,11 @@ export const makePoliciesStore = Effect.gen(function* () {
             scan_config, scope, status, activated_at)
           VALUES (${id}, ${orgUuid}, ${fields.name}, ${fields.description}, ${fields.mode}, ${fields.decision}, ${fields.priority},
             ${jsonOrNull(fields.conditions)}, ${fields.ai_prompt}, ${jsonOrNull(fields.ai_models)}, ${jsonOrNull(fields.scan_config)},
-            ${jsonb(fields.scope)}, ${status}, ${status === "active" ? new Date() : null})
+            ${jsonb(fields.scope)}, ${status}, ${status === "active" ? sql`now()` : null})
           RETURNING *`
   })
 
-  const find = SqlSchema.findOneOption({
+  const find = Rows.findOneOption({
     Request: ById,
     Result: PolicyRow,
     execute: ({ orgUuid, id }) => sql`SELECT * FROM policies WHERE id = ${id} AND org_uuid = ${orgUuid}`
@@ -95,26 +97,26 @@ export const makePoliciesStore = Effect.gen(function* () {
       ...(filter.status ? [sql`status = ${filter.status}`] : [])
     ])
 
-  const findPage = SqlSchema.findAll({
+  const findPage = Rows.findAll({
     Request: Schema.Struct({ filter: ListFilter, limit: Schema.Number, offset: Schema.Number }),
     Result: PolicyRow,
     execute: ({ filter, limit, offset }) =>
       sql`SELECT * FROM policies WHERE ${where(filter)} ORDER BY priority DESC, created_at ASC, id ASC LIMIT ${limit} OFFSET ${offset}`
   })
 
-  const countAll = SqlSchema.findOne({
+  const countAll = Rows.findOne({
     Request: ListFilter,
     Result: Schema.Struct({ n: Count }),
     execute: (filter) => sql`SELECT count(*) AS n FROM policies WHERE ${where(filter)}`
   })
 
-  const active = SqlSchema.findAll({
+  const active = Rows.findAll({
     Request: Schema.String,
     Result: PolicyRow,
     execute: (orgUuid) => sql`SELECT * FROM policies WHERE org_uuid = ${orgUuid} AND status = 'active'`
   })
 
-  const update = SqlSchema.findOneOption({
+  const update = Rows.findOneOption({
     Request: Schema.Struct({ ...ById.fields, fields: PolicyFields }),
     Result: PolicyRow,
     execute: ({ orgUuid, id, fields }) =>
@@ -125,7 +127,22 @@ export const makePoliciesStore = Effect.gen(function* () {
           WHERE id = ${id} AND org_uuid = ${orgUuid} RETURNING *`
   })
 
-  const transition = SqlSchema.findOneOption({
+  const removeInactive = Rows.findAll({
+    Request: ById,
+    Result: Schema.Struct({ id: Schema.String }),
+    execute: ({ orgUuid, id }) => sql`DELETE FROM policies WHERE id = ${id} AND org_uuid = ${orgUuid} AND status <> 'active' RETURNING id`
+  })
+
+  const addEvaluations = Rows.void({
+    Request: Schema.Array(Schema.Struct({ id: Schema.String, n: Schema.Number, at: Schema.String })),
+    execute: (tallies) =>
+      sql`UPDATE policies AS p SET evaluation_count = p.evaluation_count + v.n,
+            last_evaluated_at = GREATEST(COALESCE(p.last_evaluated_at, v.at), v.at)
+          FROM (SELECT * FROM jsonb_to_recordset(${jsonb(tallies)}) AS x(id text, n bigint, at timestamptz)) AS v
+          WHERE p.id = v.id`
+  })
+
+  const transition = Rows.findOneOption({
     Request: Schema.Struct({ ...ById.fields, from: Schema.Array(Status), to: Status }),
     Result: PolicyRow,
     execute: ({ orgUuid, id, from, to }) =>
@@ -136,17 +153,21 @@ export const makePoliciesStore = Effect.gen(function* () {
               WHERE id = ${id} AND org_uuid = ${orgUuid} AND status IN ${sql.in(from)} RETURNING *`
   })
 
-  return {
+  return sqlDefects({
     sql,
 
-    insert: (id: string, orgUuid: string, fields: PolicyFields, status: PolicyStatus) => insert({ id, orgUuid, fields, status }),
+    // RETURNING answers the row it inserted.
+    insert: (id: string, orgUuid: string, fields: PolicyFields, status: PolicyStatus) =>
+      insert({ id, orgUuid, fields, status }).pipe(Effect.catchTag("NoSuchElementError", Effect.die)),
 
     find: (orgUuid: string, id: string) => Effect.map(find({ orgUuid, id }), Option.getOrUndefined),
 
     list: (orgUuid: string, filter: { mode?: string | undefined; status?: string | undefined }, page: number, perPage: number) =>
-      Effect.all({
-        rows: findPage({ filter: { orgUuid, ...filter }, limit: perPage, offset: offset(page, perPage) }),
-        total: Effect.map(countAll({ orgUuid, ...filter }), (row) => row.n)
+      Effect.gen(function* () {
+        const rows = yield* findPage({ filter: { orgUuid, ...filter }, limit: perPage, offset: offset(page, perPage) })
+        // COUNT(*) always answers one row.
+        const { n } = yield* countAll({ orgUuid, ...filter }).pipe(Effect.catchTag("NoSuchElementError", Effect.die))
+        return { rows, total: n }
       }),
 
     active,
@@ -158,22 +179,13 @@ export const makePoliciesStore = Effect.gen(function* () {
       Effect.map(transition({ orgUuid, id, from, to }), Option.getOrUndefined),
 
     /** Deletes unless active; returns whether a row went. */
-    removeInactive: (orgUuid: string, id: string) =>
-      sql`DELETE FROM policies WHERE id = ${id} AND org_uuid = ${orgUuid} AND status <> 'active' RETURNING id`.pipe(
-        Effect.map((rows) => rows.length > 0)
-      ),
+    removeInactive: (orgUuid: string, id: string) => Effect.map(removeInactive({ orgUuid, id }), (rows) => rows.length > 0),
 
     /** One statement for every tallied policy (the evaluation counters are batched in memory). */
-    addEvaluations: (tallies: ReadonlyArray<EvaluationTally>) =>
-      tallies.length === 0
-        ? Effect.void
-        : sql`UPDATE policies AS p SET evaluation_count = p.evaluation_count + v.n,
-                last_evaluated_at = GREATEST(COALESCE(p.last_evaluated_at, v.at), v.at)
-              FROM (SELECT * FROM jsonb_to_recordset(${jsonb(tallies)}) AS x(id text, n bigint, at timestamptz)) AS v
-              WHERE p.id = v.id`.pipe(Effect.asVoid),
+    addEvaluations: (tallies: ReadonlyArray<EvaluationTally>) => (tallies.length === 0 ? Effect.void : addEvaluations(tallies)),
 
     audit: (entry: AuditEntry) => insertAudit(sql, entry)
-  }
+  })
 })
 
 export type PoliciesStore = Effect.Success<typeof makePoliciesStore>

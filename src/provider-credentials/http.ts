@@ -3,13 +3,12 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { Unprocessable } from "../../protocol/errors.js"
 import { requireRole, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { ProviderCredentials } from "./service.js"
 
-const invalid = answer({ InvalidInput: Unprocessable })
+const invalid = refusals("ProviderCredentialsError", "InvalidInput")
 
 export const ProviderCredentialsHttp = HttpApiBuilder.group(GatewayApi, "providerCredentials", (handlers) =>
   Effect.gen(function* () {
@@ -21,9 +20,9 @@ export const ProviderCredentialsHttp = HttpApiBuilder.group(GatewayApi, "provide
     })
     return handlers
       .handle("save", ({ payload }) =>
-        Effect.flatMap(writer, ({ principal, context }) => invalid(credentials.save(principal, payload.provider, payload.credentials, context)))
+        Effect.flatMap(writer, ({ principal, context }) => credentials.save(principal, payload.provider, payload.credentials, context).pipe(invalid))
       )
       .handle("list", () => Effect.flatMap(requireScope("models:read"), credentials.list))
-      .handle("remove", ({ query }) => Effect.flatMap(writer, ({ principal, context }) => invalid(credentials.remove(principal, query.provider, context))))
+      .handle("remove", ({ query }) => Effect.flatMap(writer, ({ principal, context }) => credentials.remove(principal, query.provider, context).pipe(invalid)))
   })
 )

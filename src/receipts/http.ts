@@ -4,12 +4,9 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Layer from "effect/Layer"
 import { GatewayApi } from "../../protocol/api.js"
-import { NotFound } from "../../protocol/errors.js"
 import { requireScope } from "../access/guards.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Receipts } from "./service.js"
-
-const lookupErrors = answer({ ReceiptNotFound: NotFound, ActionReceiptNotFound: NotFound })
 
 export const ReceiptsPublicHandlers = HttpApiBuilder.group(GatewayApi, "receiptsPublic", (handlers) =>
   Effect.gen(function* () {
@@ -24,8 +21,8 @@ export const ReceiptsPublicHandlers = HttpApiBuilder.group(GatewayApi, "receipts
             : HttpServerResponse.text(receipts.tsaCertificatePem, { contentType: "application/pem-certificate-chain" })
         )
       )
-      .handle("verifyAction", ({ params }) => lookupErrors(receipts.verifyAction(params.action_uuid)))
-      .handle("verifyReceipt", ({ params }) => lookupErrors(receipts.verifyReceipt(params.receipt_uuid)))
+      .handle("verifyAction", ({ params }) => receipts.verifyAction(params.action_uuid).pipe(refusals("ReceiptsError", "ActionReceiptNotFound")))
+      .handle("verifyReceipt", ({ params }) => receipts.verifyReceipt(params.receipt_uuid).pipe(refusals("ReceiptsError", "ReceiptNotFound")))
   })
 )
 
@@ -35,7 +32,7 @@ export const ReceiptsHandlers = HttpApiBuilder.group(GatewayApi, "receipts", (ha
     return handlers.handle("get", ({ params }) =>
       Effect.gen(function* () {
         const principal = yield* requireScope("receipts:read")
-        return yield* lookupErrors(receipts.receiptOf(principal.orgUuid, params.receipt_uuid))
+        return yield* receipts.receiptOf(principal.orgUuid, params.receipt_uuid).pipe(refusals("ReceiptsError", "ReceiptNotFound"))
       })
     )
   })

@@ -8,11 +8,13 @@
  * the next mint then re-reads the active key.
  */
 import { createHash } from "node:crypto"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { SqlClient } from "effect/sql"
-import { DID_CONTEXT, ED25519_2020_CONTEXT } from "../../protocol/dids.js"
+import { SqlClient, type Statement } from "effect/sql"
+import { DID_CONTEXT, type DidDocument, ED25519_2020_CONTEXT } from "../../protocol/dids.js"
+import type { Jwks, ReceiptChecks, ReceiptVerification, RotationResult, StoredReceipt } from "../../protocol/receipts.js"
 import { readTimestampImprint } from "../../protocol/verifier/timestamp.js"
 import { insertAudit } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
@@ -22,7 +24,7 @@ import { logLine } from "../platform/log.js"
 import { outboundPolicyOfConfig, outboundRequest } from "../platform/outbound/index.js"
 import { Fanout } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
-import { ActionReceiptNotFound, ReceiptNotFound, RotationInProgress, refuse } from "./errors.js"
+import { ActionReceiptNotFound, ReceiptNotFound, type ReceiptsError, RotationInProgress, refuse } from "./errors.js"
 import { jwkOf, loadActiveSigner, loadTimestampAuthorityIdentity, rawPublicKeyOf, rotateSigningKey } from "./keys.js"
 import { type ReceiptContent, ReceiptMinter, ReceiptsElsewhere, type SignedReceipt } from "./ports.js"
 import { canonicalJsonBytes, type ReceiptSigner, sha256Digest, sha256Tagged, signPayload, verifySignature } from "./signing.js"
@@ -79,10 +81,12 @@ export const makeReceipts = Effect.gen(function* () {
   const { envelope } = yield* Secrets
   const fanout = yield* Fanout
   const sql = yield* SqlClient.SqlClient
+  /** The store's statements run with this service's client (or the caller's transaction, when it provides one). */
+  const withSql = Effect.provideService(SqlClient.SqlClient, sql)
 
-  let signer: ReceiptSigner = yield* Effect.orDie(loadActiveSigner(envelope))
+  let signer: ReceiptSigner = yield* withSql(loadActiveSigner(envelope))
   let signerStale = false
-  const authority = yield* Effect.orDie(loadTimestampAuthorityIdentity(envelope))
+  const authority = yield* withSql(loadTimestampAuthorityIdentity(envelope))
   const tsaCertificateDer = authority.certificateDer
   const outboundPolicy = outboundPolicyOfConfig(config)
 
@@ -93,12 +97,12 @@ export const makeReceipts = Effect.gen(function* () {
     { topicPrefix: SIGNING_KEYS_TOPIC }
   )
 
-  const currentSigner = Effect.suspend(() => {
+  const currentSigner: Effect.Effect<ReceiptSigner> = Effect.suspend(() => {
     if (!signerStale) return Effect.succeed(signer)
     signerStale = false
     return loadActiveSigner(envelope).pipe(
       Effect.tap((loaded) => Effect.sync(() => (signer = loaded))),
-      Effect.orDie
+      withSql
     )
   })
 
@@ -139,40 +143,40 @@ export const makeReceipts = Effect.gen(function* () {
 
   const verifyUrlOf = (actionUuid: string) => `${config.baseUrl}/api/v1/verify/action/${encodeURIComponent(actionUuid)}`
 
-  const sign = (content: ReceiptContent): Effect.Effect<SignedReceipt> =>
-    Effect.gen(function* () {
-      const activeSigner = yield* currentSigner
-      const receiptUuid = newId("rct")
-      const createdAt = new Date().toISOString()
-      const signed = signPayload(activeSigner, buildReceiptPayload(content, receiptUuid, createdAt))
-      const timestampToken = yield* timestamp(sha256Digest(signed.bytes))
-      const signedPayload = signed.bytes.toString("utf8")
-      const summary = receiptSummary({
-        ...signed,
+  // The hot path of every notarization: no query, the signer and the internal TSA are in memory.
+  const sign = Effect.fn("Receipts.sign")(function* (content: ReceiptContent) {
+    const activeSigner = yield* currentSigner
+    const receiptUuid = newId("rct")
+    const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
+    const signed = signPayload(activeSigner, buildReceiptPayload(content, receiptUuid, createdAt))
+    const timestampToken = yield* timestamp(sha256Digest(signed.bytes))
+    const signedPayload = signed.bytes.toString("utf8")
+    const summary = receiptSummary({
+      ...signed,
+      receipt_uuid: receiptUuid,
+      timestamp_token: timestampToken,
+      receipt_version: RECEIPT_VERSION,
+      verify_url: verifyUrlOf(content.action_uuid)
+    })
+    return {
+      minted: { ...summary, created_at: createdAt, signed_payload: signedPayload },
+      row: {
         receipt_uuid: receiptUuid,
-        timestamp_token: timestampToken,
+        action_uuid: content.action_uuid,
+        org_uuid: content.org_uuid,
+        agent_id: content.agent_id,
+        agent_sequence: content.agent_sequence,
+        receipt_status: content.receipt_status,
         receipt_version: RECEIPT_VERSION,
-        verify_url: verifyUrlOf(content.action_uuid)
-      })
-      return {
-        minted: { ...summary, created_at: createdAt, signed_payload: signedPayload },
-        row: {
-          receipt_uuid: receiptUuid,
-          action_uuid: content.action_uuid,
-          org_uuid: content.org_uuid,
-          agent_id: content.agent_id,
-          agent_sequence: content.agent_sequence,
-          receipt_status: content.receipt_status,
-          receipt_version: RECEIPT_VERSION,
-          signed_payload: signedPayload,
-          payload_hash: signed.payload_hash,
-          signature: signed.signature,
-          public_key_id: signed.public_key_id,
-          timestamp_token: timestampToken,
-          created_at: createdAt
-        }
+        signed_payload: signedPayload,
+        payload_hash: signed.payload_hash,
+        signature: signed.signature,
+        public_key_id: signed.public_key_id,
+        timestamp_token: timestampToken,
+        created_at: createdAt
       }
-    }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    } satisfies SignedReceipt
+  })
 
   const insertion = (receipt: SignedReceipt) => store.receiptInsertion(sql, receipt.row)
   const insertionOfAll = (receipts: ReadonlyArray<SignedReceipt>) =>
@@ -216,14 +220,6 @@ export const makeReceipts = Effect.gen(function* () {
       return previous !== undefined && previous.payload_hash === previousHash
     })
 
-  interface SignedDocument {
-    readonly signed_payload: string
-    readonly payload_hash: string
-    readonly signature: string
-    readonly public_key_id: string
-    readonly timestamp_token: string | null
-  }
-
   /** Payload hash, signature by a published key and timestamp checks of any signed document. */
   const documentChecks = (document: SignedDocument) =>
     Effect.gen(function* () {
@@ -236,7 +232,7 @@ export const makeReceipts = Effect.gen(function* () {
       } catch {
         payload = undefined
       }
-      const checks = {
+      const checks: DocumentChecks = {
         payload_hash: bytes !== undefined && sha256Tagged(bytes) === document.payload_hash,
         signature: bytes !== undefined && key !== undefined && verifySignature(rawPublicKeyOf(key), bytes, document.signature),
         ...timestampChecks(document.timestamp_token, bytes)
@@ -244,7 +240,13 @@ export const makeReceipts = Effect.gen(function* () {
       return { key, payload, checks }
     })
 
-  const verification = <Checks extends Record<string, boolean | null>>(document: SignedDocument, key: store.SigningKeyRow | undefined, payload: Record<string, unknown> | undefined, checks: Checks) => ({
+  const verification = <Checks extends DocumentChecks>(
+    document: SignedDocument,
+    key: store.SigningKeyRow | undefined,
+    payload: Record<string, unknown> | undefined,
+    checks: Checks,
+    now: number
+  ) => ({
     valid: Object.values(checks).every((passed) => passed === true || passed === null),
     payload_hash: document.payload_hash,
     signature: document.signature,
@@ -254,154 +256,206 @@ export const makeReceipts = Effect.gen(function* () {
     signed_payload: payload ?? {},
     timestamp_token: document.timestamp_token,
     checks,
-    verified_at: new Date().toISOString()
+    verified_at: new Date(now).toISOString()
   })
 
   const verifyRow = (receipt: store.ReceiptRow) =>
     Effect.gen(function* () {
       const { key, payload, checks } = yield* documentChecks(receipt)
       const all = { ...checks, chain: yield* chainCheck(receipt, payload) }
-      return { receipt_uuid: receipt.receipt_uuid, action_uuid: receipt.action_uuid, ...verification(receipt, key, payload, all) }
-    }).pipe(Effect.orDie)
+      const now = yield* Clock.currentTimeMillis
+      return { receipt_uuid: receipt.receipt_uuid, action_uuid: receipt.action_uuid, ...verification(receipt, key, payload, all, now) }
+    })
 
-  return {
-    /** The active receipt-signing key: the platform's key, which also signs credentials. */
+  /**
+   * Signs and timestamps any other signed document (a case receipt): JCS bytes, payload hash,
+   * Ed25519 signature by the active key, RFC 3161 token over the same digest (null when the TSA failed).
+   */
+  const signDocument = Effect.fn("Receipts.signDocument")(function* (payload: Record<string, unknown>) {
+    const signed = signPayload(yield* currentSigner, payload)
+    return {
+      signed_payload: signed.bytes.toString("utf8"),
+      payload_hash: signed.payload_hash,
+      signature: signed.signature,
+      public_key_id: signed.public_key_id,
+      timestamp_token: yield* timestamp(sha256Digest(signed.bytes)),
+      timestamp_authority: config.tsaUrl ?? `${config.baseUrl}/api/v1/tsa/certificate`
+    }
+  })
+
+  /** The checks of a document signed by `signDocument`: payload hash, signature by a published key, timestamp. */
+  const verifyDocument = Effect.fn("Receipts.verifyDocument")(function* (document: SignedDocument) {
+    const { key, payload, checks } = yield* withSql(documentChecks(document))
+    return verification(document, key, payload, checks, yield* Clock.currentTimeMillis)
+  })
+
+  const verifyAction = Effect.fn("Receipts.verifyAction")(function* (actionUuid: string) {
+    const receipt = yield* withSql(store.latestReceiptOfAction(actionUuid))
+    if (receipt === undefined) return yield* refuse(new ActionReceiptNotFound({}))
+    return yield* withSql(verifyRow(receipt))
+  })
+
+  /** Any receipt by its id: an action's from the receipts table, else one kept elsewhere (a case's, not chained). */
+  const verifyReceipt = Effect.fn("Receipts.verifyReceipt")(function* (receiptUuid: string) {
+    const receipt = yield* withSql(store.receiptByUuid(receiptUuid))
+    if (receipt !== undefined) return yield* withSql(verifyRow(receipt))
+    const kept = yield* (yield* ReceiptsElsewhere).byReceiptUuid(receiptUuid)
+    if (kept === undefined) return yield* refuse(new ReceiptNotFound({}))
+    const { key, payload, checks } = yield* withSql(documentChecks(kept))
+    return {
+      receipt_uuid: kept.receipt_uuid,
+      action_uuid: null,
+      case_id: kept.case_id,
+      receipt_version: kept.receipt_version,
+      ...verification(kept, key, payload, { ...checks, chain: null }, yield* Clock.currentTimeMillis)
+    }
+  })
+
+  /** A receipt of `orgUuid` as stored; another organization's id is 404. */
+  const receiptOf = Effect.fn("Receipts.receiptOf")(function* (orgUuid: string, receiptUuid: string) {
+    const receipt = yield* withSql(store.receiptByUuid(receiptUuid))
+    if (receipt === undefined || receipt.org_uuid !== orgUuid) return yield* refuse(new ReceiptNotFound({}))
+    return {
+      receipt_uuid: receipt.receipt_uuid,
+      action_uuid: receipt.action_uuid,
+      org_uuid: receipt.org_uuid,
+      agent_id: receipt.agent_id,
+      agent_sequence: receipt.agent_sequence,
+      receipt_status: receipt.receipt_status,
+      receipt_version: receipt.receipt_version,
+      payload_hash: receipt.payload_hash,
+      signature: receipt.signature,
+      public_key_id: receipt.public_key_id,
+      timestamp_token: receipt.timestamp_token,
+      verify_url: verifyUrlOf(receipt.action_uuid),
+      created_at: receipt.created_at,
+      signed_payload: parsePayload(receipt.signed_payload)
+    }
+  })
+
+  const jwks = Effect.map(withSql(store.allSigningKeys), (keys) => ({ keys: keys.map(jwkOf) })).pipe(Effect.withSpan("Receipts.jwks"))
+
+  const didDocument = Effect.map(withSql(store.allSigningKeys), (keys) => {
+    const did = platformDid(config.baseUrl)
+    // Every receipt-signing key, retired ones too (CONTRACT.md); the active one signs credentials.
+    const methods = keys.map((key) => ({
+      id: `${did}#${key.public_key_id}`,
+      type: "Ed25519VerificationKey2020" as const,
+      controller: did,
+      publicKeyMultibase: ed25519Multibase(rawPublicKeyOf(key))
+    }))
+    const ids = methods.map((method) => method.id)
+    return {
+      "@context": [DID_CONTEXT, ED25519_2020_CONTEXT],
+      id: did,
+      verificationMethod: methods,
+      authentication: ids,
+      assertionMethod: ids,
+      service: [{ id: `${did}#gateway`, type: "AgentAccountabilityGateway", serviceEndpoint: config.baseUrl }]
+    }
+  }).pipe(Effect.withSpan("Receipts.didDocument"))
+
+  const rotate = Effect.fn("Receipts.rotate")(function* (audit: { requestId: string | null }) {
+    const rotated = yield* sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const result = yield* rotateSigningKey(envelope)
+          if (result === undefined) return undefined
+          yield* insertAudit(sql, {
+            orgUuid: null,
+            actor: "platform-admin",
+            event: "signing_key.rotated",
+            target: result.publicKeyId,
+            details: { previous_public_key_id: result.previousPublicKeyId },
+            requestId: audit.requestId
+          })
+          return result
+        })
+      )
+      // The audit insert and the transaction itself (the key statements are the store's).
+      .pipe(withSql, Effect.catchTag("SqlError", Effect.die))
+    if (rotated === undefined) return yield* refuse(new RotationInProgress({}))
+    // This process switches at once; the others re-read on the announcement.
+    signer = yield* withSql(loadActiveSigner(envelope))
+    signerStale = false
+    yield* fanout.publish(SIGNING_KEYS_TOPIC, rotated.publicKeyId)
+    return {
+      public_key_id: rotated.publicKeyId,
+      previous_public_key_id: rotated.previousPublicKeyId,
+      rotated_at: new Date(yield* Clock.currentTimeMillis).toISOString()
+    }
+  })
+
+  return Receipts.of({
     platformSigner: currentSigner,
-    /** An RFC 3161 token (base64 DER) whose message imprint is `digest`; null when the TSA failed. */
     timestampDigest: timestamp,
     sign,
     insertion,
     insertionOfAll,
-
-    /**
-     * Signs and timestamps any other signed document (a case receipt): JCS bytes, payload hash,
-     * Ed25519 signature by the active key, RFC 3161 token over the same digest (null when the TSA failed).
-     */
-    signDocument: (payload: Record<string, unknown>) =>
-      Effect.gen(function* () {
-        const signed = signPayload(yield* currentSigner, payload)
-        return {
-          signed_payload: signed.bytes.toString("utf8"),
-          payload_hash: signed.payload_hash,
-          signature: signed.signature,
-          public_key_id: signed.public_key_id,
-          timestamp_token: yield* timestamp(sha256Digest(signed.bytes)),
-          timestamp_authority: config.tsaUrl ?? `${config.baseUrl}/api/v1/tsa/certificate`
-        }
-      }).pipe(Effect.provideService(SqlClient.SqlClient, sql)),
-
-    /** The checks of a document signed by `signDocument`: payload hash, signature by a published key, timestamp. */
-    verifyDocument: (document: SignedDocument) =>
-      Effect.map(documentChecks(document), ({ key, payload, checks }) => verification(document, key, payload, checks)).pipe(Effect.orDie),
-
-    verifyAction: (actionUuid: string) =>
-      Effect.gen(function* () {
-        const receipt = yield* Effect.orDie(store.latestReceiptOfAction(actionUuid))
-        if (receipt === undefined) return yield* refuse(new ActionReceiptNotFound())
-        return yield* verifyRow(receipt)
-      }),
-
-    /** Any receipt by its id: an action's from the receipts table, else one kept elsewhere (a case's, not chained). */
-    verifyReceipt: (receiptUuid: string) =>
-      Effect.gen(function* () {
-        const receipt = yield* Effect.orDie(store.receiptByUuid(receiptUuid))
-        if (receipt !== undefined) return yield* verifyRow(receipt)
-        const kept = yield* (yield* ReceiptsElsewhere).byReceiptUuid(receiptUuid)
-        if (kept === undefined) return yield* refuse(new ReceiptNotFound())
-        const { key, payload, checks } = yield* Effect.orDie(documentChecks(kept))
-        return {
-          receipt_uuid: kept.receipt_uuid,
-          action_uuid: null,
-          case_id: kept.case_id,
-          receipt_version: kept.receipt_version,
-          ...verification(kept, key, payload, { ...checks, chain: null })
-        }
-      }),
-
-    /** A receipt of `orgUuid` as stored; another organization's id is 404. */
-    receiptOf: (orgUuid: string, receiptUuid: string) =>
-      Effect.gen(function* () {
-        const receipt = yield* Effect.orDie(store.receiptByUuid(receiptUuid))
-        if (receipt === undefined || receipt.org_uuid !== orgUuid) return yield* refuse(new ReceiptNotFound())
-        return {
-          receipt_uuid: receipt.receipt_uuid,
-          action_uuid: receipt.action_uuid,
-          org_uuid: receipt.org_uuid,
-          agent_id: receipt.agent_id,
-          agent_sequence: receipt.agent_sequence,
-          receipt_status: receipt.receipt_status,
-          receipt_version: receipt.receipt_version,
-          payload_hash: receipt.payload_hash,
-          signature: receipt.signature,
-          public_key_id: receipt.public_key_id,
-          timestamp_token: receipt.timestamp_token,
-          verify_url: verifyUrlOf(receipt.action_uuid),
-          created_at: receipt.created_at,
-          signed_payload: parsePayload(receipt.signed_payload)
-        }
-      }),
-
-    jwks: Effect.gen(function* () {
-      const keys = yield* Effect.orDie(store.allSigningKeys)
-      return { keys: keys.map(jwkOf) }
-    }),
-
-    didDocument: Effect.gen(function* () {
-      const keys = yield* Effect.orDie(store.allSigningKeys)
-      const did = platformDid(config.baseUrl)
-      // Every receipt-signing key, retired ones too (CONTRACT.md); the active one signs credentials.
-      const methods = keys.map((key) => ({
-        id: `${did}#${key.public_key_id}`,
-        type: "Ed25519VerificationKey2020" as const,
-        controller: did,
-        publicKeyMultibase: ed25519Multibase(rawPublicKeyOf(key))
-      }))
-      const ids = methods.map((method) => method.id)
-      return {
-        "@context": [DID_CONTEXT, ED25519_2020_CONTEXT],
-        id: did,
-        verificationMethod: methods,
-        authentication: ids,
-        assertionMethod: ids,
-        service: [{ id: `${did}#gateway`, type: "AgentAccountabilityGateway", serviceEndpoint: config.baseUrl }]
-      }
-    }),
-
+    signDocument,
+    verifyDocument,
+    verifyAction,
+    verifyReceipt,
+    receiptOf,
+    jwks,
+    didDocument,
     tsaCertificatePem: authority.certificatePem,
     tsaCertificateDer,
-
-    rotate: (audit: { requestId: string | null }) =>
-      Effect.gen(function* () {
-        const rotated = yield* sql.withTransaction(
-          Effect.gen(function* () {
-            const result = yield* rotateSigningKey(envelope)
-            if (result === undefined) return undefined
-            yield* insertAudit(sql, {
-              orgUuid: null,
-              actor: "platform-admin",
-              event: "signing_key.rotated",
-              target: result.publicKeyId,
-              details: { previous_public_key_id: result.previousPublicKeyId },
-              requestId: audit.requestId
-            })
-            return result
-          })
-        ).pipe(Effect.orDie)
-        if (rotated === undefined) return yield* refuse(new RotationInProgress())
-        // This process switches at once; the others re-read on the announcement.
-        signer = yield* Effect.orDie(loadActiveSigner(envelope))
-        signerStale = false
-        yield* fanout.publish(SIGNING_KEYS_TOPIC, rotated.publicKeyId)
-        return {
-          public_key_id: rotated.publicKeyId,
-          previous_public_key_id: rotated.previousPublicKeyId,
-          rotated_at: new Date().toISOString()
-        }
-      })
-  }
+    rotate
+  })
 })
 
-export class Receipts extends Context.Service<Receipts, Effect.Success<typeof makeReceipts>>()("gateway/Receipts") {
+/** A document signed like a receipt: what its checks read. */
+export interface SignedDocument {
+  readonly signed_payload: string
+  readonly payload_hash: string
+  readonly signature: string
+  readonly public_key_id: string
+  readonly timestamp_token: string | null
+}
+
+/** The checks of a signed document; a receipt adds its chain. */
+export type DocumentChecks = Omit<ReceiptChecks, "chain">
+
+/** A signed document and its timestamp, as `signDocument` answers. */
+export interface SignedDocumentResult extends SignedDocument {
+  /** Where the token's signer is published: the TSA's URL, or the internal authority's certificate. */
+  readonly timestamp_authority: string
+}
+
+export type DocumentVerification = Omit<ReceiptVerification, "receipt_uuid" | "action_uuid" | "case_id" | "receipt_version" | "checks"> & {
+  readonly checks: DocumentChecks
+}
+
+export interface ReceiptsService {
+  /** The active receipt-signing key: the platform's key, which also signs credentials. */
+  readonly platformSigner: Effect.Effect<ReceiptSigner>
+  /** An RFC 3161 token (base64 DER) whose message imprint is `digest`; null when the TSA failed. */
+  readonly timestampDigest: (digest: Uint8Array) => Effect.Effect<string | null>
+  readonly sign: (content: ReceiptContent) => Effect.Effect<SignedReceipt>
+  readonly insertion: (receipt: SignedReceipt) => Statement.Fragment
+  readonly insertionOfAll: (receipts: ReadonlyArray<SignedReceipt>) => Statement.Fragment
+  /**
+   * Signs and timestamps any other signed document (a case receipt): JCS bytes, payload hash,
+   * Ed25519 signature by the active key, RFC 3161 token over the same digest (null when the TSA failed).
+   */
+  readonly signDocument: (payload: Record<string, unknown>) => Effect.Effect<SignedDocumentResult>
+  /** The checks of a document signed by `signDocument`: payload hash, signature by a published key, timestamp. */
+  readonly verifyDocument: (document: SignedDocument) => Effect.Effect<DocumentVerification>
+  readonly verifyAction: (actionUuid: string) => Effect.Effect<ReceiptVerification, ReceiptsError>
+  /** Any receipt by its id: an action's from the receipts table, else one kept elsewhere (a case's, not chained). */
+  readonly verifyReceipt: (receiptUuid: string) => Effect.Effect<ReceiptVerification, ReceiptsError, ReceiptsElsewhere>
+  /** A receipt of `orgUuid` as stored; another organization's id is 404. */
+  readonly receiptOf: (orgUuid: string, receiptUuid: string) => Effect.Effect<StoredReceipt, ReceiptsError>
+  readonly jwks: Effect.Effect<Jwks>
+  readonly didDocument: Effect.Effect<DidDocument>
+  readonly tsaCertificatePem: string
+  readonly tsaCertificateDer: Uint8Array
+  /** Retires the active key and activates a new one, announced to the other processes. */
+  readonly rotate: (audit: { requestId: string | null }) => Effect.Effect<RotationResult, ReceiptsError>
+}
+
+export class Receipts extends Context.Service<Receipts, ReceiptsService>()("gateway/Receipts") {
   static readonly layer = Layer.effect(Receipts)(makeReceipts)
 }
 

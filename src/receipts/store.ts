@@ -4,10 +4,13 @@
  * transaction (a receipt is written with the action's terminal state).
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { SqlClient, SqlSchema, type Statement } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { Count, NullableTimestamp, Timestamp } from "../platform/columns.js"
+import * as Rows from "../platform/db/rows.js"
+import { sqlDefects } from "../platform/db/store.js"
 
 export const SigningKeyRow = Schema.Struct({
   public_key_id: Schema.String,
@@ -48,52 +51,86 @@ export type ReceiptRow = typeof ReceiptRow.Type
 
 /** Rows of `statement` decoded as `Result`, with the SqlClient in scope (the caller's transaction). */
 const rowsOf = <S extends Schema.Top>(Result: S, statement: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => SqlSchema.findAll({ Request: Schema.Void, Result, execute: () => statement(sql) })(undefined))
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Rows.findAll({ Request: Schema.Void, Result, execute: () => statement(sql) })(undefined))
 
-const firstOf = <S extends Schema.Top>(Result: S, statement: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
-  Effect.map(rowsOf(Result, statement), (rows) => rows[0])
+/** The one row of `statement`, or undefined. */
+const rowOf = <S extends Schema.Top>(Result: S, statement: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(Rows.findOneOption({ Request: Schema.Void, Result, execute: () => statement(sql) })(undefined), Option.getOrUndefined)
+  )
 
-export const activeSigningKey = firstOf(SigningKeyRow, (sql) => sql`SELECT * FROM signing_keys WHERE status = 'active'`)
+const PublicKeyId = Schema.Struct({ public_key_id: Schema.String })
 
-/** Every key, the active one first, then the newest retired. */
-export const allSigningKeys = rowsOf(SigningKeyRow, (sql) => sql`SELECT * FROM signing_keys ORDER BY (status = 'active') DESC, created_at DESC, public_key_id`)
+/*
+ * The statements, each failing only with what the caller can act on (`sqlDefects`). The two
+ * insertion fragments below stay outside: they are embedded in the caller's statement, not run.
+ */
+export const {
+  activeSigningKey,
+  allSigningKeys,
+  signingKeyById,
+  insertActiveKeyIfNone,
+  retireActiveKey,
+  tsaIdentity,
+  insertTsaIdentityIfNone,
+  receiptByUuid,
+  latestReceiptOfAction,
+  receiptInChain
+} = sqlDefects({
+  activeSigningKey: rowOf(SigningKeyRow, (sql) => sql`SELECT * FROM signing_keys WHERE status = 'active'`),
 
-export const signingKeyById = (publicKeyId: string) =>
-  firstOf(SigningKeyRow, (sql) => sql`SELECT * FROM signing_keys WHERE public_key_id = ${publicKeyId}`)
+  /** Every key, the active one first, then the newest retired. */
+  allSigningKeys: rowsOf(SigningKeyRow, (sql) => sql`SELECT * FROM signing_keys ORDER BY (status = 'active') DESC, created_at DESC, public_key_id`),
 
-/** Inserts an active key unless one already exists (the partial unique index decides); true when inserted. */
-export const insertActiveKeyIfNone = (key: { publicKeyId: string; publicKeyRaw: string; sealed: string }) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql`
+  signingKeyById: (publicKeyId: string) => rowOf(SigningKeyRow, (sql) => sql`SELECT * FROM signing_keys WHERE public_key_id = ${publicKeyId}`),
+
+  /** Inserts an active key unless one already exists (the partial unique index decides); true when inserted. */
+  insertActiveKeyIfNone: (key: { publicKeyId: string; publicKeyRaw: string; sealed: string }) =>
+    Effect.map(
+      rowsOf(
+        PublicKeyId,
+        (sql) => sql`
       INSERT INTO signing_keys (public_key_id, public_key_raw, private_key_sealed, status)
       VALUES (${key.publicKeyId}, ${key.publicKeyRaw}, ${key.sealed}, 'active')
       ON CONFLICT DO NOTHING
       RETURNING public_key_id`
-    return rows.length > 0
-  })
+      ),
+      (rows) => rows.length > 0
+    ),
 
-/** Retires the active key (if any) and returns its id; run in the same transaction as the insert of its successor. */
-export const retireActiveKey = Effect.map(
-  firstOf(
-    Schema.Struct({ public_key_id: Schema.String }),
-    (sql) => sql`UPDATE signing_keys SET status = 'retired', retired_at = now() WHERE status = 'active' RETURNING public_key_id`
+  /** Retires the active key (if any) and returns its id; run in the same transaction as the insert of its successor. */
+  retireActiveKey: Effect.map(
+    rowOf(PublicKeyId, (sql) => sql`UPDATE signing_keys SET status = 'retired', retired_at = now() WHERE status = 'active' RETURNING public_key_id`),
+    (row) => (row === undefined ? null : row.public_key_id)
   ),
-  (row) => row?.public_key_id ?? null
-)
 
-export const tsaIdentity = (id: string) =>
-  firstOf(TsaIdentityRow, (sql) => sql`SELECT id, algorithm, certificate_der, private_key_sealed FROM tsa_identity WHERE id = ${id}`)
+  tsaIdentity: (id: string) =>
+    rowOf(TsaIdentityRow, (sql) => sql`SELECT id, algorithm, certificate_der, private_key_sealed FROM tsa_identity WHERE id = ${id}`),
 
-/** First writer wins; a concurrent starter reads the winner's identity back. */
-export const insertTsaIdentityIfNone = (identity: TsaIdentityRow) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`
+  /** First writer wins; a concurrent starter reads the winner's identity back. */
+  insertTsaIdentityIfNone: (identity: TsaIdentityRow) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Rows.void({
+        Request: TsaIdentityRow,
+        execute: (identity) => sql`
       INSERT INTO tsa_identity (id, algorithm, certificate_der, private_key_sealed)
       VALUES (${identity.id}, ${identity.algorithm}, ${identity.certificate_der}, ${identity.private_key_sealed})
       ON CONFLICT (id) DO NOTHING`
-  })
+      })(identity)
+    ),
+
+  receiptByUuid: (receiptUuid: string) => rowOf(ReceiptRow, (sql) => sql`SELECT * FROM receipts WHERE receipt_uuid = ${receiptUuid}`),
+
+  latestReceiptOfAction: (actionUuid: string) =>
+    rowOf(ReceiptRow, (sql) => sql`SELECT * FROM receipts WHERE action_uuid = ${actionUuid} ORDER BY created_at DESC, agent_sequence DESC LIMIT 1`),
+
+  /** The receipt at `sequence` in the (org, agent) chain; a null agent is the per-org default chain. */
+  receiptInChain: (orgUuid: string, agentId: string | null, sequence: number) =>
+    rowOf(
+      ReceiptRow,
+      (sql) => sql`SELECT * FROM receipts WHERE org_uuid = ${orgUuid} AND COALESCE(agent_id, '') = ${agentId ?? ""} AND agent_sequence = ${sequence}`
+    )
+})
 
 /**
  * The receipt's INSERT as a fragment, to run as a CTE of the statement that finishes its action
@@ -112,15 +149,3 @@ export const receiptInsertion = (sql: SqlClient.SqlClient, receipt: ReceiptRow):
  */
 export const receiptsInsertion = (sql: SqlClient.SqlClient, receipts: ReadonlyArray<ReceiptRow>): Statement.Fragment =>
   sql`INSERT INTO receipts SELECT * FROM jsonb_populate_recordset(NULL::receipts, ${JSON.stringify(receipts)}::jsonb)`
-
-export const receiptByUuid = (receiptUuid: string) => firstOf(ReceiptRow, (sql) => sql`SELECT * FROM receipts WHERE receipt_uuid = ${receiptUuid}`)
-
-export const latestReceiptOfAction = (actionUuid: string) =>
-  firstOf(ReceiptRow, (sql) => sql`SELECT * FROM receipts WHERE action_uuid = ${actionUuid} ORDER BY created_at DESC, agent_sequence DESC LIMIT 1`)
-
-/** The receipt at `sequence` in the (org, agent) chain; a null agent is the per-org default chain. */
-export const receiptInChain = (orgUuid: string, agentId: string | null, sequence: number) =>
-  firstOf(
-    ReceiptRow,
-    (sql) => sql`SELECT * FROM receipts WHERE org_uuid = ${orgUuid} AND COALESCE(agent_id, '') = ${agentId ?? ""} AND agent_sequence = ${sequence}`
-  )

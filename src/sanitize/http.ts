@@ -3,13 +3,12 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { Unprocessable } from "../../protocol/errors.js"
 import { requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Sanitize } from "./service.js"
 
-const refused = answer({ InvalidInput: Unprocessable })
+const refused = refusals("SanitizeError", "InvalidInput")
 
 export const SanitizeHttp = HttpApiBuilder.group(GatewayApi, "sanitize", (handlers) =>
   Effect.gen(function* () {
@@ -20,10 +19,10 @@ export const SanitizeHttp = HttpApiBuilder.group(GatewayApi, "sanitize", (handle
         Effect.gen(function* () {
           const principal = yield* caller
           const requestId = requestIdOf(yield* HttpServerRequest)
-          return yield* refused(sanitize.sanitize(principal, payload, { requestId }))
+          return yield* sanitize.sanitize(principal, payload, { requestId }).pipe(refused)
         })
       )
-      .handle("test", ({ payload }) => Effect.flatMap(caller, () => refused(sanitize.dryRun(payload))))
-      .handle("detokenize", ({ payload }) => Effect.flatMap(caller, () => refused(sanitize.detokenize(payload.content, payload.token_mapping))))
+      .handle("test", ({ payload }) => Effect.flatMap(caller, () => sanitize.dryRun(payload).pipe(refused)))
+      .handle("detokenize", ({ payload }) => Effect.flatMap(caller, () => sanitize.detokenize(payload.content, payload.token_mapping).pipe(refused)))
   })
 )

@@ -3,12 +3,13 @@
  * the model layer, an audit entry that records that a sanitize ran (hashes, policy, mode, counts;
  * never content) and a signed receipt over the same facts. The dry run does only the first step.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../../protocol/auth.js"
-import { MAX_SANITIZE_CHARS } from "../../protocol/sanitize.js"
+import { MAX_SANITIZE_CHARS, type SanitizeReceipt } from "../../protocol/sanitize.js"
 import { ModelCalls } from "../models/calls.js"
 import { makeModelsStore } from "../models/store.js"
 import { auditActor, insertAudit } from "../platform/audit.js"
@@ -18,8 +19,8 @@ import { newId } from "../platform/ids.js"
 import { Receipts } from "../receipts/service.js"
 import { sha256Tagged } from "../receipts/signing.js"
 import { AI_SYSTEM_PROMPT, aiPrompt, applyAiItems, itemsOf, MAX_AI_REVIEW_CHARS } from "./ai-pass.js"
-import { refuse } from "./errors.js"
-import { detokenize, type SanitizeFinding, type SanitizeMode, type SanitizePolicy, sanitizeText, TokenBook } from "./text.js"
+import { refuse, type SanitizeError } from "./errors.js"
+import { detokenize as detokenizeText, type SanitizeFinding, type SanitizeMode, type SanitizePolicy, sanitizeText, TokenBook } from "./text.js"
 
 export interface SanitizeInput {
   readonly content: string
@@ -38,6 +39,19 @@ export interface SanitizeOutcome {
   readonly findings: ReadonlyArray<SanitizeFinding>
   readonly token_mapping: Record<string, string> | null
   readonly warnings: ReadonlyArray<string>
+}
+
+/** A sanitize that ran: the outcome and the signed receipt over its facts. */
+export interface SanitizeAnswer extends SanitizeOutcome {
+  readonly receipt: typeof SanitizeReceipt.Type
+}
+
+export interface SanitizeService {
+  /** Sanitizes, reviews with `ai_model` when asked, records the run and signs a receipt over it. */
+  readonly sanitize: (principal: Principal, input: SanitizeInput, context: { readonly requestId: string | null }) => Effect.Effect<SanitizeAnswer, SanitizeError>
+  /** Same result by the rules alone; nothing is written anywhere. */
+  readonly dryRun: (input: SanitizeInput) => Effect.Effect<SanitizeOutcome, SanitizeError>
+  readonly detokenize: (content: string, mapping: Readonly<Record<string, string>>) => Effect.Effect<{ readonly content: string }, SanitizeError>
 }
 
 export const SANITIZE_RECEIPT_VERSION = "1.0"
@@ -83,7 +97,7 @@ export const makeSanitize = Effect.gen(function* () {
       const skipped = (why: string) => ({ ...ruled, warnings: [...ruled.warnings, `AI review with ${model} skipped: ${why}; the rule-based result stands`] })
       // Blocked already: nothing left to find. Block mode otherwise reviews the untouched input.
       if (ruled.blocked) return ruled
-      const disabled = (yield* Effect.orDie(preferences.get(orgUuid))).disabled.sanitize ?? []
+      const disabled = (yield* preferences.get(orgUuid)).disabled.sanitize ?? []
       if (disabled.includes(model)) return skipped("the model is disabled for sanitize in this organization")
       if (!(yield* calls.isKnown(orgUuid, model))) return skipped("unknown model")
       const reviewed = ruled.mode === "block" ? input.content : ruled.clean
@@ -112,67 +126,70 @@ export const makeSanitize = Effect.gen(function* () {
       }
     })
 
-  return {
-    /** Sanitizes, reviews with `ai_model` when asked, records the run and signs a receipt over it. */
-    sanitize: (principal: Principal, input: SanitizeInput, context: { readonly requestId: string | null }) =>
-      Effect.gen(function* () {
-        yield* checkLength(input.content)
-        const tokens = new TokenBook()
-        const ruled = sanitizeByRules(input, tokens)
-        const model = input.ai_model ?? null
-        const outcome = model === null || model === "" ? ruled : yield* secondPass(principal.orgUuid, model, input, ruled, tokens)
-        const receiptUuid = newId("rct")
-        const createdAt = new Date().toISOString()
-        const counts = countsOf(outcome.findings)
-        const facts = {
-          input_hash: outcome.input_hash,
-          output_hash: outcome.output_hash,
-          policy: outcome.policy,
-          mode: outcome.mode,
-          blocked: outcome.blocked,
-          findings: counts
-        }
-        const signed = yield* receipts.signDocument({
-          receipt_version: SANITIZE_RECEIPT_VERSION,
-          receipt_type: "sanitize",
-          receipt_uuid: receiptUuid,
-          org_uuid: principal.orgUuid,
-          ...facts,
-          created_at: createdAt
-        })
-        yield* Effect.orDie(
-          insertAudit(sql, {
-            orgUuid: principal.orgUuid,
-            actor: auditActor(principal),
-            event: "sanitize.text",
-            target: receiptUuid,
-            details: { ...facts, ai_model: model, ai_findings: outcome.findings.filter((f) => f.source === "ai").length },
-            requestId: context.requestId
-          })
-        )
-        return {
-          ...outcome,
-          receipt: {
-            receipt_uuid: receiptUuid,
-            payload_hash: signed.payload_hash,
-            signature: signed.signature,
-            public_key_id: signed.public_key_id,
-            timestamp: createdAt,
-            timestamp_authority: signed.timestamp_authority,
-            signed_payload: signed.signed_payload,
-            timestamp_token: signed.timestamp_token
-          }
-        }
-      }),
+  const sanitize = Effect.fn("Sanitize.sanitize")(function* (principal: Principal, input: SanitizeInput, context: { readonly requestId: string | null }) {
+    yield* checkLength(input.content)
+    const tokens = new TokenBook()
+    const ruled = sanitizeByRules(input, tokens)
+    const model = input.ai_model ?? null
+    const outcome = model === null || model === "" ? ruled : yield* secondPass(principal.orgUuid, model, input, ruled, tokens)
+    const receiptUuid = newId("rct")
+    const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
+    const counts = countsOf(outcome.findings)
+    const facts = {
+      input_hash: outcome.input_hash,
+      output_hash: outcome.output_hash,
+      policy: outcome.policy,
+      mode: outcome.mode,
+      blocked: outcome.blocked,
+      findings: counts
+    }
+    const signed = yield* receipts.signDocument({
+      receipt_version: SANITIZE_RECEIPT_VERSION,
+      receipt_type: "sanitize",
+      receipt_uuid: receiptUuid,
+      org_uuid: principal.orgUuid,
+      ...facts,
+      created_at: createdAt
+    })
+    // The shared audit helper, not a store of this area: a failure there is a defect.
+    yield* Effect.orDie(
+      insertAudit(sql, {
+        orgUuid: principal.orgUuid,
+        actor: auditActor(principal),
+        event: "sanitize.text",
+        target: receiptUuid,
+        details: { ...facts, ai_model: model, ai_findings: outcome.findings.filter((f) => f.source === "ai").length },
+        requestId: context.requestId
+      })
+    )
+    return {
+      ...outcome,
+      receipt: {
+        receipt_uuid: receiptUuid,
+        payload_hash: signed.payload_hash,
+        signature: signed.signature,
+        public_key_id: signed.public_key_id,
+        timestamp: createdAt,
+        timestamp_authority: signed.timestamp_authority,
+        signed_payload: signed.signed_payload,
+        timestamp_token: signed.timestamp_token
+      }
+    }
+  })
 
-    /** Same result by the rules alone; nothing is written anywhere. */
-    dryRun: (input: SanitizeInput) => Effect.flatMap(checkLength(input.content), () => Effect.sync(() => sanitizeByRules(input))),
+  const dryRun = Effect.fn("Sanitize.dryRun")(function* (input: SanitizeInput) {
+    yield* checkLength(input.content)
+    return sanitizeByRules(input)
+  })
 
-    detokenize: (content: string, mapping: Readonly<Record<string, string>>) =>
-      Effect.flatMap(checkLength(content), () => Effect.sync(() => ({ content: detokenize(content, mapping) })))
-  }
+  const detokenize = Effect.fn("Sanitize.detokenize")(function* (content: string, mapping: Readonly<Record<string, string>>) {
+    yield* checkLength(content)
+    return { content: detokenizeText(content, mapping) }
+  })
+
+  return Sanitize.of({ sanitize, dryRun, detokenize })
 })
 
-export class Sanitize extends Context.Service<Sanitize, Effect.Success<typeof makeSanitize>>()("gateway/Sanitize") {
+export class Sanitize extends Context.Service<Sanitize, SanitizeService>()("gateway/Sanitize") {
   static readonly layer = Layer.effect(Sanitize, makeSanitize)
 }

@@ -3,18 +3,16 @@ import * as Effect from "effect/Effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
-import { NotFound, tooManyRequests, Unprocessable } from "../../protocol/errors.js"
+import { SettlementRateLimited } from "../../protocol/settlements.js"
 import { requireRole, requireScope } from "../access/guards.js"
 import { addResponseHeaders } from "../gateway/request.js"
 import { RateLimits, rateLimitHeaders } from "../platform/redis/index.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Settlements } from "./service.js"
 
 const SETTLEMENTS_PER_MINUTE = 5
 const MINUTE_MS = 60_000
 
-const lookupErrors = answer({ SettlementNotFound: NotFound, ReceiptNotSettled: NotFound })
-const consistencyErrors = answer({ SettlementNotFound: NotFound, InvalidInput: Unprocessable })
 
 export const SettlementsHttp = HttpApiBuilder.group(GatewayApi, "settlements", (handlers) =>
   Effect.gen(function* () {
@@ -27,7 +25,7 @@ export const SettlementsHttp = HttpApiBuilder.group(GatewayApi, "settlements", (
         const limit = yield* limits.consume(`settlements:${org}`, SETTLEMENTS_PER_MINUTE, MINUTE_MS)
         addResponseHeaders(yield* HttpServerRequest, rateLimitHeaders(limit, "settlements-per-org"))
         if (!limit.allowed) {
-          return yield* Effect.fail(tooManyRequests(`Settlements are limited to ${SETTLEMENTS_PER_MINUTE} per minute per organization; retry in ${limit.retryAfterSeconds} s`))
+          return yield* Effect.fail(SettlementRateLimited.of(SETTLEMENTS_PER_MINUTE, limit.retryAfterSeconds))
         }
       })
 
@@ -40,12 +38,14 @@ export const SettlementsHttp = HttpApiBuilder.group(GatewayApi, "settlements", (
         })
       )
       .handle("list", ({ query }) => Effect.flatMap(reader, (principal) => settlements.list(principal, query.page ?? 1, query.per_page ?? 20)))
-      .handle("get", ({ params }) => Effect.flatMap(reader, (principal) => lookupErrors(settlements.get(principal, params.settlement_uuid))))
+      .handle("get", ({ params }) => Effect.flatMap(reader, (principal) => settlements.get(principal, params.settlement_uuid).pipe(refusals("SettlementError", "SettlementNotFound"))))
       .handle("receipts", ({ params, query }) =>
-        Effect.flatMap(reader, (principal) => lookupErrors(settlements.receipts(principal, params.settlement_uuid, query.page ?? 1, query.per_page ?? 1000)))
+        Effect.flatMap(reader, (principal) => settlements
+            .receipts(principal, params.settlement_uuid, query.page ?? 1, query.per_page ?? 1000)
+            .pipe(refusals("SettlementError", "SettlementNotFound")))
       )
-      .handle("checkpoint", ({ params }) => Effect.flatMap(reader, (principal) => lookupErrors(settlements.checkpoint(principal, params.settlement_uuid))))
-      .handle("inclusionProof", ({ params }) => Effect.flatMap(reader, (principal) => lookupErrors(settlements.inclusionProof(principal, params.receipt_uuid))))
-      .handle("consistency", ({ query }) => Effect.flatMap(reader, (principal) => consistencyErrors(settlements.consistency(principal, query.from, query.to))))
+      .handle("checkpoint", ({ params }) => Effect.flatMap(reader, (principal) => settlements.checkpoint(principal, params.settlement_uuid).pipe(refusals("SettlementError", "SettlementNotFound"))))
+      .handle("inclusionProof", ({ params }) => Effect.flatMap(reader, (principal) => settlements.inclusionProof(principal, params.receipt_uuid).pipe(refusals("SettlementError", "ReceiptNotSettled"))))
+      .handle("consistency", ({ query }) => Effect.flatMap(reader, (principal) => settlements.consistency(principal, query.from, query.to).pipe(refusals("SettlementError", "SettlementNotFound", "InvalidInput"))))
   })
 )

@@ -6,23 +6,23 @@
  * once queue and never settle a receipt twice. Leaves are read back in pages
  * and folded into tiles; memory stays at a page plus one tile per level.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../../protocol/auth.js"
-import { listPage } from "../../protocol/common.js"
-import type { Settlement } from "../../protocol/settlements.js"
+import { listPage, type Page } from "../../protocol/common.js"
+import type { ConsistencyProof, InclusionProof, SettledReceipt, Settlement, SettlementCheckpoint } from "../../protocol/settlements.js"
 import { checkpointBody, signatureLine, verifierKey } from "../../protocol/verifier/checkpoint.js"
 import { settlementRecord } from "../../protocol/verifier/settlement.js"
 import { Config } from "../platform/config.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newUuid } from "../platform/ids.js"
-import { isoRequired } from "../platform/sql.js"
 import { leafHash } from "../receipts/merkle.js"
 import { Receipts } from "../receipts/service.js"
 import { canonicalJsonBytes, sha256Tagged } from "../receipts/signing.js"
-import { ReceiptNotSettled, refuse, SettlementNotFound } from "./errors.js"
+import { ReceiptNotSettled, refuse, type SettlementError, SettlementNotFound } from "./errors.js"
 import {
   consistencyFromTiles,
   edgeTiles,
@@ -37,7 +37,7 @@ import {
   tilesForInclusion,
   tilesForRoot
 } from "./log.js"
-import * as store from "./store.js"
+import { type SettlementRow, settlementStore as store } from "./store.js"
 
 /** Full tiles kept in memory for proofs (8 KB each: 4 MB). */
 const TILES_CACHED = 512
@@ -48,7 +48,7 @@ const LEAF_PAGE = 32_768
 
 const tagged = (hash: Uint8Array): string => `sha256:${Buffer.from(hash).toString("hex")}`
 
-const asSettlement = (row: store.SettlementRow): Settlement => ({
+const asSettlement = (row: SettlementRow): Settlement => ({
   id: row.settlement_uuid,
   org_uuid: row.org_uuid,
   period_start: row.period_start,
@@ -104,8 +104,8 @@ export const makeSettlements = Effect.gen(function* () {
     sql.withTransaction(effect).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
   const found = (org: string, settlementUuid: string) =>
-    Effect.flatMap(Effect.orDie(store.settlementById(org, settlementUuid).pipe(Effect.provideService(SqlClient.SqlClient, sql))), (row) =>
-      row === undefined ? refuse(new SettlementNotFound({ settlement_uuid: settlementUuid })) : Effect.succeed(row)
+    Effect.flatMap(store.settlementById(org, settlementUuid).pipe(Effect.provideService(SqlClient.SqlClient, sql)), (row) =>
+      row === undefined ? refuse(SettlementNotFound.of(settlementUuid)) : Effect.succeed(row)
     )
 
   /** Folds leaves [base, size) into the tiles and answers the new root. */
@@ -127,16 +127,16 @@ export const makeSettlements = Effect.gen(function* () {
     Effect.gen(function* () {
       const base = yield* store.lockLog(org)
       const batch = yield* store.appendUnsettled(org, base)
-      if (batch.appended === 0) return null
+      if (batch.appended === 0 || batch.periodStart === null || batch.periodEnd === null) return null
       const size = base + batch.appended
       const root = yield* extendTree(org, base, size)
       const signer = yield* receipts.platformSigner
-      const sealedAt = new Date().toISOString()
+      const sealedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
       const record = settlementRecord({
         id: newUuid(),
         org_uuid: org,
-        period_start: isoRequired(batch.periodStart),
-        period_end: isoRequired(batch.periodEnd),
+        period_start: batch.periodStart,
+        period_end: batch.periodEnd,
         receipt_count: batch.appended,
         merkle_root: tagged(root),
         signing_key_id: signer.publicKeyId,
@@ -146,7 +146,7 @@ export const makeSettlements = Effect.gen(function* () {
       })
       const bytes = canonicalJsonBytes(record)
       const body = checkpointBody(originOf(org), size, root)
-      const row: store.SettlementRow = {
+      const row: SettlementRow = {
         settlement_uuid: record.id as string,
         org_uuid: org,
         previous_size: base,
@@ -167,87 +167,86 @@ export const makeSettlements = Effect.gen(function* () {
       return row
     })
 
-  return {
-    /** Seals every unsettled receipt of the caller's organization; null when there is none. */
-    create: (principal: Principal) =>
-      Effect.map(Effect.orDie(inTransaction(seal(principal.orgUuid))), (row) => (row === null ? null : asSettlement(row))),
+  const create = Effect.fn("Settlements.create")(function* (principal: Principal) {
+    // Beginning or committing the transaction (the statements inside are the store's).
+    const row = yield* inTransaction(seal(principal.orgUuid)).pipe(Effect.catchTag("SqlError", Effect.die))
+    return row === null ? null : asSettlement(row)
+  })
 
-    list: (principal: Principal, page: number, perPage: number) =>
-      Effect.map(Effect.orDie(store.listSettlements(principal.orgUuid, page, perPage).pipe(Effect.provideService(SqlClient.SqlClient, sql))), ({ rows, total }) =>
-        listPage(
-          rows.map((row) => ({
-            id: row.settlement_uuid,
-            period_start: row.period_start,
-            period_end: row.period_end,
-            receipt_count: row.receipt_count,
-            merkle_root: row.merkle_root,
-            sealed_at: row.sealed_at
-          })),
-          { page, perPage, total }
-        )
-      ),
+  const list = Effect.fn("Settlements.list")(function* (principal: Principal, page: number, perPage: number) {
+    const { rows, total } = yield* store.listSettlements(principal.orgUuid, page, perPage).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    return listPage(
+      rows.map((row) => ({
+        id: row.settlement_uuid,
+        period_start: row.period_start,
+        period_end: row.period_end,
+        receipt_count: row.receipt_count,
+        merkle_root: row.merkle_root,
+        sealed_at: row.sealed_at
+      })),
+      { page, perPage, total }
+    )
+  })
 
-    get: (principal: Principal, settlementUuid: string) => Effect.map(found(principal.orgUuid, settlementUuid), asSettlement),
+  const get = Effect.fn("Settlements.get")(function* (principal: Principal, settlementUuid: string) {
+    return asSettlement(yield* found(principal.orgUuid, settlementUuid))
+  })
 
-    receipts: (principal: Principal, settlementUuid: string, page: number, perPage: number) =>
-      Effect.flatMap(found(principal.orgUuid, settlementUuid), (row) =>
-        Effect.orDie(
-          store
-            .settledReceipts(principal.orgUuid, row.previous_size, row.tree_size, perPage, (page - 1) * perPage)
-            .pipe(Effect.provideService(SqlClient.SqlClient, sql))
-        )
-      ),
+  const receiptsOf = Effect.fn("Settlements.receipts")(function* (principal: Principal, settlementUuid: string, page: number, perPage: number) {
+    const row = yield* found(principal.orgUuid, settlementUuid)
+    return yield* store
+      .settledReceipts(principal.orgUuid, row.previous_size, row.tree_size, perPage, (page - 1) * perPage)
+      .pipe(Effect.provideService(SqlClient.SqlClient, sql))
+  })
 
-    checkpoint: (principal: Principal, settlementUuid: string) =>
-      Effect.gen(function* () {
-        const row = yield* found(principal.orgUuid, settlementUuid)
-        const signer = yield* receipts.platformSigner
-        const publicKey = signer.publicKeyId === row.signing_key_id ? signer.publicKeyRaw : undefined
-        return {
-          settlement_uuid: row.settlement_uuid,
-          origin: originOf(principal.orgUuid),
-          tree_size: row.tree_size,
-          merkle_root: row.merkle_root,
-          checkpoint: row.checkpoint,
-          verifier_key: publicKey === undefined ? yield* retiredVerifierKey(row.signing_key_id) : verifierKey(keyName, publicKey),
-          signing_key_id: row.signing_key_id
-        }
-      }),
+  const checkpoint = Effect.fn("Settlements.checkpoint")(function* (principal: Principal, settlementUuid: string) {
+    const row = yield* found(principal.orgUuid, settlementUuid)
+    const signer = yield* receipts.platformSigner
+    const publicKey = signer.publicKeyId === row.signing_key_id ? signer.publicKeyRaw : undefined
+    return {
+      settlement_uuid: row.settlement_uuid,
+      origin: originOf(principal.orgUuid),
+      tree_size: row.tree_size,
+      merkle_root: row.merkle_root,
+      checkpoint: row.checkpoint,
+      verifier_key: publicKey === undefined ? yield* retiredVerifierKey(row.signing_key_id) : verifierKey(keyName, publicKey),
+      signing_key_id: row.signing_key_id
+    }
+  })
 
-    inclusionProof: (principal: Principal, receiptUuid: string) =>
-      Effect.gen(function* () {
-        const org = principal.orgUuid
-        const leaf = yield* Effect.orDie(store.leafOfReceipt(org, receiptUuid))
-        if (leaf === undefined) return yield* refuse(new ReceiptNotSettled({ receipt_uuid: receiptUuid }))
-        const tiles = yield* Effect.orDie(readTiles(org, tilesForInclusion(leaf.leafIndex, leaf.treeSize)))
-        const { leafHash: hash, proof } = inclusionFromTiles(tiles, leaf.leafIndex, leaf.treeSize)
-        return {
-          settlement_uuid: leaf.settlementUuid,
-          receipt_uuid: receiptUuid,
-          merkle_root: leaf.merkleRoot,
-          leaf_hash: tagged(hash),
-          index: leaf.leafIndex,
-          leaf_count: leaf.treeSize,
-          siblings: proof.map(tagged)
-        }
-      }).pipe(Effect.provideService(SqlClient.SqlClient, sql)),
+  const inclusionProof = Effect.fn("Settlements.inclusionProof")(function* (principal: Principal, receiptUuid: string) {
+    const org = principal.orgUuid
+    const leaf = yield* store.leafOfReceipt(org, receiptUuid).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    if (leaf === undefined) return yield* refuse(ReceiptNotSettled.of(receiptUuid))
+    const tiles = yield* readTiles(org, tilesForInclusion(leaf.leafIndex, leaf.treeSize)).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    const { leafHash: hash, proof } = inclusionFromTiles(tiles, leaf.leafIndex, leaf.treeSize)
+    return {
+      settlement_uuid: leaf.settlementUuid,
+      receipt_uuid: receiptUuid,
+      merkle_root: leaf.merkleRoot,
+      leaf_hash: tagged(hash),
+      index: leaf.leafIndex,
+      leaf_count: leaf.treeSize,
+      siblings: proof.map(tagged)
+    }
+  })
 
-    consistency: (principal: Principal, fromUuid: string, toUuid: string) =>
-      Effect.gen(function* () {
-        const org = principal.orgUuid
-        const from = yield* found(org, fromUuid)
-        const to = yield* found(org, toUuid)
-        if (from.tree_size > to.tree_size) {
-          return yield* refuse(InvalidInput.one("query.from", "the `from` settlement must not be later than the `to` settlement"))
-        }
-        const tiles = yield* Effect.orDie(readTiles(org, tilesForConsistency(from.tree_size, to.tree_size)))
-        return {
-          from: { settlement_uuid: from.settlement_uuid, tree_size: from.tree_size, merkle_root: from.merkle_root },
-          to: { settlement_uuid: to.settlement_uuid, tree_size: to.tree_size, merkle_root: to.merkle_root },
-          proof: consistencyFromTiles(tiles, from.tree_size, to.tree_size).map(tagged)
-        }
-      }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-  }
+  const consistency = Effect.fn("Settlements.consistency")(function* (principal: Principal, fromUuid: string, toUuid: string) {
+    const org = principal.orgUuid
+    const from = yield* found(org, fromUuid)
+    const to = yield* found(org, toUuid)
+    if (from.tree_size > to.tree_size) {
+      return yield* refuse(InvalidInput.one("query.from", "the `from` settlement must not be later than the `to` settlement"))
+    }
+    const tiles = yield* readTiles(org, tilesForConsistency(from.tree_size, to.tree_size)).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    return {
+      from: { settlement_uuid: from.settlement_uuid, tree_size: from.tree_size, merkle_root: from.merkle_root },
+      to: { settlement_uuid: to.settlement_uuid, tree_size: to.tree_size, merkle_root: to.merkle_root },
+      proof: consistencyFromTiles(tiles, from.tree_size, to.tree_size).map(tagged)
+    }
+  })
+
+  return Settlements.of({ create, list, get, receipts: receiptsOf, checkpoint, inclusionProof, consistency })
 
   function retiredVerifierKey(publicKeyId: string) {
     return Effect.map(receipts.jwks, ({ keys }) => {
@@ -257,6 +256,19 @@ export const makeSettlements = Effect.gen(function* () {
   }
 })
 
-export class Settlements extends Context.Service<Settlements, Effect.Success<typeof makeSettlements>>()("gateway/Settlements") {
+type SettlementSummary = Pick<Settlement, "id" | "period_start" | "period_end" | "receipt_count" | "merkle_root" | "sealed_at">
+
+export interface SettlementsService {
+  /** Seals every unsettled receipt of the caller's organization; null when there is none. */
+  readonly create: (principal: Principal) => Effect.Effect<Settlement | null>
+  readonly list: (principal: Principal, page: number, perPage: number) => Effect.Effect<Page<SettlementSummary>>
+  readonly get: (principal: Principal, settlementUuid: string) => Effect.Effect<Settlement, SettlementError>
+  readonly receipts: (principal: Principal, settlementUuid: string, page: number, perPage: number) => Effect.Effect<ReadonlyArray<SettledReceipt>, SettlementError>
+  readonly checkpoint: (principal: Principal, settlementUuid: string) => Effect.Effect<SettlementCheckpoint, SettlementError>
+  readonly inclusionProof: (principal: Principal, receiptUuid: string) => Effect.Effect<InclusionProof, SettlementError>
+  readonly consistency: (principal: Principal, fromUuid: string, toUuid: string) => Effect.Effect<ConsistencyProof, SettlementError>
+}
+
+export class Settlements extends Context.Service<Settlements, SettlementsService>()("gateway/Settlements") {
   static readonly layer = Layer.effect(Settlements, makeSettlements)
 }

@@ -5,17 +5,13 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Layer from "effect/Layer"
 import { GatewayApi } from "../../protocol/api.js"
-import { BadRequest, Forbidden, NotFound } from "../../protocol/errors.js"
 import { requireJwt } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
-import { answer } from "../platform/wire-errors.js"
+import { refusals } from "../platform/wire-errors.js"
 import { Sso } from "./service.js"
 
-const configureErrors = answer({ OwnerOnly: Forbidden, PlanRequired: Forbidden, ConfigInvalid: BadRequest })
-const enforceErrors = answer({ OwnerOnly: Forbidden, NotConfigured: BadRequest })
-const ownerErrors = answer({ OwnerOnly: Forbidden })
-const exchangeErrors = answer({ ExchangeRefused: BadRequest })
-const metadataErrors = answer({ MetadataNotFound: NotFound })
+const configureErrors = refusals("SsoError", "SsoOwnerOnly", "PlanRequired", "ConfigInvalid")
+const ownerErrors = refusals("SsoError", "SsoOwnerOnly")
 
 // The redirect carries a one-time code or an error; nothing may cache it.
 const redirect = (location: string) => HttpServerResponse.redirect(location, { status: 302, headers: { "cache-control": "no-store", "referrer-policy": "no-referrer" } })
@@ -31,9 +27,9 @@ export const SsoPublicHttp = HttpApiBuilder.group(GatewayApi, "ssoPublic", (hand
       .handle("acs", ({ payload }) => Effect.map(sso.acs(payload.SAMLResponse, payload.RelayState), redirect))
       .handle("oidcLogin", ({ params }) => Effect.map(sso.login(params.org_slug, "oidc"), redirect))
       .handle("oidcCallback", ({ query }) => Effect.map(sso.oidcCallback(query), redirect))
-      .handle("exchange", ({ payload }) => exchangeErrors(sso.exchange(payload.code)))
+      .handle("exchange", ({ payload }) => sso.exchange(payload.code).pipe(refusals("SsoError", "ExchangeRefused")))
       .handle("metadata", ({ params }) =>
-        Effect.map(metadataErrors(sso.metadata(params.org_slug)), (xml) => HttpServerResponse.text(xml, { contentType: "application/samlmetadata+xml" }))
+        Effect.map(sso.metadata(params.org_slug).pipe(refusals("SsoError", "MetadataNotFound")), (xml) => HttpServerResponse.text(xml, { contentType: "application/samlmetadata+xml" }))
       )
   })
 )
@@ -45,26 +41,26 @@ export const SsoAdminHttp = HttpApiBuilder.group(GatewayApi, "sso", (handlers) =
       .handle("configure", ({ payload }) =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* configureErrors(sso.configureSaml(principal, payload, yield* auditContext))
+          return yield* sso.configureSaml(principal, payload, yield* auditContext).pipe(configureErrors)
         })
       )
       .handle("configureOidc", ({ payload }) =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* configureErrors(sso.configureOidc(principal, payload, yield* auditContext))
+          return yield* sso.configureOidc(principal, payload, yield* auditContext).pipe(configureErrors)
         })
       )
       .handle("enforce", ({ payload }) =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          return yield* enforceErrors(sso.enforce(principal, payload.enforce, yield* auditContext))
+          return yield* sso.enforce(principal, payload.enforce, yield* auditContext).pipe(refusals("SsoError", "SsoOwnerOnly", "NotConfigured"))
         })
       )
-      .handle("show", () => Effect.flatMap(requireJwt, (principal) => ownerErrors(sso.show(principal))))
+      .handle("show", () => Effect.flatMap(requireJwt, (principal) => sso.show(principal).pipe(ownerErrors)))
       .handle("remove", () =>
         Effect.gen(function* () {
           const principal = yield* requireJwt
-          yield* ownerErrors(sso.remove(principal, yield* auditContext))
+          yield* sso.remove(principal, yield* auditContext).pipe(ownerErrors)
         })
       )
   })

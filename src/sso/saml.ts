@@ -87,8 +87,8 @@ const pem = (label: string, der: Uint8Array | string) =>
 
 export const certificatePem = (base64Der: string) => pem("CERTIFICATE", base64Der)
 
-/** A fresh RSA-2048 key pair and a self-signed certificate naming the organization (PEM both). */
-export const makeSpKeyPair = async (commonName: string): Promise<{ certPem: string; keyPem: string }> => {
+/** A fresh RSA-2048 key pair and a self-signed certificate naming the organization (PEM both), valid from an hour before `now` for ten years. */
+export const makeSpKeyPair = async (commonName: string, now: number): Promise<{ certPem: string; keyPem: string }> => {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
   const subtle = globalThis.crypto.subtle
   const algorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }
@@ -102,7 +102,6 @@ export const makeSpKeyPair = async (commonName: string): Promise<{ certPem: stri
   const name = new pkijs.AttributeTypeAndValue({ type: "2.5.4.3", value: new asn1js.Utf8String({ value: commonName.slice(0, 64) }) })
   certificate.issuer.typesAndValues.push(name)
   certificate.subject.typesAndValues.push(name)
-  const now = Date.now()
   certificate.notBefore.value = new Date(now - 3600_000)
   certificate.notAfter.value = new Date(now + 10 * 365 * 24 * 3600_000)
   await certificate.subjectPublicKeyInfo.importKey(verifyKey)

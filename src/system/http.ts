@@ -1,4 +1,5 @@
 /** `/health`, `/health/ready` (`/metrics` has a listener of its own: metrics-listener.ts). */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../../protocol/api.js"
@@ -8,9 +9,9 @@ import { RedisHealth } from "../platform/redis/index.js"
 
 const timed = <E>(effect: Effect.Effect<boolean, E>, kind: string) =>
   Effect.gen(function* () {
-    const started = performance.now()
+    const started = yield* Clock.currentTimeNanos
     const result = yield* Effect.result(effect.pipe(Effect.timeout(2_000)))
-    const latency_ms = Math.round((performance.now() - started) * 100) / 100
+    const latency_ms = Math.round(Number((yield* Clock.currentTimeNanos) - started) / 10_000) / 100
     if (result._tag === "Success" && result.success) return { ok: true, kind, latency_ms }
     return { ok: false, kind, latency_ms, error: result._tag === "Failure" ? String(result.failure) : "no answer" }
   })

@@ -127,7 +127,8 @@ export const makeWebhooksStore = Effect.gen(function* () {
   })
   const listDeliveries = (webhookId: string, page: number, perPage: number) =>
     Effect.gen(function* () {
-      const { n } = yield* deliveryCount(webhookId)
+      // COUNT(*) always answers one row.
+      const { n } = yield* Effect.orDie(deliveryCount(webhookId))
       return { data: yield* deliveryPage({ webhookId, page, perPage }), total: n }
     })
 

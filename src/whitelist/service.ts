@@ -16,14 +16,41 @@ import { newId } from "../platform/ids.js"
 import { type OutboundPolicy, outboundPolicyOfConfig, tlsFingerprintEffect } from "../platform/outbound/index.js"
 import { ShortCache } from "../platform/redis/index.js"
 import { type EndpointCheck, EndpointGuard } from "../policies/ports.js"
-import { AlreadyResolved, ApprovalNotFound, EntryNotFound, refuse } from "./errors.js"
+import { AlreadyResolved, ApprovalNotFound, EntryNotFound, refuse, type WhitelistError } from "./errors.js"
 import { matchesPattern, parsePattern, suggestPattern } from "./patterns.js"
 import { OrgWhitelist } from "./ports.js"
-import { type EntryRow, makeWhitelistStore, type WhitelistMode } from "./store.js"
+import { type ApprovalRow, type EntryRow, makeWhitelistStore, type WhitelistMode } from "./store.js"
 
 const TLS_CACHE_TTL_MS = 5 * 60_000
 const TLS_UNREACHABLE = "unreachable"
 
+export interface NewEntry {
+  readonly url_pattern: string
+  readonly name: string
+  readonly tls_fingerprint?: string | null | undefined
+}
+
+export interface WhitelistService {
+  readonly list: (principal: Principal) => Effect.Effect<{ readonly entries: ReadonlyArray<EntryRow>; readonly data: ReadonlyArray<EntryRow> }>
+  /** Members propose (pending); admins and owners add directly (approved). */
+  readonly add: (principal: Principal, input: NewEntry) => Effect.Effect<EntryRow, WhitelistError>
+  readonly setEntryStatus: (
+    principal: Principal,
+    id: string,
+    status: "approved" | "rejected"
+  ) => Effect.Effect<{ readonly id: string; readonly status: string }, WhitelistError>
+  readonly remove: (principal: Principal, id: string) => Effect.Effect<{ readonly id: string; readonly deleted: boolean }, WhitelistError>
+  readonly approvals: (principal: Principal) => Effect.Effect<{ readonly approvals: ReadonlyArray<ApprovalRow>; readonly data: ReadonlyArray<ApprovalRow> }>
+  /** Resolves a pending request; approving with `addPattern` also adds its suggested pattern, in the same transaction. */
+  readonly resolveApproval: (
+    principal: Principal,
+    id: string,
+    status: "approved" | "rejected",
+    addPattern: boolean
+  ) => Effect.Effect<{ readonly id: string; readonly status: string; readonly entry: EntryRow | null }, WhitelistError>
+  readonly mode: (principal: Principal) => Effect.Effect<{ readonly mode: WhitelistMode }>
+  readonly setMode: (principal: Principal, mode: WhitelistMode) => Effect.Effect<{ readonly mode: WhitelistMode }>
+}
 
 export const makeWhitelist = Effect.gen(function* () {
   const store = yield* makeWhitelistStore
@@ -33,72 +60,94 @@ export const makeWhitelist = Effect.gen(function* () {
   /** After a committed change: the org's actor reloads its entries and mode. */
   const changed = (orgUuid: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.tap(effect, () => orgs.changed(orgUuid))
 
-  const addEntry = (principal: Principal, input: { url_pattern: string; name: string; tls_fingerprint?: string | null | undefined }, status?: string) =>
-    Effect.gen(function* () {
-      if (parsePattern(input.url_pattern) === undefined) {
-        return yield* refuse(InvalidInput.one("url_pattern", "must be an http(s) URL pattern like https://api.example.com/v1/*"))
-      }
-      return yield* Effect.orDie(
-        store.insertEntry({
-          id: newId("wl"),
-          orgUuid: principal.orgUuid,
-          urlPattern: input.url_pattern,
-          name: input.name,
-          // Members propose; admins and owners add directly.
-          status: status ?? (isAdmin(principal) ? "approved" : "pending"),
-          tlsFingerprint: input.tls_fingerprint?.toLowerCase() ?? null,
-          createdBy: auditActor(principal)
-        })
-      )
+  const addEntry = Effect.fnUntraced(function* (principal: Principal, input: NewEntry, status?: "approved") {
+    if (parsePattern(input.url_pattern) === undefined) {
+      return yield* refuse(InvalidInput.one("url_pattern", "must be an http(s) URL pattern like https://api.example.com/v1/*"))
+    }
+    return yield* store.insertEntry({
+      id: newId("wl"),
+      orgUuid: principal.orgUuid,
+      urlPattern: input.url_pattern,
+      name: input.name,
+      // Members propose; admins and owners add directly.
+      status: status ?? (isAdmin(principal) ? "approved" : "pending"),
+      tlsFingerprint: input.tls_fingerprint?.toLowerCase() ?? null,
+      createdBy: auditActor(principal)
     })
+  })
 
-  return {
-    list: (principal: Principal) =>
-      Effect.map(Effect.orDie(store.entries(principal.orgUuid)), (entries) => ({ entries, data: entries })),
-    add: (principal: Principal, input: { url_pattern: string; name: string; tls_fingerprint?: string | null | undefined }) =>
-      addEntry(principal, input).pipe(changed(principal.orgUuid)),
-    setEntryStatus: (principal: Principal, id: string, status: "approved" | "rejected") =>
-      Effect.flatMap(Effect.orDie(store.setEntryStatus(principal.orgUuid, id, status)), (row) =>
-        row ? Effect.succeed({ id: row.id, status: row.status }) : refuse(new EntryNotFound({ id }))
-      ).pipe(changed(principal.orgUuid)),
-    remove: (principal: Principal, id: string) =>
-      Effect.flatMap(Effect.orDie(store.deleteEntry(principal.orgUuid, id)), (deleted) =>
-        deleted ? Effect.succeed({ id, deleted: true }) : refuse(new EntryNotFound({ id }))
-      ).pipe(changed(principal.orgUuid)),
-    approvals: (principal: Principal) =>
-      Effect.map(Effect.orDie(store.approvals(principal.orgUuid)), (approvals) => ({ approvals, data: approvals })),
-    resolveApproval: (principal: Principal, id: string, status: "approved" | "rejected", addPattern: boolean) =>
-      Effect.gen(function* () {
-        const current = yield* Effect.orDie(store.findApproval(principal.orgUuid, id))
-        if (current === undefined) return yield* refuse(new ApprovalNotFound({ id }))
-        if (current.status !== "pending") return yield* refuse(new AlreadyResolved({ id, status: current.status }))
-        const withPattern = status === "approved" && addPattern
-        // Checked first so a request whose URL yields no valid pattern is not left approved without its entry.
-        if (withPattern && parsePattern(current.url_pattern_suggested) === undefined) {
-          return yield* refuse(InvalidInput.one("add_pattern", `the suggested pattern ${current.url_pattern_suggested} is not a valid URL pattern`))
-        }
-        // Resolution and the added entry commit together; only a still-pending request is resolved, so of two
-        // concurrent resolutions exactly one wins and the other answers ALREADY_RESOLVED.
-        const resolve = Effect.gen(function* () {
-          const resolved = yield* Effect.orDie(store.resolveApproval(principal.orgUuid, id, status, auditActor(principal), approvalTtlMs))
-          if (resolved === undefined) return yield* refuse(new AlreadyResolved({ id, status: "resolved" }))
-          const entry: EntryRow | null = withPattern
-            ? yield* addEntry(principal, { url_pattern: current.url_pattern_suggested, name: `Approved from request ${id}` }, "approved")
-            : null
-          return { id, status: resolved.status, entry }
-        })
-        return yield* store.sql.withTransaction(resolve).pipe(
-          Effect.catchTag("SqlError", (error) => Effect.die(error)),
-          changed(principal.orgUuid)
-        )
-      }),
-    mode: (principal: Principal) => Effect.map(Effect.orDie(store.mode(principal.orgUuid)), (mode) => ({ mode })),
-    setMode: (principal: Principal, mode: WhitelistMode) =>
-      Effect.as(Effect.orDie(store.setMode(principal.orgUuid, mode)), { mode }).pipe(changed(principal.orgUuid))
-  }
+  const list = Effect.fn("Whitelist.list")(function* (principal: Principal) {
+    const entries = yield* store.entries(principal.orgUuid)
+    return { entries, data: entries }
+  })
+
+  const add = Effect.fn("Whitelist.add")(function* (principal: Principal, input: NewEntry) {
+    return yield* addEntry(principal, input).pipe(changed(principal.orgUuid))
+  })
+
+  const setEntryStatus = Effect.fn("Whitelist.setEntryStatus")(function* (principal: Principal, id: string, status: "approved" | "rejected") {
+    const row = yield* store.setEntryStatus(principal.orgUuid, id, status)
+    if (row === undefined) return yield* refuse(EntryNotFound.of(id))
+    yield* orgs.changed(principal.orgUuid)
+    return { id: row.id, status: row.status }
+  })
+
+  const remove = Effect.fn("Whitelist.remove")(function* (principal: Principal, id: string) {
+    if (!(yield* store.deleteEntry(principal.orgUuid, id))) return yield* refuse(EntryNotFound.of(id))
+    yield* orgs.changed(principal.orgUuid)
+    return { id, deleted: true }
+  })
+
+  const approvals = Effect.fn("Whitelist.approvals")(function* (principal: Principal) {
+    const rows = yield* store.approvals(principal.orgUuid)
+    return { approvals: rows, data: rows }
+  })
+
+  const resolveApproval = Effect.fn("Whitelist.resolveApproval")(function* (
+    principal: Principal,
+    id: string,
+    status: "approved" | "rejected",
+    addPattern: boolean
+  ) {
+    const current = yield* store.findApproval(principal.orgUuid, id)
+    if (current === undefined) return yield* refuse(ApprovalNotFound.of(id))
+    if (current.status !== "pending") return yield* refuse(AlreadyResolved.of(id, current.status))
+    const withPattern = status === "approved" && addPattern
+    // Checked first so a request whose URL yields no valid pattern is not left approved without its entry.
+    if (withPattern && parsePattern(current.url_pattern_suggested) === undefined) {
+      return yield* refuse(InvalidInput.one("add_pattern", `the suggested pattern ${current.url_pattern_suggested} is not a valid URL pattern`))
+    }
+    // Resolution and the added entry commit together; only a still-pending request is resolved, so of two
+    // concurrent resolutions exactly one wins and the other answers ALREADY_RESOLVED.
+    const resolve = Effect.gen(function* () {
+      const resolved = yield* store.resolveApproval(principal.orgUuid, id, status, auditActor(principal), approvalTtlMs)
+      if (resolved === undefined) return yield* refuse(AlreadyResolved.of(id, "resolved"))
+      const entry: EntryRow | null = withPattern
+        ? yield* addEntry(principal, { url_pattern: current.url_pattern_suggested, name: `Approved from request ${id}` }, "approved")
+        : null
+      return { id, status: resolved.status, entry }
+    })
+    return yield* store.sql.withTransaction(resolve).pipe(
+      // Beginning or committing the transaction failed: the database's fault, as in the store.
+      Effect.catchTag("SqlError", (error) => Effect.die(error)),
+      changed(principal.orgUuid)
+    )
+  })
+
+  const mode = Effect.fn("Whitelist.mode")(function* (principal: Principal) {
+    return { mode: yield* store.mode(principal.orgUuid) }
+  })
+
+  const setMode = Effect.fn("Whitelist.setMode")(function* (principal: Principal, mode: WhitelistMode) {
+    yield* store.setMode(principal.orgUuid, mode)
+    yield* orgs.changed(principal.orgUuid)
+    return { mode }
+  })
+
+  return Whitelist.of({ list, add, setEntryStatus, remove, approvals, resolveApproval, mode, setMode })
 })
 
-export class Whitelist extends Context.Service<Whitelist, Effect.Success<typeof makeWhitelist>>()("gateway/Whitelist") {
+export class Whitelist extends Context.Service<Whitelist, WhitelistService>()("gateway/Whitelist") {
   static readonly layer = Layer.effect(Whitelist, makeWhitelist)
 }
 
@@ -170,7 +219,7 @@ export const EndpointGuardLive = Layer.effect(
           const suggested = url.protocol === "invalid:" ? input.url : suggestPattern(url)
           yield* store.insertApproval({ id: approvalId, orgUuid, url: input.url, agentId: input.agentId, actionType: input.actionType, suggested })
           return { outcome: "blocked", approval_id: approvalId, url_pattern_suggested: suggested } satisfies EndpointCheck
-        }).pipe(Effect.orDie)
+        })
     }
   })
 )

@@ -37,7 +37,7 @@ export const makeChannelCheck = (access: AccessService) =>
       Effect.gen(function* () {
         const limit = yield* access.rateLimitPrincipal(principal)
         if (!limit.allowed) return limited(limit)
-        const found = yield* Effect.orDie(cases.byId(principal.orgUuid, caseId))
+        const found = yield* cases.byId(principal.orgUuid, caseId)
         return found === undefined ? ({ ok: false, code: "NOT_FOUND", message: `Case ${caseId} not found` } as const) : allowed
       })
 

@@ -1,11 +1,11 @@
 /** The organization's actions, filtered and paged; the filters live in the address so back/forward and links keep them. */
 import { useEffect, useState } from "preact/hooks"
+import { ActionStatuses } from "../../../protocol/lists.ts"
 import { type ActionFilters, ApiError, listActions } from "../api.ts"
 import { PageHeading } from "../components.tsx"
 import { useApp } from "../context.ts"
 import { localTime, statusLabel } from "../format.ts"
 import { BASE, navigate, onLinkClick } from "../router.ts"
-import { ActionStatuses } from "../../../protocol/lists.ts"
 import type { ActionList } from "../types.ts"
 
 const STATUSES = ActionStatuses

@@ -4,6 +4,7 @@
  * gateway answers 404 for a case until it has finished).
  */
 import { useCallback, useEffect, useState } from "preact/hooks"
+import { CaseStreamEvents } from "../../../protocol/lists.ts"
 import { ApiError } from "../api.ts"
 import { CaseReviewForm, ConsensusFacts, emptyRun, foldRun, ModelAnswer, ReviewState, RunProgress, type RunView } from "../case-view.tsx"
 import { type Case, type CaseEvent, getCase } from "../cases-api.ts"
@@ -11,7 +12,6 @@ import { PageHeading } from "../components.tsx"
 import { useApp, useChannel } from "../context.ts"
 import { localTime } from "../format.ts"
 import { BASE, onLinkClick } from "../router.ts"
-import { CaseStreamEvents } from "../../../protocol/lists.ts"
 
 type Load =
   | { readonly state: "loading" }

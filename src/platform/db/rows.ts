@@ -4,6 +4,7 @@
  * for an answer. The whole result decodes at once as before; only a failing result is decoded
  * row by row to find the culprit.
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -44,13 +45,13 @@ export const findOneOption = <Req extends Schema.Constraint, Res extends Schema.
   return (request: Req["Type"]) => Effect.map(find(request), (rows) => Option.fromNullishOr(rows[0] as Res["Type"] | undefined))
 }
 
-/** Exactly one row is expected (an aggregate, an INSERT … RETURNING): none is a defect too. */
+/** The first row; none fails with `NoSuchElementError`, as `SqlSchema.findOne`. */
 export const findOne = <Req extends Schema.Constraint, Res extends Schema.Constraint, E, R>(options: Options<Req, Res, E, R>) => {
   const find = findAll(options)
   return (request: Req["Type"]) =>
-    Effect.flatMap(find(request), (rows) => (rows.length === 0 ? Effect.die(new Error("the statement answered no row")) : Effect.succeed(rows[0] as Res["Type"])))
+    Effect.flatMap(find(request), (rows) => (rows.length === 0 ? Effect.fail(new Cause.NoSuchElementError()) : Effect.succeed(rows[0] as Res["Type"])))
 }
 
-export const findNonEmpty = SqlSchema.findNonEmpty
-export const void_ = SqlSchema.void
+const void_ = SqlSchema.void
+
 export { void_ as void }

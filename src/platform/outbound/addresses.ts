@@ -1,10 +1,21 @@
 /**
  * IP address parsing, CIDR matching and classification for the outbound client.
  *
- * Everything here is a pure, synchronous function over bytes: an address is 4 or
- * 16 bytes, so every special form (IPv4-mapped, NAT64, 6to4, Teredo, ...) is
- * recognised by its bytes rather than by how the text happened to be written.
+ * An address is kept as its 4 or 16 bytes, so every special form (IPv4-mapped, NAT64,
+ * 6to4, Teredo, ...) is recognised by its bytes rather than by how the text was written.
+ *
+ * Libraries do the work: `node:net`'s `isIPv4`/`isIPv6` decide which strings are addresses (strict
+ * RFC text only: no `0x7f.1`, `127.1`, `0177.0.0.1` or `2130706433`, whose meaning differs
+ * between parsers), and `ipaddr.js` turns them into bytes, prints them, builds masks and
+ * matches ranges. Still written here, because neither library has them: the table of
+ * refused ranges with our reasons (finer than `ipaddr.js`'s `range()`, which for instance
+ * puts 0.0.0.0 and 0.1.2.3 in one class), the IPv4 addresses embedded in NAT64, 6to4,
+ * Teredo and IPv4-compatible addresses, the cutting of a zone (`%eth0`, any text, as
+ * before: `isIPv6` takes fewer characters), and the rewriting of an IPv4 tail (`::1.2.3.4`)
+ * to hex before `ipaddr.js` sees it, since it would read `::1.2.3.4` as `::ffff:1.2.3.4`.
  */
+import { isIPv4, isIPv6 } from "node:net"
+import ipaddr from "ipaddr.js"
 
 export type IpFamily = 4 | 6
 
@@ -45,90 +56,36 @@ export type AddressRefusal =
 
 export type AddressClass = "public" | AddressRefusal
 
+type Lib = ipaddr.IPv4 | ipaddr.IPv6
+type RangeList = Record<string, Array<[Lib, number]>>
+
+const toLib = (address: IpAddress): Lib => ipaddr.fromByteArray(Array.from(address.bytes))
+const fromLib = (address: Lib): IpAddress => ({
+  family: address.kind() === "ipv4" ? 4 : 6,
+  bytes: Uint8Array.from(address.toByteArray())
+})
+
 // ---------------------------------------------------------------------------
 // Parsing
 
-const DECIMAL_OCTET = /^(?:0|[1-9][0-9]{0,2})$/
-const HEX_GROUP = /^[0-9a-fA-F]{1,4}$/
-
-/**
- * Strict dotted-quad IPv4: four decimal octets, no leading zeros (a leading zero
- * means octal to some parsers, so it is refused rather than guessed at).
- */
-export const parseIPv4 = (text: string): IpAddress | undefined => {
-  const parts = text.split(".")
-  if (parts.length !== 4) return undefined
-  const bytes = new Uint8Array(4)
-  for (let i = 0; i < 4; i++) {
-    const part = parts[i]
-    if (!DECIMAL_OCTET.test(part)) return undefined
-    const value = Number(part)
-    if (value > 255) return undefined
-    bytes[i] = value
-  }
-  return { family: 4, bytes }
-}
+/** Strict dotted quad: four decimal octets, no leading zeros (octal to some parsers). */
+export const parseIPv4 = (text: string): IpAddress | undefined => (isIPv4(text) ? fromLib(ipaddr.IPv4.parse(text)) : undefined)
 
 /**
  * IPv6 in any RFC 4291 text form: full, `::`-compressed, or with an IPv4 tail
- * (`::ffff:10.0.0.1`). A zone (`fe80::1%eth0`) is accepted and ignored: it does
- * not change which range the address belongs to.
+ * (`::ffff:10.0.0.1`). A zone (`fe80::1%eth0`, any non-empty text: `isIPv6` allows
+ * fewer characters) is cut off and ignored: it does not change the address's range.
  */
 export const parseIPv6 = (text: string): IpAddress | undefined => {
   const zoneAt = text.indexOf("%")
   let body = zoneAt === -1 ? text : text.slice(0, zoneAt)
-  if (zoneAt !== -1 && zoneAt === text.length - 1) return undefined
-  if (body.length === 0) return undefined
-
-  // An IPv4 tail stands for the last two groups.
-  let tail: Uint8Array | undefined
-  const lastColon = body.lastIndexOf(":")
-  if (lastColon === -1) return undefined
-  if (body.indexOf(".", lastColon) !== -1) {
-    const v4 = parseIPv4(body.slice(lastColon + 1))
-    if (v4 === undefined) return undefined
-    tail = v4.bytes
-    // Keep the colon so "::1.2.3.4" still ends in "::" and splits correctly.
-    body = body.slice(0, lastColon + 1)
-    if (!body.endsWith("::")) body = body.slice(0, -1)
+  if (zoneAt === text.length - 1 || !isIPv6(body)) return undefined
+  const tail = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(body)
+  if (tail !== null) {
+    const [a, b, c, d] = ipaddr.IPv4.parse(tail[2]).octets
+    body = `${tail[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
   }
-  const groupsWanted = tail === undefined ? 8 : 6
-
-  const doubleAt = body.indexOf("::")
-  if (doubleAt !== -1 && body.indexOf("::", doubleAt + 1) !== -1) return undefined
-
-  const splitGroups = (part: string): Array<number> | undefined => {
-    if (part.length === 0) return []
-    const out: Array<number> = []
-    for (const group of part.split(":")) {
-      if (!HEX_GROUP.test(group)) return undefined
-      out.push(Number.parseInt(group, 16))
-    }
-    return out
-  }
-
-  let groups: Array<number>
-  if (doubleAt === -1) {
-    const all = splitGroups(body)
-    if (all === undefined || all.length !== groupsWanted) return undefined
-    groups = all
-  } else {
-    const head = splitGroups(body.slice(0, doubleAt))
-    const rest = splitGroups(body.slice(doubleAt + 2))
-    if (head === undefined || rest === undefined) return undefined
-    const missing = groupsWanted - head.length - rest.length
-    // "::" must stand for at least one group.
-    if (missing < 1) return undefined
-    groups = [...head, ...new Array<number>(missing).fill(0), ...rest]
-  }
-
-  const bytes = new Uint8Array(16)
-  groups.forEach((group, i) => {
-    bytes[i * 2] = group >> 8
-    bytes[i * 2 + 1] = group & 0xff
-  })
-  if (tail !== undefined) bytes.set(tail, 12)
-  return { family: 6, bytes }
+  return fromLib(ipaddr.IPv6.parse(body))
 }
 
 /** Either family; an IPv6 literal may be given in URL brackets (`[::1]`). */
@@ -139,205 +96,127 @@ export const parseIp = (text: string): IpAddress | undefined => {
 
 /**
  * `10.0.0.0/8`, `fc00::/7`, or a bare address (a single host). Host bits set
- * below the prefix are cleared (`127.0.0.1/8` means `127.0.0.0/8`).
+ * below the prefix are cleared (`127.0.0.1/8` means `127.0.0.0/8`). Not
+ * `ipaddr.parseCIDR`: it reads legacy IPv4 forms and prefixes such as `08`.
  */
 export const parseCidr = (text: string): Cidr | undefined => {
-  const trimmed = text.trim()
-  const slash = trimmed.indexOf("/")
-  const address = parseIp(slash === -1 ? trimmed : trimmed.slice(0, slash))
-  if (address === undefined) return undefined
+  const [host, prefixText, ...rest] = text.trim().split("/")
+  const address = parseIp(host)
+  if (address === undefined || rest.length > 0) return undefined
   const maxPrefix = address.family === 4 ? 32 : 128
-  let prefix = maxPrefix
-  if (slash !== -1) {
-    const prefixText = trimmed.slice(slash + 1)
-    if (!/^(?:0|[1-9][0-9]{0,2})$/.test(prefixText)) return undefined
-    prefix = Number(prefixText)
-    if (prefix > maxPrefix) return undefined
-  }
-  return { family: address.family, bytes: maskBytes(address.bytes, prefix), prefix }
-}
-
-const maskBytes = (bytes: Uint8Array, prefix: number): Uint8Array => {
-  const out = new Uint8Array(bytes.length)
-  for (let i = 0; i < bytes.length; i++) {
-    const bitsHere = Math.max(0, Math.min(8, prefix - i * 8))
-    out[i] = bytes[i] & ((0xff << (8 - bitsHere)) & 0xff)
-  }
-  return out
+  if (prefixText !== undefined && !/^(?:0|[1-9][0-9]{0,2})$/.test(prefixText)) return undefined
+  const prefix = prefixText === undefined ? maxPrefix : Number(prefixText)
+  if (prefix > maxPrefix) return undefined
+  const mask = (address.family === 4 ? ipaddr.IPv4 : ipaddr.IPv6).subnetMaskFromPrefixLength(prefix).toByteArray()
+  return { family: address.family, bytes: address.bytes.map((byte, i) => byte & mask[i]), prefix }
 }
 
 // ---------------------------------------------------------------------------
 // Formatting
 
-/** Dotted quad, or compressed lowercase IPv6 exactly as the WHATWG URL parser prints it. */
-export const formatIp = (address: IpAddress): string => {
-  const b = address.bytes
-  if (address.family === 4) return `${b[0]}.${b[1]}.${b[2]}.${b[3]}`
-  const groups: Array<number> = []
-  for (let i = 0; i < 16; i += 2) groups.push((b[i] << 8) | b[i + 1])
-  // Compress the first longest run of two or more zero groups (RFC 5952).
-  let bestStart = -1
-  let bestLength = 1
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) {
-      i++
-      continue
-    }
-    let end = i
-    while (end < 8 && groups[end] === 0) end++
-    if (end - i > bestLength) {
-      bestStart = i
-      bestLength = end - i
-    }
-    i = end
-  }
-  const hex = (list: Array<number>) => list.map((g) => g.toString(16)).join(":")
-  if (bestStart === -1) return hex(groups)
-  return `${hex(groups.slice(0, bestStart))}::${hex(groups.slice(bestStart + bestLength))}`
-}
+/** Dotted quad, or compressed lowercase IPv6 (RFC 5952) exactly as the WHATWG URL parser prints it. */
+export const formatIp = (address: IpAddress): string => toLib(address).toString()
+
+export const formatCidr = (cidr: Cidr): string => `${formatIp(cidr)}/${cidr.prefix}`
 
 // ---------------------------------------------------------------------------
-// Embedded IPv4 forms
+// IPv4-mapped forms and CIDR matching
 
-const startsWith = (bytes: Uint8Array, prefixBytes: ReadonlyArray<number>): boolean =>
-  prefixBytes.every((value, i) => bytes[i] === value)
-
-const ipv4 = (bytes: Uint8Array): IpAddress => ({ family: 4, bytes })
-
-const MAPPED_PREFIX = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]
+// Not `isIPv4MappedAddress()`/`toIPv4Address()`: both go through `range()`, a scan of
+// every special range of the library, which made a containment check twice as slow.
+const MAPPED = ipaddr.parseCIDR("::ffff:0:0/96")
 
 /** `::ffff:a.b.c.d` (however it was written) → `a.b.c.d`; anything else unchanged. */
 export const unmapIPv4 = (address: IpAddress): IpAddress =>
-  address.family === 6 && startsWith(address.bytes, MAPPED_PREFIX)
-    ? ipv4(address.bytes.slice(12, 16))
-    : address
+  address.family === 6 && toLib(address).match(MAPPED) ? { family: 4, bytes: address.bytes.slice(12) } : address
 
 /** `a.b.c.d` → `::ffff:a.b.c.d`. */
-export const mapIPv4 = (address: IpAddress): IpAddress => {
-  if (address.family === 6) return address
-  const bytes = new Uint8Array(16)
-  bytes[10] = 0xff
-  bytes[11] = 0xff
-  bytes.set(address.bytes, 12)
-  return { family: 6, bytes }
-}
-
-// ---------------------------------------------------------------------------
-// CIDR matching
-
-const prefixMatches = (network: Uint8Array, bytes: Uint8Array, prefix: number): boolean => {
-  const fullBytes = prefix >> 3
-  for (let i = 0; i < fullBytes; i++) if (network[i] !== bytes[i]) return false
-  const remainingBits = prefix & 7
-  if (remainingBits === 0) return true
-  const mask = (0xff << (8 - remainingBits)) & 0xff
-  return (network[fullBytes] & mask) === (bytes[fullBytes] & mask)
-}
+export const mapIPv4 = (address: IpAddress): IpAddress =>
+  address.family === 4 ? fromLib(new ipaddr.IPv4(Array.from(address.bytes)).toIPv4MappedAddress()) : address
 
 /**
  * Whether the range holds the address. An IPv4-mapped IPv6 address and its IPv4
  * form are the same host, so each matches ranges written in the other family.
  */
 export const cidrContains = (cidr: Cidr, address: IpAddress): boolean => {
-  if (cidr.family === address.family) return prefixMatches(cidr.bytes, address.bytes, cidr.prefix)
-  if (cidr.family === 4) {
-    const unmapped = unmapIPv4(address)
-    return unmapped.family === 4 && prefixMatches(cidr.bytes, unmapped.bytes, cidr.prefix)
-  }
-  return prefixMatches(cidr.bytes, mapIPv4(address).bytes, cidr.prefix)
+  const candidate = cidr.family === 4 ? unmapIPv4(address) : mapIPv4(address)
+  return candidate.family === cidr.family && toLib(candidate).match(toLib(cidr), cidr.prefix)
 }
-
-export const formatCidr = (cidr: Cidr): string => `${formatIp({ family: cidr.family, bytes: cidr.bytes })}/${cidr.prefix}`
 
 // ---------------------------------------------------------------------------
 // Classification
 
-interface Range {
-  readonly cidr: Cidr
-  readonly reason: AddressRefusal
-}
-
-const range = (text: string, reason: AddressRefusal): Range => {
-  const cidr = parseCidr(text)
-  if (cidr === undefined) throw new Error(`bad built-in range ${text}`)
-  return { cidr, reason }
-}
+/** Ranges by name; the first name with a range holding the address wins (`ipaddr.subnetMatch`). */
+const rangeList = (ranges: ReadonlyArray<readonly [string, ReadonlyArray<string>]>): RangeList =>
+  Object.fromEntries(ranges.map(([name, cidrs]) => [name, cidrs.map((cidr) => ipaddr.parseCIDR(cidr))]))
 
 // IANA IPv4 special-purpose registry, plus multicast and the reserved block.
 // Order matters where ranges nest (0.0.0.0/32 before 0/8, broadcast before 240/4).
-const IPV4_RANGES: ReadonlyArray<Range> = [
-  range("0.0.0.0/32", "unspecified"),
-  range("0.0.0.0/8", "this-network"),
-  range("10.0.0.0/8", "private"),
-  range("100.64.0.0/10", "shared-address-space"),
-  range("127.0.0.0/8", "loopback"),
-  range("169.254.0.0/16", "link-local"),
-  range("172.16.0.0/12", "private"),
-  range("192.0.0.0/24", "ietf-protocol-assignment"),
-  range("192.0.2.0/24", "documentation"),
-  range("192.88.99.0/24", "deprecated-6to4-relay"),
-  range("192.168.0.0/16", "private"),
-  range("198.18.0.0/15", "benchmarking"),
-  range("198.51.100.0/24", "documentation"),
-  range("203.0.113.0/24", "documentation"),
-  range("224.0.0.0/4", "multicast"),
-  range("255.255.255.255/32", "broadcast"),
-  range("240.0.0.0/4", "reserved")
-]
+const IPV4_RANGES = rangeList([
+  ["unspecified", ["0.0.0.0/32"]],
+  ["this-network", ["0.0.0.0/8"]],
+  ["private", ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]],
+  ["shared-address-space", ["100.64.0.0/10"]],
+  ["loopback", ["127.0.0.0/8"]],
+  ["link-local", ["169.254.0.0/16"]],
+  ["ietf-protocol-assignment", ["192.0.0.0/24"]],
+  ["documentation", ["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24"]],
+  ["deprecated-6to4-relay", ["192.88.99.0/24"]],
+  ["benchmarking", ["198.18.0.0/15"]],
+  ["multicast", ["224.0.0.0/4"]],
+  ["broadcast", ["255.255.255.255/32"]],
+  ["reserved", ["240.0.0.0/4"]]
+])
 
-// IPv6 ranges that refuse outright. Forms embedding an IPv4 address are handled
-// before this list; everything outside 2000::/3 is refused after it.
-const IPV6_RANGES: ReadonlyArray<Range> = [
-  range("::/128", "unspecified"),
-  range("::1/128", "loopback"),
-  range("64:ff9b:1::/48", "nat64-local-use"),
-  range("100::/64", "discard-only"),
-  range("2001:2::/48", "benchmarking"),
-  range("2001:db8::/32", "documentation"),
-  range("2001::/23", "ietf-protocol-assignment"),
-  range("3fff::/20", "documentation"),
-  range("fc00::/7", "unique-local"),
-  range("fe80::/10", "link-local"),
-  range("fec0::/10", "site-local"),
-  range("ff00::/8", "multicast")
-]
+// IPv6, in order. The names in EMBEDDING are forms carrying an IPv4 address, classified by
+// it; "public" is 2000::/3 (global unicast); anything in no range is "reserved".
+const EMBEDDING = ["ipv4-mapped", "nat64", "ipv4-compatible", "6to4", "teredo"] as const
+const IPV6_RANGES = rangeList([
+  ["unspecified", ["::/128"]],
+  ["loopback", ["::1/128"]],
+  ["ipv4-mapped", ["::ffff:0:0/96"]],
+  ["nat64", ["64:ff9b::/96"]],
+  ["ipv4-compatible", ["::/96"]],
+  ["6to4", ["2002::/16"]],
+  ["teredo", ["2001::/32"]],
+  ["nat64-local-use", ["64:ff9b:1::/48"]],
+  ["discard-only", ["100::/64"]],
+  ["benchmarking", ["2001:2::/48"]],
+  ["documentation", ["2001:db8::/32", "3fff::/20"]],
+  ["ietf-protocol-assignment", ["2001::/23"]],
+  ["unique-local", ["fc00::/7"]],
+  ["link-local", ["fe80::/10"]],
+  ["site-local", ["fec0::/10"]],
+  ["multicast", ["ff00::/8"]],
+  ["public", ["2000::/3"]]
+])
 
-const IPV4_COMPATIBLE = range("::/96", "ipv4-compatible").cidr
-const NAT64_WELL_KNOWN = range("64:ff9b::/96", "reserved").cidr
-const SIX_TO_FOUR = range("2002::/16", "reserved").cidr
-const TEREDO = range("2001::/32", "reserved").cidr
-const GLOBAL_UNICAST = range("2000::/3", "reserved").cidr
-
-const classifyIPv4Bytes = (bytes: Uint8Array): AddressClass => {
-  for (const { cidr, reason } of IPV4_RANGES) {
-    if (prefixMatches(cidr.bytes, bytes, cidr.prefix)) return reason
-  }
-  return "public"
-}
+const classifyIPv4Bytes = (bytes: ArrayLike<number>): AddressClass =>
+  ipaddr.subnetMatch(new ipaddr.IPv4(Array.from(bytes)), IPV4_RANGES, "public") as AddressClass
 
 const classifyIPv6 = (address: IpAddress): AddressClass => {
+  const name = ipaddr.subnetMatch(toLib(address), IPV6_RANGES, "reserved") as AddressClass | (typeof EMBEDDING)[number]
   const bytes = address.bytes
-  // IPv4-mapped and NAT64 (64:ff9b::/96) reach exactly the embedded IPv4 host.
-  if (startsWith(bytes, MAPPED_PREFIX) || cidrContains(NAT64_WELL_KNOWN, address)) {
-    return classifyIPv4Bytes(bytes.slice(12, 16))
+  switch (name) {
+    // IPv4-mapped and NAT64 (64:ff9b::/96) reach exactly the embedded IPv4 host.
+    case "ipv4-mapped":
+    case "nat64":
+      return classifyIPv4Bytes(bytes.subarray(12, 16))
+    // Deprecated IPv4-compatible form: never routed, so refused whatever it embeds,
+    // but a private embedded address is reported as what it is.
+    case "ipv4-compatible": {
+      const embedded = classifyIPv4Bytes(bytes.subarray(12, 16))
+      return embedded === "public" ? "ipv4-compatible" : embedded
+    }
+    // 6to4 carries an IPv4 address in bytes 2..5; Teredo carries the client's
+    // IPv4 address inverted in bytes 12..15. Refuse both when that address is not public.
+    case "6to4":
+      return classifyIPv4Bytes(bytes.subarray(2, 6))
+    case "teredo":
+      return classifyIPv4Bytes(bytes.subarray(12, 16).map((b) => b ^ 0xff))
+    default:
+      return name
   }
-  for (const { cidr, reason } of IPV6_RANGES.slice(0, 2)) {
-    if (cidrContains(cidr, address)) return reason
-  }
-  // Deprecated IPv4-compatible form: never routed, so refused whatever it embeds,
-  // but a private embedded address is reported as what it is.
-  if (cidrContains(IPV4_COMPATIBLE, address)) {
-    const embedded = classifyIPv4Bytes(bytes.slice(12, 16))
-    return embedded === "public" ? "ipv4-compatible" : embedded
-  }
-  // 6to4 carries an IPv4 address in bytes 2..5; Teredo carries the client's
-  // IPv4 address inverted in bytes 12..15. Refuse both when that address is not public.
-  if (cidrContains(SIX_TO_FOUR, address)) return classifyIPv4Bytes(bytes.slice(2, 6))
-  if (cidrContains(TEREDO, address)) return classifyIPv4Bytes(bytes.slice(12, 16).map((b) => b ^ 0xff))
-  for (const { cidr, reason } of IPV6_RANGES) {
-    if (cidrContains(cidr, address)) return reason
-  }
-  return cidrContains(GLOBAL_UNICAST, address) ? "public" : "reserved"
 }
 
 /** "public" for an address anyone may call, otherwise why not. Unparsable text is "invalid". */

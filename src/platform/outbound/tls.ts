@@ -3,9 +3,10 @@
  * is not verified here: the caller compares its fingerprint with the pinned one,
  * which is a stronger check than trusting a CA for a customer's endpoint.
  */
-import { createHash } from "node:crypto"
+
 import * as tls from "node:tls"
 import { Effect } from "effect"
+import { sha256Tagged } from "../digest.js"
 import { OutboundError, outboundError } from "./errors.js"
 import { defaultOutboundPolicy, type OutboundPolicy } from "./policy.js"
 import { type LookupFunction, resolveTarget, systemLookup } from "./target.js"
@@ -22,7 +23,7 @@ export const DEFAULT_TLS_TIMEOUT_MS = 5_000
 
 /** `sha256:` + lowercase hex of the DER bytes of a certificate. */
 export const certificateFingerprint = (der: Uint8Array): string =>
-  `sha256:${createHash("sha256").update(der).digest("hex")}`
+  sha256Tagged(der)
 
 /** `sha256:ab01...` → `AB:01:...`, the form of `X509Certificate.fingerprint256` and browsers. */
 export const fingerprintToColonHex = (fingerprint: string): string => {

@@ -1,5 +1,6 @@
 /** The file type by its leading bytes only (spec "POST /sanitize/file"), never the declared type or name. */
-export type FileType = "jpeg" | "png" | "gif" | "bmp" | "tiff" | "pdf" | "dicom"
+export const FILE_TYPES = ["jpeg", "png", "gif", "bmp", "tiff", "pdf", "dicom"] as const
+export type FileType = (typeof FILE_TYPES)[number]
 
 const startsWith = (bytes: Uint8Array, prefix: ReadonlyArray<number>, at = 0) =>
   bytes.length >= at + prefix.length && prefix.every((byte, i) => bytes[at + i] === byte)

@@ -10,44 +10,16 @@ import type * as Multipart from "effect/http/Multipart"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Stream from "effect/Stream"
 import { GatewayApi } from "../../../protocol/api.js"
-import { BadRequest, NotFound, Unprocessable } from "../../../protocol/errors.js"
-import { UnsupportedMediaType } from "../../../protocol/sanitize-files.js"
+import { InvalidInput } from "../../../protocol/errors.js"
+import { InvalidMultipart } from "../../../protocol/sanitize-files.js"
 import { requireScope } from "../../access/guards.js"
-import { requestIdOf } from "../../gateway/request.js"
-import { answer, toWire } from "../../platform/wire-errors.js"
+import { addResponseHeaders, requestIdOf } from "../../gateway/request.js"
+import { refusals } from "../../platform/wire-errors.js"
 import { SANITIZE_MODES as MODES, SANITIZE_POLICIES as POLICIES, type SanitizeMode, type SanitizePolicy } from "../text.js"
-import { InvalidField, MissingFile, SanitizeFilesError } from "./reasons.js"
+import { missingFile, refuse } from "./reasons.js"
 import { SanitizeFiles, type Upload } from "./service.js"
 
 const MAX_FILENAME = 255
-
-const downloadErrors = answer({ TokenNotFound: NotFound })
-
-/**
- * The upload's refusals: 415 has no shared wire class, and a busy answer carries Retry-After;
- * the rest are 422 (spec: empty, corrupt, missing dependency; and our too-slow OCR).
- */
-const refused = <A, R>(effect: Effect.Effect<A, SanitizeFilesError, R>) =>
-  Effect.catch(effect, (error) =>
-    Effect.gen(function* () {
-      const reason = error.reason
-      switch (reason._tag) {
-        case "UnsupportedFileType":
-          return yield* Effect.fail(new UnsupportedMediaType({ code: reason.code, message: reason.message, details: reason.details }))
-        case "ServerBusy": {
-          const request = yield* HttpServerRequest
-          return HttpServerResponse.jsonUnsafe(
-            { code: reason.code, message: reason.message, details: reason.details, request_id: requestIdOf(request) },
-            { status: 503, headers: { "retry-after": String(reason.retry_after_seconds) } }
-          )
-        }
-        case "TokenNotFound":
-          return yield* Effect.die(error)
-        default:
-          return yield* Effect.fail(toWire(Unprocessable, reason) as Unprocessable)
-      }
-    })
-  )
 
 interface Form {
   file?: { name: string; chunks: Uint8Array[]; size: number }
@@ -87,11 +59,11 @@ const joined = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => 
   return out
 }
 
-const invalid = (path: string, problem: string) => Effect.fail(new SanitizeFilesError({ reason: new InvalidField({ path, problem }) }))
+const invalid = (path: string, problem: string) => refuse(InvalidInput.one(path, problem))
 
 const toUpload = (form: Form) =>
   Effect.gen(function* () {
-    if (form.file === undefined) return yield* Effect.fail(new SanitizeFilesError({ reason: new MissingFile() }))
+    if (form.file === undefined) return yield* refuse(missingFile())
     const policy = form.fields.get("policy") || "default"
     if (!POLICIES.includes(policy as SanitizePolicy)) return yield* invalid("policy", `must be one of ${POLICIES.join(", ")}`)
     const mode = form.fields.get("mode") || "redact"
@@ -111,8 +83,7 @@ const toUpload = (form: Form) =>
     } satisfies Upload
   })
 
-const badMultipart = (error: Multipart.MultipartError) =>
-  new BadRequest({ code: "INVALID_MULTIPART", message: `the multipart body cannot be read (${error.reason._tag})`, details: { reason: error.reason._tag } })
+const badMultipart = (error: Multipart.MultipartError) => InvalidMultipart.of(error.reason._tag)
 
 export const SanitizeFilesHttp = HttpApiBuilder.group(GatewayApi, "sanitizeFiles", (handlers) =>
   Effect.gen(function* () {
@@ -120,9 +91,26 @@ export const SanitizeFilesHttp = HttpApiBuilder.group(GatewayApi, "sanitizeFiles
     return handlers.handle("sanitizeFile", ({ payload }) =>
       Effect.gen(function* () {
         const principal = yield* requireScope("sanitize:write")
-        const requestId = requestIdOf(yield* HttpServerRequest)
+        const request = yield* HttpServerRequest
+        const requestId = requestIdOf(request)
         const form = yield* Effect.mapError(readForm(payload), badMultipart)
-        return yield* refused(Effect.flatMap(toUpload(form), (upload) => files.sanitize(principal, upload, { requestId })))
+        return yield* Effect.flatMap(toUpload(form), (upload) => files.sanitize(principal, upload, { requestId })).pipe(
+          refusals(
+            "SanitizeFilesError",
+            "InvalidInput",
+            "EmptyFile",
+            "UnsupportedFileType",
+            "CorruptFile",
+            "MissingDependency",
+            "OcrTooSlow",
+            "FileTooComplex",
+            "ServerBusy"
+          ),
+          // A busy answer says when to come back.
+          Effect.tapError((error) =>
+            error._tag === "ServerBusy" ? Effect.sync(() => addResponseHeaders(request, { "retry-after": String(error.retryAfterSeconds) })) : Effect.void
+          )
+        )
       })
     )
   })
@@ -132,7 +120,7 @@ export const SanitizeFilesPublicHttp = HttpApiBuilder.group(GatewayApi, "sanitiz
   Effect.gen(function* () {
     const files = yield* SanitizeFiles
     return handlers.handle("downloadSanitizedFile", ({ params }) =>
-      Effect.map(downloadErrors(files.download(params.token)), (file) =>
+      Effect.map(files.download(params.token).pipe(refusals("SanitizeFilesError", "TokenNotFound")), (file) =>
         HttpServerResponse.uint8Array(file.bytes, {
           contentType: file.contentType,
           headers: { "content-disposition": `attachment; filename="${file.filename}"`, "cache-control": "no-store", "x-content-type-options": "nosniff" }

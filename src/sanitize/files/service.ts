@@ -6,6 +6,7 @@
  * size, hashes, counts), never content. A sweeper deletes files nobody fetched.
  */
 import { createHash, hkdfSync, randomBytes } from "node:crypto"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -28,7 +29,23 @@ import { type DicomTagAction, sanitizeFile } from "./engine.js"
 import { CorruptFile } from "./errors.js"
 import type { PixelRedaction } from "./image.js"
 import { makeOcrPool } from "./ocr.js"
-import { CorruptFileReason, DecodeBusy, EmptyFile, FileTooComplex, LimitExceeded, MissingDependency, OcrBusy, OcrTimeout, OcrTooSlow, OcrUnavailable, refuse, ServerBusy, TokenNotFound, UnsupportedFileType } from "./reasons.js"
+import {
+  CorruptFileReason,
+  DecodeBusy,
+  EmptyFile,
+  FileTooComplex,
+  LimitExceeded,
+  MissingDependency,
+  OcrBusy,
+  OcrTimeout,
+  OcrTooSlow,
+  OcrUnavailable,
+  refuse,
+  type SanitizeFilesError,
+  ServerBusy,
+  TokenNotFound,
+  UnsupportedFileType
+} from "./reasons.js"
 import { makeSanitizedFileStore } from "./store.js"
 
 export interface Upload {
@@ -64,6 +81,17 @@ export interface Download {
   readonly filename: string
 }
 
+export interface SanitizeFilesService {
+  /** Cleans the upload by its type's pipeline, keeps the cleaned file for one download, and records that it ran. */
+  readonly sanitize: (principal: Principal, upload: Upload, context: { readonly requestId: string }) => Effect.Effect<FileReport, SanitizeFilesError>
+  /** Spends a download token: the cleaned file, once. */
+  readonly download: (token: string) => Effect.Effect<Download, SanitizeFilesError>
+  /** Deletes the files nobody downloaded in time; answers how many. */
+  readonly sweep: Effect.Effect<number>
+  /** Images waiting for or in OCR. */
+  readonly pendingOcr: () => number
+}
+
 const sha256 = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
 const EMPTY_HASH = sha256(new Uint8Array(0))
 /** Model calls of the AI pass per file (one per image, page or scanned page). */
@@ -95,7 +123,7 @@ export const makeSanitizeFiles = Effect.gen(function* () {
    */
   const aiReview = (orgUuid: string, model: string) =>
     Effect.gen(function* () {
-      const disabled = (yield* Effect.orDie(preferences.get(orgUuid))).disabled.sanitize ?? []
+      const disabled = (yield* preferences.get(orgUuid)).disabled.sanitize ?? []
       if (disabled.includes(model)) return { review: undefined, skipped: "disabled" }
       if (!(yield* calls.isKnown(orgUuid, model))) return { review: undefined, skipped: "unknown model" }
       const stats = { calls: 0, failed: 0 }
@@ -125,103 +153,96 @@ export const makeSanitizeFiles = Effect.gen(function* () {
       catch: (cause) => cause
     }).pipe(
       Effect.catch((cause) => {
-        if (cause instanceof CorruptFile) return refuse(new CorruptFileReason({ file_type: type }))
-        if (cause instanceof OcrBusy || cause instanceof DecodeBusy) return refuse(new ServerBusy({ retry_after_seconds: RETRY_AFTER_SECONDS }))
-        if (cause instanceof OcrTimeout) return refuse(new OcrTooSlow({ timeout_ms: cause.timeoutMs }))
-        if (cause instanceof LimitExceeded) return refuse(new FileTooComplex({ limit: cause.limit, maximum: cause.maximum }))
-        if (cause instanceof OcrUnavailable) return refuse(new MissingDependency({ file_type: type }))
+        if (cause instanceof CorruptFile) return refuse(CorruptFileReason.of(type))
+        if (cause instanceof OcrBusy || cause instanceof DecodeBusy) return refuse(ServerBusy.of(RETRY_AFTER_SECONDS))
+        if (cause instanceof OcrTimeout) return refuse(OcrTooSlow.of(cause.timeoutMs))
+        if (cause instanceof LimitExceeded) return refuse(FileTooComplex.of(cause.limit, cause.maximum))
+        if (cause instanceof OcrUnavailable) return refuse(MissingDependency.of(type))
         return Effect.die(cause)
       })
     )
 
   /** Keeps the cleaned bytes for one download; answers the token. */
-  const keep = (principal: Principal, type: FileType, filename: string, bytes: Uint8Array) =>
-    Effect.gen(function* () {
-      const token = `sft_${randomBytes(32).toString("base64url")}`
-      const tokenDigest = digestOf(token)
-      yield* Effect.orDie(
-        store.insert({
-          tokenDigest,
-          orgUuid: principal.orgUuid,
-          fileType: type,
-          originalFilename: filename,
-          sealedContent: secrets.envelope.seal(bytes, `sanitized_file:${tokenDigest}`),
-          expiresAt: new Date(Date.now() + config.sanitizeFileTtlMs)
-        })
-      )
-      return token
+  const keep = Effect.fnUntraced(function* (principal: Principal, type: FileType, filename: string, bytes: Uint8Array) {
+    const token = `sft_${randomBytes(32).toString("base64url")}`
+    const tokenDigest = digestOf(token)
+    const now = yield* Clock.currentTimeMillis
+    yield* store.insert({
+      tokenDigest,
+      orgUuid: principal.orgUuid,
+      fileType: type,
+      originalFilename: filename,
+      sealedContent: secrets.envelope.seal(bytes, `sanitized_file:${tokenDigest}`),
+      expiresAt: new Date(now + config.sanitizeFileTtlMs).toISOString()
     })
+    return token
+  })
 
-  const sanitize = (principal: Principal, upload: Upload, context: { readonly requestId: string }) =>
-    Effect.gen(function* () {
-      if (upload.bytes.byteLength === 0) return yield* refuse(new EmptyFile())
-      const type = detectFileType(upload.bytes)
-      if (type === undefined) return yield* refuse(new UnsupportedFileType())
-      const ai = upload.aiModel ? yield* aiReview(principal.orgUuid, upload.aiModel) : undefined
-      const result = yield* run(upload, type, ai?.review)
-      const token = result.bytes === null ? null : yield* keep(principal, type, upload.filename, result.bytes)
-      const report: FileReport = {
+  const sanitize = Effect.fn("SanitizeFiles.sanitize")(function* (principal: Principal, upload: Upload, context: { readonly requestId: string }) {
+    if (upload.bytes.byteLength === 0) return yield* refuse(new EmptyFile({}))
+    const type = detectFileType(upload.bytes)
+    if (type === undefined) return yield* refuse(new UnsupportedFileType({}))
+    const ai = upload.aiModel ? yield* aiReview(principal.orgUuid, upload.aiModel) : undefined
+    const result = yield* run(upload, type, ai?.review)
+    const token = result.bytes === null ? null : yield* keep(principal, type, upload.filename, result.bytes)
+    const report: FileReport = {
+      file_type: type,
+      original_filename: upload.filename,
+      findings: result.findings,
+      blocked: result.blocked,
+      mode: upload.mode,
+      policy: upload.policy,
+      input_hash: sha256(upload.bytes),
+      // Block and flag hand nothing back: the hash of no output, or of the unchanged input.
+      output_hash: result.bytes !== null ? sha256(result.bytes) : upload.mode === "flag" ? sha256(upload.bytes) : EMPTY_HASH,
+      download_token: token,
+      download_url: token === null ? null : `${config.baseUrl}/api/v1/sanitize/file/${token}/download`,
+      tokenized_text: result.tokenized_text,
+      token_mapping: result.token_mapping,
+      dicom_tag_actions: result.dicom_tag_actions,
+      pixel_redactions: result.pixel_redactions
+    }
+    yield* store.audit({
+      orgUuid: principal.orgUuid,
+      actor: auditActor(principal),
+      event: "sanitize.file",
+      target: null,
+      requestId: context.requestId,
+      details: {
         file_type: type,
-        original_filename: upload.filename,
-        findings: result.findings,
-        blocked: result.blocked,
-        mode: upload.mode,
+        size_bytes: upload.bytes.byteLength,
         policy: upload.policy,
-        input_hash: sha256(upload.bytes),
-        // Block and flag hand nothing back: the hash of no output, or of the unchanged input.
-        output_hash: result.bytes !== null ? sha256(result.bytes) : upload.mode === "flag" ? sha256(upload.bytes) : EMPTY_HASH,
-        download_token: token,
-        download_url: token === null ? null : `${config.baseUrl}/api/v1/sanitize/file/${token}/download`,
-        tokenized_text: result.tokenized_text,
-        token_mapping: result.token_mapping,
-        dicom_tag_actions: result.dicom_tag_actions,
-        pixel_redactions: result.pixel_redactions
+        mode: upload.mode,
+        blocked: result.blocked,
+        input_hash: report.input_hash,
+        output_hash: report.output_hash,
+        finding_count: result.findings.reduce((sum, finding) => sum + finding.count, 0),
+        entity_types: result.findings.map((finding) => finding.entity_type),
+        pixel_redaction_count: result.pixel_redactions.length,
+        dicom_tag_action_count: result.dicom_tag_actions.length,
+        ai_model: upload.aiModel,
+        ai_findings: result.findings.filter((finding) => finding.source === "ai").length,
+        ai_skipped: ai?.skipped ?? null,
+        ai_failed_calls: ai?.stats?.failed ?? 0
       }
-      yield* Effect.orDie(
-        store.audit({
-          orgUuid: principal.orgUuid,
-          actor: auditActor(principal),
-          event: "sanitize.file",
-          target: null,
-          requestId: context.requestId,
-          details: {
-            file_type: type,
-            size_bytes: upload.bytes.byteLength,
-            policy: upload.policy,
-            mode: upload.mode,
-            blocked: result.blocked,
-            input_hash: report.input_hash,
-            output_hash: report.output_hash,
-            finding_count: result.findings.reduce((sum, finding) => sum + finding.count, 0),
-            entity_types: result.findings.map((finding) => finding.entity_type),
-            pixel_redaction_count: result.pixel_redactions.length,
-            dicom_tag_action_count: result.dicom_tag_actions.length,
-            ai_model: upload.aiModel,
-            ai_findings: result.findings.filter((finding) => finding.source === "ai").length,
-            ai_skipped: ai?.skipped ?? null,
-            ai_failed_calls: ai?.stats?.failed ?? 0
-          }
-        })
-      )
-      return report
     })
+    return report
+  })
 
-  const download = (token: string) =>
-    Effect.gen(function* () {
-      // Anything that is not one of our tokens cannot match a digest; skip the query.
-      if (!/^sft_[A-Za-z0-9_-]{43}$/.test(token)) return yield* refuse(new TokenNotFound())
-      const tokenDigest = digestOf(token)
-      const row = yield* Effect.orDie(store.consume(tokenDigest))
-      if (row === undefined) return yield* refuse(new TokenNotFound())
-      const type = row.file_type as FileType
-      const bytes = secrets.envelope.open(row.sealed_content, `sanitized_file:${tokenDigest}`)
-      return { bytes, contentType: contentTypeOf[type], filename: downloadName(row.original_filename, type) } satisfies Download
-    })
+  const download = Effect.fn("SanitizeFiles.download")(function* (token: string) {
+    // Anything that is not one of our tokens cannot match a digest; skip the query.
+    if (!/^sft_[A-Za-z0-9_-]{43}$/.test(token)) return yield* refuse(new TokenNotFound({}))
+    const tokenDigest = digestOf(token)
+    const row = yield* store.consume(tokenDigest)
+    if (row === undefined) return yield* refuse(new TokenNotFound({}))
+    const bytes = secrets.envelope.open(row.sealed_content, `sanitized_file:${tokenDigest}`)
+    return { bytes, contentType: contentTypeOf[row.file_type], filename: downloadName(row.original_filename, row.file_type) } satisfies Download
+  })
 
-  return { sanitize, download, sweep: store.sweep, pendingOcr: pool.pending }
+  return SanitizeFiles.of({ sanitize, download, sweep: store.sweep, pendingOcr: pool.pending })
 })
 
-export class SanitizeFiles extends Context.Service<SanitizeFiles, Effect.Success<typeof makeSanitizeFiles>>()("gateway/SanitizeFiles") {
+export class SanitizeFiles extends Context.Service<SanitizeFiles, SanitizeFilesService>()("gateway/SanitizeFiles") {
   /** The service, plus the sweeper that deletes cleaned files nobody downloaded within the hour. */
   static readonly layer = Layer.effect(SanitizeFiles)(
     Effect.gen(function* () {

@@ -39,6 +39,7 @@ import commitGuard from "./0032_commit_guard.js"
 import actionsListIndexes from "./0033_actions_list_indexes.js"
 import eventsWanted from "./0034_events_wanted.js"
 import newIdFunction from "./0035_new_id.js"
+import orgSnapshotVersions from "./0036_org_snapshot_versions.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -74,5 +75,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0032_commit_guard": commitGuard,
   "0033_actions_list_indexes": actionsListIndexes,
   "0034_events_wanted": eventsWanted,
-  "0035_new_id": newIdFunction
+  "0035_new_id": newIdFunction,
+  "0036_org_snapshot_versions": orgSnapshotVersions
 }
