@@ -29,10 +29,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Rpc from "effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
 import { SqlClient } from "effect/sql"
+import { record } from "../src/platform/metrics.js"
 import { Fanout } from "../src/platform/redis/index.js"
 import { EvaluableRow, toEvaluable } from "../src/policies/evaluable.js"
 import { OrgPolicies, type OrgPolicySnapshot } from "../src/policies/ports.js"
@@ -49,6 +51,13 @@ export const ORG_SNAPSHOT_TOPIC = "org-snapshot"
  * an organization dropped costs one actor round trip on its next authorize.
  */
 const CACHE_CAPACITY = 10_000
+
+/** Lookups of the compiled snapshot cache, and those that had to ask the actor (hits are the difference). */
+const snapshotLookups = Metric.counter("org_snapshot_cache_lookups_total", { description: "Lookups of organizations' compiled snapshots", incremental: true })
+const snapshotMisses = Metric.counter("org_snapshot_cache_misses_total", {
+  description: "Snapshot lookups that asked the organization's actor (absent, expired or invalidated)",
+  incremental: true
+})
 
 /** How long a process may answer from its copy without hearing of a change (a missed announcement). */
 const DEFAULT_MAX_STALENESS_MS = 30_000
@@ -168,7 +177,7 @@ export class OrgSnapshots extends Context.Service<
       // Cluster failures (mailbox full, runner gone) are defects: a 500 with a request_id.
       const fetch = (orgUuid: string) => client(orgUuid).Snapshot().pipe(Effect.orDie)
 
-      const cache = yield* Cache.makeWith((orgUuid: string) => Effect.map(fetch(orgUuid), compileSnapshot), {
+      const cache = yield* Cache.makeWith((orgUuid: string) => Effect.map(Effect.andThen(Effect.sync(() => record(snapshotMisses, 1)), fetch(orgUuid)), compileSnapshot), {
         capacity: CACHE_CAPACITY,
         // A failed fetch is not kept: the next call asks again.
         timeToLive: (exit) => (Exit.isSuccess(exit) ? maxStaleness : Duration.zero)
@@ -194,7 +203,10 @@ export class OrgSnapshots extends Context.Service<
       )
 
       return OrgSnapshots.of({
-        get: (orgUuid) => Cache.get(cache, orgUuid),
+        get: (orgUuid) => {
+          record(snapshotLookups, 1)
+          return Cache.get(cache, orgUuid)
+        },
         fetch,
         changed: (orgUuid) =>
           client(orgUuid)

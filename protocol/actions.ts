@@ -10,16 +10,9 @@ import * as Schema from "effect/Schema"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
 import { accessRefusal, Forbidden, InvalidInput, refusal } from "./errors.js"
+import { ActionStatuses } from "./lists.js"
 
-export const ActionStatuses = [
-  "authorized",
-  "pending_approval",
-  "denied_by_policy",
-  "approved",
-  "denied_by_human",
-  "notarized",
-  "failed"
-] as const
+export { ActionStatuses }
 export type ActionStatus = (typeof ActionStatuses)[number]
 
 const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))

@@ -8,6 +8,7 @@ import * as Schema from "effect/Schema"
 import { Authenticated, PublicRoute } from "./auth.js"
 import { Ed25519Signature, Sha256Hash, Timestamp } from "./common.js"
 import { BadRequest, Forbidden, InvalidInput, PayloadTooLarge, refusal } from "./errors.js"
+import { PolicyDecisions } from "./lists.js"
 
 const Text = Schema.String
 const OptionalText = Schema.NullOr(Schema.String)
@@ -29,7 +30,7 @@ export const ExplainedAction = Schema.Struct({
 })
 export type ExplainedAction = typeof ExplainedAction.Type
 
-export const PolicyChainDecision = Schema.Literals(["allow", "require_approval", "deny"])
+export const PolicyChainDecision = Schema.Literals(PolicyDecisions)
 
 export const PolicyChainEntry = Schema.Struct({
   order: Schema.Int,

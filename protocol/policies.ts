@@ -10,8 +10,9 @@ import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
 import { Forbidden, InvalidInput, type Issue, refusal } from "./errors.js"
+import { PolicyDecisions, PolicyModes, PolicyStatuses } from "./lists.js"
 
-const Decision = Schema.Literals(["allow", "require_approval", "deny"])
+const Decision = Schema.Literals(PolicyDecisions)
 
 export const PolicyScopeInput = Schema.Struct({
   agent_ids: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String).check(Schema.isMaxLength(1000)))),
@@ -92,8 +93,8 @@ export type PolicySummary = typeof PolicySummary.Type
 
 export const PolicyListQuery = {
   ...PageQuery,
-  mode: Schema.optionalKey(Schema.Literals(["rules", "ai", "consensus", "content_scan"])),
-  status: Schema.optionalKey(Schema.Literals(["draft", "active", "inactive"]))
+  mode: Schema.optionalKey(Schema.Literals(PolicyModes)),
+  status: Schema.optionalKey(Schema.Literals(PolicyStatuses))
 }
 
 export const DryRunRequest = Schema.Struct({

@@ -73,7 +73,6 @@ import { outputPoliciesLayer } from "./output-policies/service.js"
 import { type AppConfig, configLayer } from "./platform/config.js"
 import { databaseLayer } from "./platform/db/index.js"
 import { loggerLayer } from "./platform/log.js"
-import { Outbound } from "./platform/outbound/service.js"
 import { platformRedisLayer } from "./platform/redis/index.js"
 import { Secrets } from "./platform/secrets.js"
 import { PoliciesHttp } from "./policies/http.js"
@@ -103,8 +102,7 @@ export const servicesLayer = (config: AppConfig) => {
   const infrastructure = Layer.mergeAll(
     configLayer(config),
     databaseLayer({ url: config.databaseUrl, dataDir: config.dataDir, ci: config.ci, maxConnections: config.databaseMaxConnections }),
-    platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix, ci: config.ci }),
-    Outbound.layer.pipe(Layer.provide(configLayer(config)))
+    platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix, ci: config.ci })
   )
   return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer, Estate.layer, Sanitize.layer, SanitizeFiles.layer, Drift.layer, Compliance.layer, Dora.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer, Explanations.layer)),

@@ -21,7 +21,7 @@ describe("configuration", () => {
       })
     }
     expect(loadConfig({})).toMatchObject({ ci: false, outboundAllowHttp: false, features: { slackIntegration: true, outputFiltering: true } })
-    for (const name of ["CI", "OUTBOUND_ALLOW_HTTP", "ENABLE_OUTPUT_FILTERING"]) {
+    for (const name of ["CI", "OUTBOUND_ALLOW_HTTP", "ENABLE_OUTPUT_FILTERING", "ENABLE_DORA", "ENABLE_SOME_FUTURE_FLAG"]) {
       expect(() => loadConfig({ [name]: "maybe" })).toThrow(new RegExp(`${name} must be true or false`))
     }
   })

@@ -1,3 +1,4 @@
+import { loadConfig } from "../src/platform/config.js"
 import { BlockList, isIP } from "node:net"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -10,7 +11,7 @@ import {
   formatIp,
   NEVER_ALLOWED,
   OutboundError,
-  outboundPolicyFromEnv,
+  outboundPolicyOfConfig,
   PUBLIC_HTTPS_ONLY,
   parseCidr,
   parseIp
@@ -354,23 +355,23 @@ describe("classifyAddress", () => {
   })
 })
 
-describe("outboundPolicyFromEnv", () => {
-  it("reads the allow-list and the http switch", () => {
-    const policy = outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8, ::1 ,10.1.0.0/16,", OUTBOUND_ALLOW_HTTP: "true" })
+describe("outboundPolicyOfConfig", () => {
+  it("reads the allow-list and the http switch as the configuration gives them", () => {
+    const policy = outboundPolicyOfConfig(loadConfig({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8, ::1 ,10.1.0.0/16,", OUTBOUND_ALLOW_HTTP: "true" }))
     expect(policy.allowPrivate.map(formatCidr)).toEqual(["127.0.0.0/8", "::1/128", "10.1.0.0/16"])
     expect(policy.allowHttp).toBe(true)
-    expect(outboundPolicyFromEnv({})).toEqual({ allowPrivate: [], allowHttp: false })
-    expect(outboundPolicyFromEnv({ OUTBOUND_ALLOW_HTTP: "FALSE" }).allowHttp).toBe(false)
+    expect(outboundPolicyOfConfig(loadConfig({}))).toEqual({ allowPrivate: [], allowHttp: false })
+    expect(outboundPolicyOfConfig(loadConfig({ OUTBOUND_ALLOW_HTTP: "FALSE" })).allowHttp).toBe(false)
   })
 
-  it("stops on a malformed setting instead of guessing", () => {
-    expect(() => outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: "10.0.0.0/8,localhost" })).toThrow(/localhost/)
-    expect(() => outboundPolicyFromEnv({ OUTBOUND_ALLOW_HTTP: "sure" })).toThrow(/OUTBOUND_ALLOW_HTTP/)
+  it("stops the start on a malformed setting instead of guessing", () => {
+    expect(() => loadConfig({ OUTBOUND_ALLOW_PRIVATE: "10.0.0.0/8,localhost" })).toThrow(/localhost/)
+    expect(() => loadConfig({ OUTBOUND_ALLOW_HTTP: "sure" })).toThrow(/OUTBOUND_ALLOW_HTTP/)
   })
 })
 
 describe("checkUrl", () => {
-  const loopbackHttp = outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", OUTBOUND_ALLOW_HTTP: "true" })
+  const loopbackHttp = outboundPolicyOfConfig({ outboundAllowPrivate: "127.0.0.0/8", outboundAllowHttp: true })
 
   it("accepts public https and keeps the host name for TLS", () => {
     const checked = checkUrl("https://Example.COM./hook?x=1#frag", PUBLIC_HTTPS_ONLY)
@@ -413,9 +414,9 @@ describe("checkUrl", () => {
   })
 
   it("opens allow-listed ranges, but never unspecified, multicast or broadcast", () => {
-    const everything = outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: "0.0.0.0/0,::/0" })
+    const everything = outboundPolicyOfConfig({ outboundAllowPrivate: "0.0.0.0/0,::/0", outboundAllowHttp: false })
     expect(checkUrl("https://10.1.2.3/", everything).literal).toBeDefined()
-    expect(checkUrl("https://[::ffff:10.1.2.3]/", outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: "10.0.0.0/8" })).literal).toBeDefined()
+    expect(checkUrl("https://[::ffff:10.1.2.3]/", outboundPolicyOfConfig({ outboundAllowPrivate: "10.0.0.0/8", outboundAllowHttp: false })).literal).toBeDefined()
     for (const url of ["https://0.0.0.0/", "https://[::]/", "https://224.0.0.1/", "https://255.255.255.255/", "https://[ff02::1]/", "https://0.1.2.3/"]) {
       const error = expectOutboundError(() => checkUrl(url, everything), "address_not_allowed")
       expect(error.message).toMatch(/can never be called/)
@@ -424,7 +425,7 @@ describe("checkUrl", () => {
 
   it("allows plain http only to allow-listed ranges with the http switch on", () => {
     expect(checkUrl("http://127.0.0.1:8080/", loopbackHttp).port).toBe(8080)
-    const noHttp = outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8" })
+    const noHttp = outboundPolicyOfConfig({ outboundAllowPrivate: "127.0.0.0/8", outboundAllowHttp: false })
     expectOutboundError(() => checkUrl("http://127.0.0.1/", noHttp), "scheme_not_allowed")
     expectOutboundError(() => checkUrl("http://8.8.8.8/", loopbackHttp), "scheme_not_allowed")
     expectOutboundError(() => checkUrl("http://2130706433/", PUBLIC_HTTPS_ONLY), "scheme_not_allowed")
@@ -447,7 +448,7 @@ describe("checkUrl", () => {
     const allowed = fc.constantFrom("10.0.0.0/8", "127.0.0.0/8", "fc00::/7", "169.254.0.0/16")
     fc.assert(
       fc.property(allowed, v4Bytes, v6Bytes, fc.boolean(), (range, b4, b6, useV4) => {
-        const policy = outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: range })
+        const policy = outboundPolicyOfConfig({ outboundAllowPrivate: range, outboundAllowHttp: false })
         const address = useV4 ? { family: 4, bytes: b4 } as const : { family: 6, bytes: b6 } as const
         const text = address.family === 4 ? formatIp(address) : `[${formatIp(address)}]`
         const addressClass = classifyAddress(address)

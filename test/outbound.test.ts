@@ -15,7 +15,7 @@ import {
   OutboundError,
   type OutboundPolicy,
   outbound,
-  outboundPolicyFromEnv,
+  outboundPolicyOfConfig,
   outboundRequest,
   PUBLIC_HTTPS_ONLY,
   responseText,
@@ -23,11 +23,8 @@ import {
 } from "../src/platform/outbound/index.js"
 import { closeIdlePools, openPools } from "../src/platform/outbound/pool.js"
 
-const loopbackHttp: OutboundPolicy = outboundPolicyFromEnv({
-  OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8",
-  OUTBOUND_ALLOW_HTTP: "true"
-})
-const loopbackHttpsOnly: OutboundPolicy = outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8" })
+const loopbackHttp: OutboundPolicy = outboundPolicyOfConfig({ outboundAllowPrivate: "127.0.0.0/8", outboundAllowHttp: true })
+const loopbackHttpsOnly: OutboundPolicy = outboundPolicyOfConfig({ outboundAllowPrivate: "127.0.0.0/8", outboundAllowHttp: false })
 
 /** A resolver that answers from a table and records every question. */
 const fakeDns = (table: Record<string, ReadonlyArray<string>>) => {
@@ -179,13 +176,13 @@ describe("outboundRequest refuses internal targets", () => {
     expect(error.kind).toBe("dns_failed")
     expect(error.message).toContain("ENOTFOUND")
     const empty = fakeDns({ "empty.example": [] })
-    expect((await failure(outboundRequest("https://empty.example/", { lookup: empty.lookup }))).kind).toBe("dns_failed")
+    expect((await failure(outboundRequest("https://empty.example/", { policy: PUBLIC_HTTPS_ONLY, lookup: empty.lookup }))).kind).toBe("dns_failed")
   })
 
   it("gives up on a resolver that never answers at the total timeout", async () => {
     const started = Date.now()
     const error = await failure(
-      outboundRequest("https://slow-dns.example/", { lookup: () => new Promise(() => {}), timeoutMs: 200 })
+      outboundRequest("https://slow-dns.example/", { policy: PUBLIC_HTTPS_ONLY, lookup: () => new Promise(() => {}), timeoutMs: 200 })
     )
     expect(error.kind).toBe("timeout")
     expect(Date.now() - started).toBeLessThan(2_000)
@@ -267,7 +264,7 @@ describe("requests that are allowed", () => {
       v6.listen(0, "::1", () => resolve((v6.address() as net.AddressInfo).port))
     )
     try {
-      const policy = outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: "::1", OUTBOUND_ALLOW_HTTP: "true" })
+      const policy = outboundPolicyOfConfig({ outboundAllowPrivate: "::1", outboundAllowHttp: true })
       const response = await outboundRequest(`http://[::1]:${v6Port}/`, { policy })
       expect(responseText(response)).toBe(`v6 [::1]:${v6Port}`)
       const dns = fakeDns({ "six.example": ["::1"] })
@@ -558,7 +555,7 @@ describe("pooled connections (keepAlive)", () => {
     await close(pooled)
   })
 
-  const ask = async (url: string, options: Parameters<typeof outboundRequest>[1] = {}) => {
+  const ask = async (url: string, options: Partial<Parameters<typeof outboundRequest>[1]> = {}) => {
     const response = await outboundRequest(url, { policy: loopbackHttp, keepAlive: true, ...options })
     expect(response.status).toBe(200)
     return JSON.parse(responseText(response)) as { local: string; connection: number; host: string; url: string; body: string }

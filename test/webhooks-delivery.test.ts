@@ -20,6 +20,7 @@ import { Flags } from "../src/flags/service.js"
 import { configLayer, loadConfig } from "../src/platform/config.js"
 import { databaseLayer } from "../src/platform/db/index.js"
 import { newUuid } from "../src/platform/ids.js"
+import { metricsText } from "../src/platform/metrics.js"
 import { platformMemoryLayer } from "../src/platform/redis/index.js"
 import { Secrets } from "../src/platform/secrets.js"
 import { deliveryBody } from "../src/webhooks/schedule.js"
@@ -151,6 +152,9 @@ describe("webhook delivery", () => {
     expect(data[0]!.delivered_at).not.toBeNull()
     // Nothing is left to send.
     expect(await send()).toBe(0)
+    // The attempt and the round's outbox lag are on /metrics.
+    expect(metricsText()).toMatch(/^webhook_deliveries_total\{outcome="delivered"\} [1-9]/m)
+    expect(metricsText()).toMatch(/^webhook_outbox_lag_seconds_count [1-9]/m)
   })
 
   it("retries a 500 after the scheduled wait, with the same delivery id", async () => {
@@ -388,13 +392,20 @@ describe("events nobody wants", () => {
           const sql = yield* SqlClient.SqlClient
           const events = yield* Events
           const notifications = yield* pg.listen("gateway_events")
+          // How many wake-ups the commits so far sent: PostgreSQL delivers notifications in commit order, so a
+          // marker notified after them arrives after all of theirs.
+          const heardSoFar = Effect.gen(function* () {
+            const marker = `marker-${newUuid()}`
+            yield* sql`SELECT pg_notify('gateway_events', ${marker})`
+            let heard = 0
+            while ((yield* Queue.take(notifications)).payload !== marker) heard++
+            return heard
+          })
           yield* sql.withTransaction(events.record([{ orgUuid: org, type: "action.approved", data: { action_uuid: "unwanted" } }]))
-          yield* Effect.sleep("300 millis")
-          const afterUnwanted = (yield* Queue.clear(notifications)).length
+          const afterUnwanted = yield* heardSoFar
           yield* sql.withTransaction(events.record([{ orgUuid: org, type: "case.complete", data: { case_id: "wanted" } }]))
-          yield* Queue.take(notifications)
-          yield* Effect.sleep("100 millis")
-          return { afterUnwanted, afterWanted: 1 + (yield* Queue.clear(notifications)).length }
+          const afterWanted = yield* heardSoFar
+          return { afterUnwanted, afterWanted }
         })
       ).pipe(Effect.timeout("10 seconds"))
     )

@@ -11,6 +11,7 @@ import type { Principal } from "../../protocol/auth.js"
 import { stampEvents } from "../events/service.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
+import { record } from "../platform/metrics.js"
 import { EndpointGuard, PolicyDecisions } from "../policies/ports.js"
 import type { NewAction } from "./agent-messages.js"
 import { reviewUrl, vouchedAddresses } from "./approvals.js"
@@ -18,6 +19,7 @@ import { DEFAULT_AGENT_ID } from "./chain.js"
 import { type ActionsContext, sha256Text } from "./context.js"
 import { DuplicateRequest, EndpointNotWhitelisted, EndpointTlsMismatch, ParentNotFound, PolicyDenied, refuse } from "./errors.js"
 import { IDEMPOTENCY_RETENTION_MS, requestDigest, type StoredAnswer } from "./idempotency.js"
+import { authorizeDecisions } from "./metrics.js"
 
 // A stored answer that does not decode is a defect: only this module writes them.
 const decodeAnswer = (body: unknown) => Effect.orDie(Schema.decodeUnknownEffect(AuthorizeResponse)(body))
@@ -137,6 +139,7 @@ export const makeAuthorize = ({ config, secrets, store, commit, announceStatus, 
         }).filter(([, value]) => value !== undefined && value !== null)
         const status: "authorized" | "pending_approval" | "denied_by_policy" =
           verdict.decision === "deny" ? "denied_by_policy" : verdict.decision === "require_approval" || input.require_approval === true ? "pending_approval" : "authorized"
+        record(authorizeDecisions[status], 1)
 
         const pending = status === "pending_approval"
         const expiresAt = pending ? new Date(now + ttlMs) : null

@@ -14,7 +14,7 @@ import { Flags } from "../flags/service.js"
 import { Config } from "../platform/config.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { makeMailer } from "../platform/mail.js"
-import { outbound, outboundPolicyOfConfig } from "../platform/outbound/index.js"
+import { Outbound, outbound } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { type ChannelsError, refuse } from "./errors.js"
 import { type ApprovalRequest, approverEmail, maskUrl, noticeEmail, slackMessage, teamsMessage } from "./messages.js"
@@ -57,7 +57,7 @@ export class ApprovalChannels extends Context.Service<ApprovalChannels, Approval
       const { envelope } = yield* Secrets
       const grants = yield* ApprovalGrants
       const flags = yield* Flags
-      const policy = outboundPolicyOfConfig(config)
+      const policy = (yield* Outbound).policy
       const mailer = makeMailer(config.smtpUrl)
       const sender = config.smtpFrom || `approvals@${hostOf(config.baseUrl)}`
 

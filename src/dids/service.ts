@@ -12,7 +12,7 @@ import { type AgentCard, type AgentDidInfo, DID_CONTEXT, type DidDocument, ED255
 import { auditActor } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { agentDid, didWebDocumentUrl, ed25519Multibase, localAgentSlug, platformDid } from "../platform/did-web.js"
-import { outbound, outboundPolicyOfConfig, responseText } from "../platform/outbound/index.js"
+import { Outbound, outbound, responseText } from "../platform/outbound/index.js"
 import { ShortCache } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { AgentNotFound, DidNotResolved, type DidsError, refuse } from "./errors.js"
@@ -34,7 +34,7 @@ export const makeDids = Effect.gen(function* () {
   const { envelope } = yield* Secrets
   const cache = yield* ShortCache
   const baseUrl = config.baseUrl
-  const policy = outboundPolicyOfConfig(config)
+  const policy = (yield* Outbound).policy
   const ca = config.outboundCaFile === undefined ? undefined : readFileSync(config.outboundCaFile)
 
   const documentOf = (row: AgentKeyRow & { public_key_multibase: string }): DidDocument => {

@@ -6,7 +6,9 @@
  * A stored flag that matches neither 1 nor 2 is off. Pure: the service feeds it the cached flags.
  */
 import { createHash } from "node:crypto"
+import * as Result from "effect/Result"
 import type { DeploymentMode } from "../platform/config.js"
+import { parseBoolean } from "../platform/config.js"
 
 export interface StoredFlag {
   readonly key: string
@@ -42,16 +44,17 @@ export const environmentNames = (key: string): ReadonlyArray<string> => {
   return upper.startsWith("ENABLE_") ? [`ENABLE_${upper}`, upper] : [`ENABLE_${upper}`]
 }
 
-const TRUE = /^(1|true|yes|on)$/i
-const FALSE = /^(0|false|no|off)$/i
-
-/** The environment's word on an absent flag; unset or unreadable values fall back to the built-in default (off for others). */
+/**
+ * The environment's word on an absent flag, read as every yes/no setting is (`parseBoolean`;
+ * `loadConfig` refused unreadable `ENABLE_*` values at start); unset falls back to the built-in
+ * default (off for others).
+ */
 export const environmentValue = (key: string, environment: Readonly<Record<string, string | undefined>>): boolean => {
   for (const name of environmentNames(key)) {
     const value = environment[name]?.trim()
     if (value === undefined || value === "") continue
-    if (TRUE.test(value)) return true
-    if (FALSE.test(value)) return false
+    const parsed = parseBoolean(name, value)
+    if (Result.isSuccess(parsed)) return parsed.success
   }
   return BUILT_IN_DEFAULTS[key] ?? false
 }

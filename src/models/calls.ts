@@ -16,7 +16,7 @@ import { CUSTOM_PREFIX, findBuiltinModel, ModelVerdict } from "../../protocol/mo
 import type { ProviderSlug } from "../../protocol/provider-credentials.js"
 import { Config } from "../platform/config.js"
 import { lazyImport, loadOnce } from "../platform/lazy.js"
-import { outboundFetch, outboundPolicyOfConfig } from "../platform/outbound/index.js"
+import { Outbound, outboundFetch } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { storedFieldsProblem } from "../provider-credentials/fields.js"
 import { ProviderCredentials } from "../provider-credentials/service.js"
@@ -129,7 +129,7 @@ export const makeModelCalls = Effect.gen(function* () {
   const { envelope } = yield* Secrets
   const providers = yield* ProviderCredentials
   const customs = yield* makeCustomModelsStore
-  const policy = outboundPolicyOfConfig(config)
+  const policy = (yield* Outbound).policy
   const ca = config.outboundCaFile === undefined ? undefined : readFileSync(config.outboundCaFile)
   // Vendor hosts go through the outbound client like everything else (its timeout is the model call's own).
   const vendorFetch = outboundFetch({ policy, ca, timeoutMs: BUILTIN_TIMEOUT_MS, maxResponseBytes: MAX_MODEL_RESPONSE_BYTES, keepAlive: true })

@@ -13,7 +13,7 @@ import { auditActor, insertAudit } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { InvalidInput, type Issue } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
-import { outboundPolicyOfConfig } from "../platform/outbound/index.js"
+import { Outbound } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { ModelCalls } from "./calls.js"
 import { checkAuth, checkEndpoint, checkModelId, checkName, checkRequestSchema, checkResponseSchema, checkTimeout } from "./custom-fields.js"
@@ -62,7 +62,7 @@ export const makeCustomModels = Effect.gen(function* () {
   const config = yield* Config
   const { envelope } = yield* Secrets
   const sql = yield* SqlClient.SqlClient
-  const policy = outboundPolicyOfConfig(config)
+  const policy = (yield* Outbound).policy
 
   const seal = (orgUuid: string, id: string, auth: string | undefined) => {
     if (auth === undefined) return { sealed_auth: null, auth_key_id: null }

@@ -12,6 +12,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { parseCidrList } from "./outbound/policy.js"
+import { Outbound } from "./outbound/service.js"
 
 export type DeploymentMode = "selfhosted" | "cloud"
 
@@ -191,9 +192,15 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
   const result = Effect.runSync(Effect.result(appConfig.parse(ConfigProvider.fromEnvRecord(env))))
   if (Result.isFailure(result)) throw new Error(result.failure.cause.message)
   const flagEnvironment = Object.fromEntries(
-    Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith("ENABLE_") && entry[1] !== undefined)
+    Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith("ENABLE_") && entry[1] !== undefined && entry[1] !== "")
   )
+  // Every ENABLE_* is read as the one yes/no: an unreadable value stops the start, not a silent default.
+  for (const [name, value] of Object.entries(flagEnvironment)) {
+    const parsed = parseBoolean(name, value)
+    if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  }
   return { ...result.success, flagEnvironment }
 }
 
-export const configLayer = (config: AppConfig) => Layer.succeed(Config)(config)
+/** The configuration, and the outbound policy parsed from it once. */
+export const configLayer = (config: AppConfig) => Layer.merge(Layer.succeed(Config)(config), Layer.succeed(Outbound)(Outbound.ofConfig(config)))

@@ -3,37 +3,18 @@
  * into predicates (regexes compiled once, `in` lists turned into sets).
  */
 import type { RE2JS } from "re2js"
+import { ConditionFields, ConditionOperators } from "../../protocol/lists.js"
 import { compileSafeRegex } from "../scan/safe-regex.js"
 import { type Issue, isRecord, type ValidationFailure } from "../scan/types.js"
 
 export type { Issue }
 
-export const CONDITION_OPS = [
-  "eq",
-  "neq",
-  "ne",
-  "in",
-  "not_in",
-  "contains",
-  "regex",
-  "gt",
-  "lt",
-  "gte",
-  "lte"
-] as const
+/** The contract's operators, and `ne`, read as `neq`. */
+export const CONDITION_OPS = [...ConditionOperators, "ne"] as const
 export type ConditionOp = (typeof CONDITION_OPS)[number]
 
 /** Top-level fields of the evaluated action; `context.<key>` addresses the authorize `context` object. */
-export const CONDITION_FIELDS = [
-  "action_type",
-  "details",
-  "agent_id",
-  "agent_version",
-  "model_id",
-  "model_version",
-  "endpoint_url",
-  "instruction_hash"
-] as const
+export const CONDITION_FIELDS = ConditionFields
 export type ConditionField = (typeof CONDITION_FIELDS)[number]
 
 export const MAX_CONDITIONS = 100

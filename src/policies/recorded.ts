@@ -9,6 +9,8 @@
  * JSON.stringify over one object per policy cost far more than the decision itself (10 policies:
  * ~20-40 µs against ~1-3 µs); by hand, with each policy's quoted prefix cached, it is a few joins.
  */
+
+import { PolicyDecisions, PolicyModes } from "../../protocol/lists.js"
 import type { Judgement } from "./ai-judge.js"
 import type { PolicyStep } from "./evaluate.js"
 import type { EvaluablePolicy, PolicyDecision, PolicyMode } from "./types.js"
@@ -76,8 +78,8 @@ export const encodeEvaluations = (trace: ReadonlyArray<PolicyStep>, judgements: 
   return `{"v":1,"at":"${at}","steps":[${steps}]}`
 }
 
-const MODES = new Set<string>(["rules", "ai", "consensus", "content_scan"])
-const DECISIONS = new Set<string>(["allow", "require_approval", "deny"])
+const MODES = new Set<string>(PolicyModes)
+const DECISIONS = new Set<string>(PolicyDecisions)
 
 const textOrNull = (value: unknown): string | null => (typeof value === "string" ? value : null)
 const confidenceOf = (value: unknown): number | null => (typeof value === "number" && Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : null)

@@ -1,15 +1,17 @@
 /** Vocabulary shared by policy validation and evaluation. */
+
+import { PolicyDecisions, PolicyModes, PolicyStatuses } from "../../protocol/lists.js"
 import type { CompiledCustomPattern } from "../scan/custom.js"
 import type { Library } from "../scan/types.js"
 import type { CompiledConditions } from "./conditions.js"
 
-export type PolicyMode = "rules" | "ai" | "consensus" | "content_scan"
-export type PolicyDecision = "allow" | "require_approval" | "deny"
-export type PolicyStatus = "draft" | "active" | "inactive"
+export type PolicyMode = (typeof PolicyModes)[number]
+export type PolicyDecision = (typeof PolicyDecisions)[number]
+export type PolicyStatus = (typeof PolicyStatuses)[number]
 
-export const POLICY_MODES: ReadonlyArray<PolicyMode> = ["rules", "ai", "consensus", "content_scan"]
-export const POLICY_DECISIONS: ReadonlyArray<PolicyDecision> = ["allow", "require_approval", "deny"]
-export const POLICY_STATUSES: ReadonlyArray<PolicyStatus> = ["draft", "active", "inactive"]
+export const POLICY_MODES: ReadonlyArray<PolicyMode> = PolicyModes
+export const POLICY_DECISIONS: ReadonlyArray<PolicyDecision> = PolicyDecisions
+export const POLICY_STATUSES: ReadonlyArray<PolicyStatus> = PolicyStatuses
 
 const DECISION_RANK: Readonly<Record<PolicyDecision, number>> = { allow: 0, require_approval: 1, deny: 2 }
 

@@ -11,7 +11,7 @@ import { PROVIDER_SLUGS, PROVIDER_TYPES, type ProviderSlug, type ProviderStatus 
 import { auditActor } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { InvalidInput, type Issue } from "../platform/domain-error.js"
-import { destinationProblem, outboundPolicyOfConfig } from "../platform/outbound/index.js"
+import { destinationProblem, Outbound } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { type ProviderCredentialsError, refuse } from "./errors.js"
 import { destinationsOf, isProviderSlug, mergeCredentials, visibleParts } from "./fields.js"
@@ -29,7 +29,7 @@ const knownSlug = (provider: string) =>
 export const makeProviderCredentials = Effect.gen(function* () {
   const store = yield* makeProviderCredentialsStore
   const { envelope } = yield* Secrets
-  const policy = outboundPolicyOfConfig(yield* Config)
+  const policy = (yield* Outbound).policy
 
   /** URL fields checked against the outbound address rules before anything is stored (each call checks again). */
   const unreachable = (slug: ProviderSlug, credentials: Readonly<Record<string, unknown>>) =>

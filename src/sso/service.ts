@@ -16,7 +16,7 @@ import { issueJwt, JWT_LIFETIME_SECONDS } from "../access/credentials.js"
 import { Config } from "../platform/config.js"
 import { hmacSha256Hex } from "../platform/hmac.js"
 import { newUuid } from "../platform/ids.js"
-import { outboundPolicyOfConfig } from "../platform/outbound/index.js"
+import { Outbound } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { ConfigInvalid, ExchangeRefused, MetadataNotFound, NotConfigured, PlanRequired, type RedirectError, refuse, type SsoError, SsoOwnerOnly } from "./errors.js"
 import { authorizationUrl, credentialsAccepted, discover, randomSecret, randomVerifier, redeem } from "./oidc.js"
@@ -45,7 +45,7 @@ export const makeSso = Effect.gen(function* () {
   const { envelope } = secrets
   const base = config.baseUrl
   const reach = {
-    policy: outboundPolicyOfConfig(config),
+    policy: (yield* Outbound).policy,
     ca: config.outboundCaFile === undefined ? undefined : readFileSync(config.outboundCaFile)
   }
 

@@ -29,7 +29,7 @@ import { Config } from "../platform/config.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
 import { record } from "../platform/metrics.js"
-import { DEFAULT_TIMEOUT_MS, type OutboundPolicy, outbound, outboundPolicyOfConfig } from "../platform/outbound/index.js"
+import { DEFAULT_TIMEOUT_MS, Outbound, type OutboundPolicy, outbound } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { refuse, WebhookNotFound, type WebhooksError } from "./errors.js"
 import { DISABLE_AFTER_MS, judgeAttempt } from "./schedule.js"
@@ -102,7 +102,7 @@ export const makeWebhooks = Effect.gen(function* () {
   const { envelope } = yield* Secrets
   const channels = yield* ApprovalChannels
   const settings = yield* WebhookSettings
-  const policy = settings.policy ?? outboundPolicyOfConfig(config)
+  const policy = settings.policy ?? (yield* Outbound).policy
 
   const create = Effect.fn("Webhooks.create")(function* (orgUuid: string, input: CreateWebhookInput) {
       const issues: Array<{ path: string; message: string }> = []

@@ -6,14 +6,13 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import type { Principal } from "../../protocol/auth.js"
 import { isAdmin } from "../access/guards.js"
 import { auditActor } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newId } from "../platform/ids.js"
-import { type OutboundPolicy, outboundPolicyOfConfig, tlsFingerprintEffect } from "../platform/outbound/index.js"
+import { Outbound, tlsFingerprintEffect } from "../platform/outbound/index.js"
 import { ShortCache } from "../platform/redis/index.js"
 import { type EndpointCheck, EndpointGuard } from "../policies/ports.js"
 import { AlreadyResolved, ApprovalNotFound, EntryNotFound, refuse, type WhitelistError } from "./errors.js"
@@ -151,26 +150,16 @@ export class Whitelist extends Context.Service<Whitelist, WhitelistService>()("g
   static readonly layer = Layer.effect(Whitelist, makeWhitelist)
 }
 
-/**
- * The outbound policy of the server's configuration (OUTBOUND_ALLOW_PRIVATE / OUTBOUND_ALLOW_HTTP as loaded into
- * Config, which need not be process.env); without a Config service, the process environment's default.
- */
-const configuredOutboundPolicy = Effect.map(Effect.serviceOption(Config), (config): OutboundPolicy | undefined =>
-  Option.isSome(config)
-    ? outboundPolicyOfConfig(config.value)
-    : undefined
-)
-
 /** The certificate fingerprint of the URL's host, cached 5 minutes ("unreachable" when the handshake failed). */
 const makeFingerprints = Effect.gen(function* () {
   const cache = yield* ShortCache
-  const policy = yield* configuredOutboundPolicy
+  const { policy } = yield* Outbound
   return (url: URL) =>
     Effect.gen(function* () {
       const key = `tlsfp:${url.host}`
       const cached = yield* cache.get(key)
       if (cached !== undefined) return cached === TLS_UNREACHABLE ? null : cached
-      const actual = yield* tlsFingerprintEffect(url, policy === undefined ? {} : { policy }).pipe(Effect.catch(() => Effect.succeed(null)))
+      const actual = yield* tlsFingerprintEffect(url, { policy }).pipe(Effect.catch(() => Effect.succeed(null)))
       yield* cache.set(key, actual ?? TLS_UNREACHABLE, TLS_CACHE_TTL_MS)
       return actual
     })

@@ -12,7 +12,7 @@ import type { Socket } from "node:net"
 import { Effect } from "effect"
 import { loadOnce } from "../lazy.js"
 import { OutboundError, outboundError } from "./errors.js"
-import { defaultOutboundPolicy, type OutboundPolicy } from "./policy.js"
+import type { OutboundPolicy } from "./policy.js"
 import { type LookupFunction, resolveTarget, systemLookup, type Target } from "./target.js"
 
 export interface OutboundRequestOptions {
@@ -26,8 +26,8 @@ export interface OutboundRequestOptions {
   readonly timeoutMs?: number
   /** Default 1 MiB. */
   readonly maxResponseBytes?: number
-  /** Default: from OUTBOUND_ALLOW_PRIVATE / OUTBOUND_ALLOW_HTTP. */
-  readonly policy?: OutboundPolicy
+  /** What may be called: the configuration's (`Outbound`), or a test's own. */
+  readonly policy: OutboundPolicy
   /** Default: the system resolver. Tests inject answers here. */
   readonly lookup?: LookupFunction
   /** Extra trusted CA certificates (PEM), e.g. a self-hosted private CA. */
@@ -77,7 +77,7 @@ export const responseText = (response: Pick<OutboundResponse, "body">): string =
 
 export const outboundRequest = async (
   url: string | URL,
-  options: OutboundRequestOptions = {}
+  options: OutboundRequestOptions
 ): Promise<OutboundResponse> => {
   // Loading the pool module (once per process) is not the request's time.
   const pool = options.keepAlive === true ? await loadPool() : undefined
@@ -93,7 +93,7 @@ export const outboundRequest = async (
   try {
     const target = await resolveTarget(
       url,
-      options.policy ?? defaultOutboundPolicy(),
+      options.policy,
       options.lookup ?? systemLookup,
       controller.signal
     )
@@ -274,7 +274,7 @@ const asOutboundError = (error: unknown): OutboundError =>
 /** The same request as an Effect; interrupting it aborts the request. */
 export const outbound = (
   url: string | URL,
-  options: Omit<OutboundRequestOptions, "signal"> = {}
+  options: Omit<OutboundRequestOptions, "signal">
 ): Effect.Effect<OutboundResponse, OutboundError> =>
   Effect.tryPromise({
     try: (signal) => outboundRequest(url, { ...options, signal }),

@@ -34,9 +34,7 @@ export {
   checkAddress,
   checkUrl,
   chooseAddress,
-  defaultOutboundPolicy,
   type OutboundPolicy,
-  outboundPolicyFromEnv,
   outboundPolicyOfConfig,
   PUBLIC_HTTPS_ONLY,
   parseCidrList

@@ -38,30 +38,11 @@ export const parseCidrList = (text: string | undefined, settingName = "OUTBOUND_
   return out
 }
 
-const parseFlag = (text: string | undefined, settingName: string): boolean => {
-  const value = (text ?? "").trim().toLowerCase()
-  if (value === "true" || value === "1" || value === "yes") return true
-  if (value === "" || value === "false" || value === "0" || value === "no") return false
-  throw new Error(`${settingName}: expected true or false, got "${text}"`)
-}
-
-export const outboundPolicyFromEnv = (env: Record<string, string | undefined> = process.env): OutboundPolicy => ({
-  allowPrivate: parseCidrList(env.OUTBOUND_ALLOW_PRIVATE),
-  allowHttp: parseFlag(env.OUTBOUND_ALLOW_HTTP, "OUTBOUND_ALLOW_HTTP")
-})
-
 /** The policy of the gateway's configuration (OUTBOUND_ALLOW_PRIVATE / OUTBOUND_ALLOW_HTTP as the Config read them). */
-export const outboundPolicyOfConfig = (config: { readonly outboundAllowPrivate: string | undefined; readonly outboundAllowHttp: boolean }): OutboundPolicy =>
-  outboundPolicyFromEnv({ OUTBOUND_ALLOW_PRIVATE: config.outboundAllowPrivate, OUTBOUND_ALLOW_HTTP: String(config.outboundAllowHttp) })
-
-let cachedPolicy: { readonly key: string; readonly policy: OutboundPolicy } | undefined
-
-/** The policy of the current process environment, re-parsed only when it changes. */
-export const defaultOutboundPolicy = (): OutboundPolicy => {
-  const key = `${process.env.OUTBOUND_ALLOW_PRIVATE ?? ""}\n${process.env.OUTBOUND_ALLOW_HTTP ?? ""}`
-  if (cachedPolicy?.key !== key) cachedPolicy = { key, policy: outboundPolicyFromEnv(process.env) }
-  return cachedPolicy.policy
-}
+export const outboundPolicyOfConfig = (config: { readonly outboundAllowPrivate: string | undefined; readonly outboundAllowHttp: boolean }): OutboundPolicy => ({
+  allowPrivate: parseCidrList(config.outboundAllowPrivate),
+  allowHttp: config.outboundAllowHttp
+})
 
 export interface CheckedUrl {
   readonly url: URL

@@ -8,11 +8,11 @@ import * as tls from "node:tls"
 import { Effect } from "effect"
 import { sha256Tagged } from "../digest.js"
 import { OutboundError, outboundError } from "./errors.js"
-import { defaultOutboundPolicy, type OutboundPolicy } from "./policy.js"
+import type { OutboundPolicy } from "./policy.js"
 import { type LookupFunction, resolveTarget, systemLookup } from "./target.js"
 
 export interface TlsFingerprintOptions {
-  readonly policy?: OutboundPolicy
+  readonly policy: OutboundPolicy
   readonly lookup?: LookupFunction
   /** Whole probe: DNS, connect, handshake. Default 5,000 ms. */
   readonly timeoutMs?: number
@@ -40,7 +40,7 @@ export const fingerprintFromColonHex = (colonHex: string): string =>
  * client; server name = the URL's host name) and returns the fingerprint of the
  * leaf certificate it presents.
  */
-export const tlsFingerprint = async (url: string | URL, options: TlsFingerprintOptions = {}): Promise<string> => {
+export const tlsFingerprint = async (url: string | URL, options: TlsFingerprintOptions): Promise<string> => {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TLS_TIMEOUT_MS
   const controller = new AbortController()
   const timer = setTimeout(
@@ -57,7 +57,7 @@ export const tlsFingerprint = async (url: string | URL, options: TlsFingerprintO
     }
     const target = await resolveTarget(
       url,
-      options.policy ?? defaultOutboundPolicy(),
+      options.policy,
       options.lookup ?? systemLookup,
       controller.signal
     )
@@ -110,7 +110,7 @@ export const tlsFingerprint = async (url: string | URL, options: TlsFingerprintO
 /** The probe as an Effect; interrupting it closes the connection. */
 export const tlsFingerprintEffect = (
   url: string | URL,
-  options: Omit<TlsFingerprintOptions, "signal"> = {}
+  options: Omit<TlsFingerprintOptions, "signal">
 ): Effect.Effect<string, OutboundError> =>
   Effect.tryPromise({
     try: (signal) => tlsFingerprint(url, { ...options, signal }),
