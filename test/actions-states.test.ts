@@ -9,6 +9,7 @@ import fc from "fast-check"
 import { beforeAll, describe, expect, it } from "vitest"
 import { verifyReceipt } from "../protocol/verifier/index.js"
 import { call, type Org, registerOrg } from "./support/client.js"
+import { eventually } from "./support/eventually.js"
 import { enableApprovalMail, type Grant, useInbox } from "./support/mail.js"
 import { useServer } from "./support/server.js"
 
@@ -118,8 +119,17 @@ describe("action state table", () => {
             continue
           }
           if (op.kind === "wait") {
-            // Let pending approvals pass their lifetime (once per run keeps the suite fast).
-            if (!waited) await new Promise((resolve) => setTimeout(resolve, TTL_MS + 600))
+            // Let pending approvals pass their lifetime (once per run keeps the suite fast): until the expiry sweep
+            // has resolved every one still pending (at once when none is).
+            if (!waited) {
+              await eventually(
+                async () => {
+                  for (const action of actions) if (action.pendingOnce && (await statusOf(action.id)) === "pending_approval") return false
+                  return true
+                },
+                { timeoutMs: TTL_MS + 10_000, intervalMs: 100 }
+              )
+            }
             waited = true
             for (const action of actions) action.history.push(await statusOf(action.id))
             continue

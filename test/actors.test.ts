@@ -3,12 +3,14 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { agentActorLayer, agentEntityId, agentMailboxLayer, localAgentMailboxLayer, parseAgentEntityId } from "../actors/agent.js"
 import { memoryRunner } from "../actors/runner.js"
 import type { ChainHead, TransitionRequest, TransitionResult } from "../src/actions/agent-messages.js"
 import { ActionsError, InvalidActionState } from "../src/actions/errors.js"
 import { AgentMailbox, AgentWork } from "../src/actions/ports.js"
+import { eventuallyEffect } from "./support/eventually.js"
 
 /** A stand-in for the database: chain heads per entity id, and a log of the work as it ran. */
 const fakeWork = (delayMs = 1) => {
@@ -130,6 +132,14 @@ const notarize = (agent: string, label: string) => ({
 const localActors = (work: ReturnType<typeof fakeWork>, options: { maxIdleMs?: number } = {}) =>
   localAgentMailboxLayer({ maxIdleMs: options.maxIdleMs ?? 60_000 }).pipe(Layer.provide(work.layer))
 
+/**
+ * Effect's Clock running ten times faster than real time: a TestClock moved on by 50 ms every 5 ms. The cluster
+ * keeps all its time (reaper, shard locks, polls) on Effect's Clock, so it sees time pass consistently, only faster.
+ */
+const fastClock = Layer.effectDiscard(
+  Effect.forkScoped(Effect.forever(Effect.andThen(TestClock.adjust("50 millis"), Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5))))))
+).pipe(Layer.provideMerge(TestClock.layer()))
+
 const run = <A, E>(effect: Effect.Effect<A, E, AgentMailbox>, layer: Layer.Layer<AgentMailbox>) => Effect.runPromise(Effect.scoped(Effect.provide(effect, layer)))
 
 describe("AgentActor", () => {
@@ -234,7 +244,8 @@ const behaviours = (make: (work: ReturnType<typeof fakeWork>, options?: { maxIdl
     })
 
     it("loads its chain head from storage when it starts, and again after passivation", async () => {
-      const work = fakeWork()
+      // No delay in the work: it runs on the TestClock below, where a sleep waits for the clock to move.
+      const work = fakeWork(0)
       work.heads.set("org:a", { agent_sequence: 41, previous_payload_hash: "h-41" })
       const seen = await run(
         Effect.gen(function* () {
@@ -242,13 +253,17 @@ const behaviours = (make: (work: ReturnType<typeof fakeWork>, options?: { maxIdl
           const first = yield* mailbox.head("org", "a")
           const done = yield* mailbox.transition("org", "a", notarize("a", "x"))
           // Someone else (another runner, before a shard move) advanced the chain while this entity sat idle.
-          // The cluster's reaper looks for idle entities every 5 s at the finest.
-          yield* Effect.sleep(6_500)
           work.heads.set("org:a", { agent_sequence: 50, previous_payload_hash: "h-50" })
-          const reloaded = yield* mailbox.head("org", "a")
+          // Until it is passivated the entity answers the head it holds (42). The cluster's reaper looks for idle
+          // entities every 5 s of Effect's Clock at the finest (0.5 s of real time on the fast clock); the in-process
+          // workers measure idleness with Date.now, so the polls are 150 ms of real time apart (maxIdleMs is 100).
+          const reloaded = yield* eventuallyEffect(
+            Effect.map(mailbox.head("org", "a"), (head) => head.agent_sequence === 50 && head),
+            { intervalMs: 150, timeoutMs: 10_000 }
+          )
           return { first, done, reloaded }
         }),
-        make(work, { maxIdleMs: 100 })
+        Layer.provideMerge(make(work, { maxIdleMs: 100 }), fastClock)
       )
       expect(seen.first).toEqual({ agent_sequence: 41, previous_payload_hash: "h-41" })
       expect(seen.done._tag === "Done" && seen.done.agent_sequence).toBe(42)

@@ -178,6 +178,7 @@ describe("approval secrets reach approvers only", () => {
     const org = await registerOrg(server.url, "No Mail")
     const created = await call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "t", details: "d", require_approval: true } })
     const id = created.body.action_uuid as string
+    // Kept: the check is that nothing happens (no grant, no mail), which no event announces.
     await new Promise((resolve) => setTimeout(resolve, 600))
     const grants = await server.run(
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT count(*)::int AS n FROM approval_grants WHERE action_uuid = ${id}`)

@@ -11,6 +11,7 @@ import { EventSource } from "eventsource"
 import { describe, expect, it } from "vitest"
 import { verifyReceipt } from "../protocol/verifier/index.js"
 import { addMember, call, registerOrg } from "./support/client.js"
+import { eventually } from "./support/eventually.js"
 import { startFakeLlm } from "./support/fake-llm.js"
 import { useFixture } from "./support/fixture.js"
 import { useServer } from "./support/server.js"
@@ -203,8 +204,10 @@ describe("cases", () => {
 
   it("answers 409 to the same key while the first run is under way", async () => {
     const body = { details: "slow one", models: [org.ids["slow/600/approve"], org.ids.approve], options: { idempotency_key: `inflight-${Date.now()}` } }
+    const asked = llm.calls.length
     const first = runCase(org.key, body)
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // Under way once the models are being asked (the slow one answers after 600 ms).
+    await eventually(() => llm.calls.length > asked, { timeoutMs: 5_000, intervalMs: 10 })
     const second = await runCase(org.key, body)
     expect(second.status).toBe(409)
     expect((await first).status).toBe(201)

@@ -107,6 +107,11 @@ liveLayer(Setup)("commit pipeline", (it) => {
         const text = yield* Effect.promise(() => scrape(server))
         // More rows than commits: batches held several requests.
         expect(metric(text, /^commit_batch_rows_sum (\d+)/m)).toBeGreaterThan(metric(text, /^commit_batch_rows_count (\d+)/m))
+        // Decisions are counted by outcome, and the policy snapshots were mostly served from the cache.
+        expect(metric(text, /^authorize_decisions_total\{outcome="authorized"\} (\d+)/m)).toBeGreaterThanOrEqual(60)
+        const lookups = metric(text, /^org_snapshot_cache_lookups_total (\d+)/m)
+        expect(lookups).toBeGreaterThanOrEqual(60)
+        expect(metric(text, /^org_snapshot_cache_misses_total (\d+)/m)).toBeLessThan(lookups)
       }),
     60_000
   )

@@ -11,6 +11,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { isAlive } from "../src/platform/db/embedded/index.js"
 import { call, type Org, registerOrg } from "./support/client.js"
+import { eventually } from "./support/eventually.js"
 import { type ServerProcess, spawnServer } from "./support/process.js"
 
 const dataDir = mkdtempSync(join(tmpdir(), "gateway-embedded-"))
@@ -87,8 +88,11 @@ describe("embedded default", () => {
 
   it("logs one JSON line per request with request id, route, status and latency", async () => {
     const reply = await call(server!.url, "GET", "/health")
-    await new Promise((r) => setTimeout(r, 200))
-    const line = logLines(server!.output()).find((entry) => entry.request_id === reply.body.request_id)
+    // Until the process has written the line out.
+    const line = await eventually(() => logLines(server!.output()).find((entry) => entry.request_id === reply.body.request_id) ?? false, {
+      timeoutMs: 5_000,
+      intervalMs: 10
+    })
     expect(line).toMatchObject({ msg: "request", method: "GET", route: "/health", status: 200 })
     expect(typeof line.latency_ms).toBe("number")
   })

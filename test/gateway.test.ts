@@ -9,6 +9,7 @@ import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { loadConfig } from "../src/platform/config.js"
 import { call, registerOrg } from "./support/client.js"
+import { eventually } from "./support/eventually.js"
 import { captureLog } from "./support/log.js"
 import { metricsUrl, scrape } from "./support/metrics.js"
 import { startServer, useServer } from "./support/server.js"
@@ -22,7 +23,11 @@ const expectErrorShape = (body: any) => {
 }
 
 /** Sends raw bytes over one TCP connection and returns what comes back until close or timeout. */
-const rawExchange = (port: number, chunks: Array<string | Buffer>, options: { gapMs?: number; waitMs?: number; abortAfter?: number } = {}) =>
+const rawExchange = (
+  port: number,
+  chunks: Array<string | Buffer>,
+  options: { gapMs?: number; waitMs?: number; abortAfter?: number; onConnect?: () => void } = {}
+) =>
   new Promise<string>((resolve) => {
     const socket = connect(port, "127.0.0.1")
     let received = ""
@@ -38,6 +43,7 @@ const rawExchange = (port: number, chunks: Array<string | Buffer>, options: { ga
     socket.on("close", finish)
     socket.on("error", finish)
     socket.on("connect", async () => {
+      options.onConnect?.()
       for (let i = 0; i < chunks.length; i++) {
         if (options.abortAfter !== undefined && i === options.abortAfter) return finish()
         socket.write(chunks[i]!)
@@ -197,15 +203,17 @@ describe("connection cap", () => {
     try {
       const cappedPort = Number(new URL(capped.url).port)
       const head = "POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
-      // Two uploads that never finish hold both places.
-      const holders = [rawExchange(cappedPort, [head], { waitMs: 1500 }), rawExchange(cappedPort, [head], { waitMs: 1500 })]
-      await new Promise((r) => setTimeout(r, 300))
+      // Two uploads that never finish hold both places. Once both are connected they are ahead of any later
+      // connection in the server's accept queue.
+      let connected = 0
+      const holders = [0, 1].map(() => rawExchange(cappedPort, [head], { waitMs: 1500, onConnect: () => connected++ }))
+      await eventually(() => connected === 2, { timeoutMs: 5_000, intervalMs: 5 })
       const refused = await call(capped.url, "GET", "/health")
       expect(refused.status).toBe(503)
       expect(refused.body.code).toBe("SERVER_BUSY")
       await Promise.all(holders)
-      await new Promise((r) => setTimeout(r, 100))
-      expect((await call(capped.url, "GET", "/health")).status).toBe(200)
+      // Until the server has seen the holders go.
+      await eventually(async () => expect((await call(capped.url, "GET", "/health")).status).toBe(200), { timeoutMs: 5_000, intervalMs: 20 })
     } finally {
       await capped.stop()
     }

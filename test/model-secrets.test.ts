@@ -63,6 +63,7 @@ describe("model credentials", () => {
     await keep(call(server.url, "GET", "/api/v1/provider-credentials", { token: org.key }))
     await keep(call(server.url, "POST", "/api/v1/policies", { token: org.key, body: { name: "p", mode: "ai", decision: "deny", ai_prompt: "no", ai_models: ["custom:echo-auth"], activate: true } }))
     await keep(call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "t", details: "d" } }))
+    // Kept: lets any background write land before the stored rows are searched for the secret (an absence check).
     await new Promise((resolve) => setTimeout(resolve, 200))
 
     // The endpoint did receive it: the check below is not vacuous.

@@ -6,6 +6,7 @@
 import { expect } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
 import { OrgSnapshots } from "../actors/org.js"
 import type { Principal } from "../protocol/auth.js"
 import { platformMemoryLayer } from "../src/platform/redis/index.js"
@@ -14,6 +15,7 @@ import { Policies, policiesLayer } from "../src/policies/service.js"
 import { Whitelist, whitelistLayer } from "../src/whitelist/service.js"
 import { modelCallsOnFreshDatabase, orgActorsOnFreshDatabase } from "./support/database.js"
 import { liveLayer } from "./support/effect.js"
+import { eventuallyEffect } from "./support/eventually.js"
 
 type Services = Policies | PolicyDecisions | Whitelist | EndpointGuard | OrgSnapshots
 
@@ -113,8 +115,9 @@ liveLayer(Layer.mergeAll(policiesLayer, whitelistLayer).pipe(Layer.provideMerge(
         yield* Effect.orDie(sql`UPDATE policies SET status = 'active' WHERE id = ${draft.id}`)
         const stale = yield* count
         yield* there.changed(owner.orgUuid)
-        yield* Effect.sleep("20 millis")
-        expect([before, stale, yield* count]).toEqual([0, 0, 1])
+        // Until the announcement reaches this process (well within the 30 s after which its copy would expire anyway).
+        const fresh = yield* eventuallyEffect(Effect.map(count, (n) => n === 1 && n), { timeoutMs: 5_000 })
+        expect([before, stale, fresh]).toEqual([0, 0, 1])
       })
     )
   )
@@ -131,13 +134,17 @@ liveLayer(Layer.mergeAll(policiesLayer, whitelistLayer).pipe(Layer.provideMerge(
         const deaf = OrgSnapshots.layerWith({ maxStalenessMs: 300 }).pipe(Layer.provide(platformMemoryLayer()))
         const there = Context.get(yield* Layer.build(Layer.fresh(deaf)), OrgSnapshots)
         const countThere = Effect.map(there.get(owner.orgUuid), (snapshot) => snapshot.policies.length)
-        const before = yield* countThere
         const sql = yield* SqlClient.SqlClient
-        yield* Effect.orDie(sql`UPDATE policies SET status = 'active' WHERE id = ${draft.id}`)
-        const version = yield* here.changed(owner.orgUuid)
-        const missed = yield* countThere
-        yield* Effect.sleep("400 millis")
-        const after = yield* there.get(owner.orgUuid)
+        // Its copy's age is measured on Effect's Clock (the cache's time to live): a TestClock here, moved past maxStalenessMs.
+        const { before, missed, after, version } = yield* Effect.gen(function* () {
+          const before = yield* countThere
+          yield* Effect.orDie(sql`UPDATE policies SET status = 'active' WHERE id = ${draft.id}`)
+          const version = yield* here.changed(owner.orgUuid)
+          const missed = yield* countThere
+          yield* TestClock.adjust("400 millis")
+          const after = yield* there.get(owner.orgUuid)
+          return { before, missed, after, version }
+        }).pipe(Effect.provide(TestClock.layer()))
         expect([before, missed, after.policies.length]).toEqual([0, 0, 1])
         expect(after.version).toBe(version)
       })

@@ -181,6 +181,7 @@ describe.each(variants)("platform redis services ($name)", (variant) => {
         const refused = yield* rateLimits.consume(key, 2, 300)
         expect(refused.allowed).toBe(false)
         expect(refused.resetMs).toBeLessThanOrEqual(300)
+        // Kept: the window's expiry is the behaviour under test (Redis keeps its time, no clock to move).
         yield* Effect.promise(() => sleep(refused.resetMs + 50))
         const fresh = yield* rateLimits.consume(key, 2, 300)
         expect(fresh.allowed).toBe(true)
@@ -251,6 +252,7 @@ describe.each(variants)("platform redis services ($name)", (variant) => {
         yield* cache.set(key, '{"id":"did:web:example.com"}', 250)
         expect(yield* otherCache.get(key)).toBe('{"id":"did:web:example.com"}')
         expect(yield* otherCache.setIfAbsent(key, "other", 250)).toBe(false)
+        // Kept: the TTL's expiry is the behaviour under test (Redis keeps its time, no clock to move).
         yield* Effect.promise(() => sleep(350))
         expect(yield* cache.get(key)).toBeUndefined()
         expect(yield* otherCache.setIfAbsent(key, "marker", 10_000)).toBe(true)

@@ -123,6 +123,7 @@ describe("sockets lose their credential", () => {
     const promoted = await call(server.url, "PATCH", `/api/v1/team/members/${member.userUuid}`, { token: owner.token, body: { role: "admin" } })
     expect(promoted.status).toBe(200)
     // Give the re-check time to finish, then prove the socket still receives.
+    // Kept: the re-check announces nothing when it keeps the socket, so there is no event to wait for.
     await new Promise((resolve) => setTimeout(resolve, 300))
     await announce(server, owner.orgUuid, "actions", { after: "promotion" })
     await socket.next((frame) => frame.type === "event" && frame.data.after === "promotion")
