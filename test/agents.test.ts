@@ -8,6 +8,7 @@ import { createHash, createHmac, createPublicKey, verify } from "node:crypto"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
+import { canonicalJson, verifyReceipt } from "../protocol/verifier/index.js"
 import { addMember, call, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
 import { useServer } from "./support/server.js"
@@ -334,7 +335,12 @@ describe("transfer", () => {
     const bytes = Buffer.from(stored.receipt.signed_payload, "utf8")
     expect(verify(null, bytes, publicKey, Buffer.from(stored.receipt.signature.slice(8), "base64url"))).toBe(true)
     expect(stored.receipt.payload_hash).toBe(`sha256:${createHash("sha256").update(bytes).digest("hex")}`)
-    expect(JSON.parse(stored.receipt.signed_payload)).toMatchObject({ agent_slug: slug, previous_owner: org.orgUuid, new_owner: other.orgUuid })
+    const payload = JSON.parse(stored.receipt.signed_payload)
+    expect(payload).toMatchObject({ receipt_type: "agent_transfer", receipt_version: "1.0", agent_slug: slug, previous_owner: org.orgUuid, new_owner: other.orgUuid })
+    expect(payload.transferred_at).toBe(moved.body.transferred_at)
+    // The stored text is the JCS bytes, and the portable verifier accepts the receipt.
+    expect(canonicalJson(payload)).toBe(stored.receipt.signed_payload)
+    expect(verifyReceipt({ signed_payload: payload, payload_hash: stored.receipt.payload_hash, signature: stored.receipt.signature, public_key: jwk }).errors).toEqual([])
     expect(stored.audits).toEqual([
       { org_uuid: other.orgUuid, event: "agent.transferred_in" },
       { org_uuid: org.orgUuid, event: "agent.transferred_out" }

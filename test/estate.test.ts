@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { canonicalJson, verifyReceipt } from "../protocol/verifier/index.js"
 import { countFindings, Estate, normalizeTargets } from "../src/estate/service.js"
 import { addMember, call, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
@@ -151,6 +152,10 @@ describe("succession", () => {
       certificate_id: issued.body.death_certificate.certificate_id
     })
     expect(payload.successor_did).toMatch(new RegExp(`:agents:${heir}$`))
+    // Dated at the certificate's issue; the stored text is the JCS bytes the portable verifier accepts.
+    expect(payload.transferred_at).toBe(issued.body.death_certificate.issued_at)
+    expect(canonicalJson(payload)).toBe(receipt.signed_payload)
+    expect(verifyReceipt({ signed_payload: payload, payload_hash: receipt.payload_hash, signature: receipt.signature, public_key: jwk }).errors).toEqual([])
     expect(payload.agent_did).toMatch(new RegExp(`:agents:${deceased}$`))
 
     // Told after commit: e-mail, webhook and Slack, each result audited.

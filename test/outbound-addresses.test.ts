@@ -1,7 +1,7 @@
-import { loadConfig } from "../src/platform/config.js"
 import { BlockList, isIP } from "node:net"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { loadConfig } from "../src/platform/config.js"
 import {
   checkUrl,
   chooseAddress,

@@ -23,6 +23,7 @@ import {
   canonicalJsonBytes,
   generateSigningKey,
   importSigningKey,
+  mintTransferReceipt,
   publicJwk,
   publicKeyIdOf,
   sha256Hex,
@@ -213,6 +214,44 @@ describe("canonicalization (RFC 8785)", () => {
     // Keys sort by UTF-16 code units (RFC 8785 §3.2.3): U+1F600 is stored as 0xD83D 0xDE00, before U+FFFF.
     expect(text({ "\uffff": 1, "😀": 2, a: 3 })).toBe('{"a":3,"😀":2,"\uffff":1}')
     expect(() => canonicalBytes({ x: Number.NaN })).toThrow()
+  })
+})
+
+describe("transfer receipts (agents' transfers, estate's successions)", () => {
+  const baseUrl = "https://gateway.example.test:8443"
+  const at = "2026-01-02T03:04:05.678Z"
+  // The wire format stored in agent_transfers since the first receipt: a change here breaks
+  // every receipt already handed out, so the JCS text is pinned byte for byte.
+  const cases = [
+    {
+      terms: { kind: "agent_transfer", agent_slug: "mailer", previous_owner: "org_a", new_owner: "org_b" },
+      id: "atr_1",
+      text: '{"agent_did":"did:web:gateway.example.test%3A8443:agents:mailer","agent_slug":"mailer","new_owner":"org_b","previous_owner":"org_a","receipt_type":"agent_transfer","receipt_version":"1.0","transfer_receipt_id":"atr_1","transferred_at":"2026-01-02T03:04:05.678Z"}'
+    },
+    {
+      terms: { kind: "agent_succession", agent_slug: "mailer", previous_owner: "org_a", new_owner: "org_a", successor_slug: "heir", certificate_id: "dc_1" },
+      id: "atr_2",
+      text: '{"agent_did":"did:web:gateway.example.test%3A8443:agents:mailer","agent_slug":"mailer","certificate_id":"dc_1","new_owner":"org_a","previous_owner":"org_a","receipt_type":"agent_succession","receipt_version":"1.0","successor_did":"did:web:gateway.example.test%3A8443:agents:heir","successor_slug":"heir","transfer_receipt_id":"atr_2","transferred_at":"2026-01-02T03:04:05.678Z"}'
+    }
+  ] as const
+
+  it.each(cases)("$terms.kind: pinned JCS payload, verifies offline with the portable verifier", ({ terms, id, text }) => {
+    const receipt = mintTransferReceipt(signer, baseUrl, terms, id, at)
+    expect(receipt.signed_payload).toBe(text)
+    expect(receipt.payload_hash).toBe(`sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`)
+    expect(receipt).toMatchObject({
+      transfer_receipt_id: id,
+      agent_slug: terms.agent_slug,
+      previous_owner: terms.previous_owner,
+      new_owner: terms.new_owner,
+      public_key_id: signer.publicKeyId,
+      transferred_at: at
+    })
+    const offline = verifyReceipt({ signed_payload: JSON.parse(receipt.signed_payload), payload_hash: receipt.payload_hash, signature: receipt.signature, public_key: jwk })
+    expect(offline).toEqual({ valid: true, checks: { payload_hash: true, signature: true }, errors: [] })
+    // Any change to the stored text fails it.
+    const altered = JSON.parse(receipt.signed_payload.replace('"org_a"', '"org_x"'))
+    expect(verifyReceipt({ signed_payload: altered, payload_hash: receipt.payload_hash, signature: receipt.signature, public_key: jwk }).valid).toBe(false)
   })
 })
 

@@ -2,13 +2,13 @@
  * What every part of the actions service shares: its dependencies, its transactions, the
  * live-channel announcements and the road to the agent's actor.
  */
-import { createHash } from "node:crypto"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { SqlClient, SqlError } from "effect/sql"
 import { type DomainEvent, Events } from "../events/service.js"
 import { Config } from "../platform/config.js"
+import { sha256Tagged } from "../platform/digest.js"
 import { Secrets } from "../platform/secrets.js"
 import type { TransitionDone, TransitionRequest } from "./agent-messages.js"
 import { approvalNotificationItem, reviewUrl } from "./approvals.js"
@@ -16,7 +16,7 @@ import { ActionCommits, type CommitUnit } from "./commits.js"
 import { ActionObserver, AgentMailbox, type RecordedAction } from "./ports.js"
 import { makeActionsStore } from "./store.js"
 
-export const sha256Text = (text: string): string => `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`
+export const sha256Text = (text: string): string => sha256Tagged(text)
 
 interface Announced {
   readonly org_uuid: string

@@ -3,11 +3,9 @@
  * page. Slugs are global (the did:web holds only the slug); every read by an organization
  * is scoped to the agents it owns, so another organization's agent is simply not found.
  */
-import { createHash } from "node:crypto"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { SqlClient } from "effect/sql"
 import type {
   AgentListItem,
   AgentPage,
@@ -25,14 +23,10 @@ import type {
 } from "../../protocol/agents.js"
 import type { Principal } from "../../protocol/auth.js"
 import { listPage } from "../../protocol/common.js"
-import { canonicalJson } from "../../protocol/verifier/canonical.js"
 import { Credentials } from "../credentials/service.js"
 import { Dids } from "../dids/service.js"
 import { auditActor } from "../platform/audit.js"
-import { Config } from "../platform/config.js"
-import { agentDid } from "../platform/did-web.js"
 import { InvalidInput } from "../platform/domain-error.js"
-import { newId } from "../platform/ids.js"
 import { Receipts } from "../receipts/service.js"
 import {
   AgentNotFound,
@@ -97,7 +91,6 @@ export const makeAgents = Effect.gen(function* () {
   const dids = yield* Dids
   const credentials = yield* Credentials
   const receipts = yield* Receipts
-  const config = yield* Config
 
   const audit = (principal: Principal, event: string, slug: string, context: AuditContext, details?: Record<string, unknown>) =>
     store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: slug, details, requestId: context.requestId })
@@ -247,36 +240,18 @@ export const makeAgents = Effect.gen(function* () {
     if (!transferSignatureValid(credential, terms, input.signature)) return yield* refuse(InvalidTransferSignature.of(slug))
     if (input.target_org_id === principal.orgUuid) return yield* refuse(InvalidInput.one("target_org_id", "is already the agent's owner"))
     if (!(yield* store.organizationExists(input.target_org_id))) return yield* refuse(TargetOrgNotFound.of(input.target_org_id))
-    const signer = yield* receipts.platformSigner.pipe(Effect.provideService(SqlClient.SqlClient, store.sql))
     const transferred = yield* store.sql
       .withTransaction(
         Effect.gen(function* () {
           const moved = yield* store.moveTo(principal.orgUuid, slug, input.target_org_id)
           if (moved === undefined) return undefined
           yield* credentials.issue(slug)
-          const transferredAt = new Date().toISOString()
-          const payload = {
-            receipt_type: "agent_transfer",
-            receipt_version: "1.0",
-            transfer_receipt_id: newId("atr"),
-            agent_slug: slug,
-            agent_did: agentDid(config.baseUrl, slug),
-            previous_owner: principal.orgUuid,
-            new_owner: input.target_org_id,
-            transferred_at: transferredAt
-          }
-          const bytes = Buffer.from(canonicalJson(payload), "utf8")
-          const record = {
-            transfer_receipt_id: payload.transfer_receipt_id,
+          const record = yield* receipts.signTransferReceipt({
+            kind: "agent_transfer",
             agent_slug: slug,
             previous_owner: principal.orgUuid,
-            new_owner: input.target_org_id,
-            signed_payload: bytes.toString("utf8"),
-            payload_hash: `sha256:${createHash("sha256").update(bytes).digest("hex")}`,
-            signature: signer.sign(bytes),
-            public_key_id: signer.publicKeyId,
-            transferred_at: transferredAt
-          }
+            new_owner: input.target_org_id
+          })
           yield* store.insertTransfer(record)
           const details = { transfer_receipt_id: record.transfer_receipt_id, previous_owner: record.previous_owner, new_owner: record.new_owner, payload_hash: record.payload_hash }
           yield* store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event: "agent.transferred_out", target: slug, details, requestId: context.requestId })

@@ -14,7 +14,7 @@ import { canonicalJson } from "../../protocol/verifier/canonical.js"
 import { maskUrl, slackText } from "../approvers/messages.js"
 import type { AppConfig } from "../platform/config.js"
 import { makeMailer } from "../platform/mail.js"
-import { outbound, outboundPolicyOfConfig } from "../platform/outbound/index.js"
+import { type OutboundPolicy, outbound } from "../platform/outbound/index.js"
 
 const SEND_TIMEOUT_MS = 15_000
 
@@ -45,8 +45,7 @@ const lines = (answer: DeathCertificateAnswer, text: (value: string) => string) 
 /** Signs bytes with the platform's receipt key. */
 export type Signer = Effect.Effect<{ readonly sign: (bytes: Uint8Array) => string; readonly publicKeyId: string }>
 
-export const makeNotifier = (config: AppConfig, signer: Signer) => {
-  const policy = outboundPolicyOfConfig(config)
+export const makeNotifier = (config: AppConfig, policy: OutboundPolicy, signer: Signer) => {
   const mailer = makeMailer(config.smtpUrl)
   const sender = config.smtpFrom || `estate@${hostOf(config.baseUrl)}`
 

@@ -4,7 +4,6 @@
  * found. Succession builds on the agents area's records: a transfer to the successor is a
  * transfer receipt in `agent_transfers`, signed like the agents area's own (docs/decisions.md).
  */
-import { createHash } from "node:crypto"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -26,16 +25,14 @@ import {
   type WillAnswer,
   type WillRequest
 } from "../../protocol/estate.js"
-import { canonicalJson } from "../../protocol/verifier/canonical.js"
 import { webhookUrlProblem } from "../approvers/url.js"
 import { Flags } from "../flags/service.js"
 import { auditActor } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
-import { agentDid } from "../platform/did-web.js"
 import { InvalidInput, type Issue } from "../platform/domain-error.js"
 import { newId, newUuid } from "../platform/ids.js"
 import { logLine } from "../platform/log.js"
-import { outboundPolicyOfConfig } from "../platform/outbound/index.js"
+import { Outbound } from "../platform/outbound/index.js"
 import { Receipts } from "../receipts/service.js"
 import {
   AlreadyDeceased,
@@ -124,8 +121,8 @@ export const makeEstate = Effect.gen(function* () {
   const flags = yield* Flags
   const config = yield* Config
   const scope = yield* Effect.scope
-  const notify = makeNotifier(config, receipts.platformSigner.pipe(Effect.provideService(SqlClient.SqlClient, store.sql)))
-  const policy = outboundPolicyOfConfig(config)
+  const { policy } = yield* Outbound
+  const notify = makeNotifier(config, policy, receipts.platformSigner.pipe(Effect.provideService(SqlClient.SqlClient, store.sql)))
 
   const audit = (principal: Principal, event: string, slug: string, context: AuditContext, details?: Record<string, unknown>) =>
     store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: slug, details, requestId: context.requestId })
@@ -160,35 +157,13 @@ export const makeEstate = Effect.gen(function* () {
     return row
   })
 
-  /** The succession receipt: the agents area's transfer receipt format, signed by the platform key. */
-  const successionReceipt = (principal: Principal, slug: string, successor: string, certificateId: string, at: string) =>
+  /** The succession receipt: the agents area's transfer receipt, dated at the certificate's issue. */
+  const successionReceipt = (principal: Principal, slug: string, successor: string, certificateId: string, atMs: number) =>
     Effect.gen(function* () {
-      const signer = yield* receipts.platformSigner.pipe(Effect.provideService(SqlClient.SqlClient, store.sql))
-      const payload = {
-        receipt_type: "agent_succession",
-        receipt_version: "1.0",
-        transfer_receipt_id: newId("atr"),
-        agent_slug: slug,
-        agent_did: agentDid(config.baseUrl, slug),
-        previous_owner: principal.orgUuid,
-        new_owner: principal.orgUuid,
-        successor_slug: successor,
-        successor_did: agentDid(config.baseUrl, successor),
-        certificate_id: certificateId,
-        transferred_at: at
-      }
-      const bytes = Buffer.from(canonicalJson(payload), "utf8")
-      const record = {
-        transfer_receipt_id: payload.transfer_receipt_id,
-        agent_slug: slug,
-        previous_owner: principal.orgUuid,
-        new_owner: principal.orgUuid,
-        signed_payload: bytes.toString("utf8"),
-        payload_hash: `sha256:${createHash("sha256").update(bytes).digest("hex")}`,
-        signature: signer.sign(bytes),
-        public_key_id: signer.publicKeyId,
-        transferred_at: at
-      }
+      const record = yield* receipts.signTransferReceipt(
+        { kind: "agent_succession", agent_slug: slug, previous_owner: principal.orgUuid, new_owner: principal.orgUuid, successor_slug: successor, certificate_id: certificateId },
+        atMs
+      )
       yield* store.insertTransfer(record)
       return record
     })
@@ -281,7 +256,7 @@ export const makeEstate = Effect.gen(function* () {
           if (will?.succession_policy === "transfer_to_successor") {
             const successor = will.successor_slug ?? ""
             yield* successorOf(principal, slug, successor)
-            const receipt = yield* successionReceipt(principal, slug, successor, certificateId, issuedAt)
+            const receipt = yield* successionReceipt(principal, slug, successor, certificateId, issuedAtMs)
             transferReceiptId = receipt.transfer_receipt_id
             yield* audit(principal, "agent.succeeded", slug, context, {
               successor_slug: successor,

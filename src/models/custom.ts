@@ -59,7 +59,7 @@ export interface CustomModelsService {
 export const makeCustomModels = Effect.gen(function* () {
   const store = yield* makeCustomModelsStore
   const calls = yield* ModelCalls
-  const config = yield* Config
+  const _config = yield* Config
   const { envelope } = yield* Secrets
   const sql = yield* SqlClient.SqlClient
   const policy = (yield* Outbound).policy

@@ -4,7 +4,7 @@
  * DID document (ours read locally, others resolved through the DIDs area), and the two signatures
  * seal one receipt. Requests lapse after 24 hours.
  */
-import { createHash, verify } from "node:crypto"
+import { verify } from "node:crypto"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -24,6 +24,7 @@ import { ed25519PublicKey } from "../dids/keys.js"
 import { Dids } from "../dids/service.js"
 import { Config } from "../platform/config.js"
 import { ed25519FromMultibase } from "../platform/did-web.js"
+import { sha256Tagged } from "../platform/digest.js"
 import {
   DidNoVerificationMethod,
   DidUnsupportedKeyFormat,
@@ -42,12 +43,11 @@ import {
 } from "./errors.js"
 import { type MutualSignRow, makeMutualSignStore } from "./store.js"
 
-const sha256 = (bytes: Uint8Array | string) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
 const payloadBytes = (payload: MutualSignPayload) => Buffer.from(canonicalJson(payload), "utf8")
 
 /** sha256 over the canonical payload followed by both signatures as written (`ed25519:…`). */
 export const combinedReceiptHash = (payload: MutualSignPayload, initiatorSignature: string, counterpartySignature: string) =>
-  sha256(Buffer.concat([payloadBytes(payload), Buffer.from(initiatorSignature, "utf8"), Buffer.from(counterpartySignature, "utf8")]))
+  sha256Tagged(Buffer.concat([payloadBytes(payload), Buffer.from(initiatorSignature, "utf8"), Buffer.from(counterpartySignature, "utf8")]))
 
 const signatureValid = (publicKeyRaw: Uint8Array, bytes: Uint8Array, signature: string) => {
   const raw = Buffer.from(signature.slice("ed25519:".length), "base64url")
@@ -122,7 +122,7 @@ export const makeMutualSigning = Effect.gen(function* () {
       initiatorDid: signed.did,
       counterpartyDid,
       payload,
-      payloadHash: sha256(bytes),
+      payloadHash: sha256Tagged(bytes),
       initiatorSignature: signed.signature,
       requestedAt: new Date(requestedAt).toISOString(),
       expiresAt: new Date(requestedAt + config.mutualSignTtlMs).toISOString()

@@ -1,14 +1,15 @@
 /**
- * `renderPdf` on a worker thread (pdf-worker.ts), started on first use and kept; calls are matched
- * to answers by id and run one after another there. Same model, same bytes as `renderPdf`.
+ * `renderPdf` on a worker thread (pdf-worker.ts, a pool of one on platform/workers), started on
+ * first use and kept. Each document is one job there, open while its caller sends table rows in
+ * batches and done when it renders; many jobs share the thread. Same model, same bytes as `renderPdf`.
  */
-import { Worker } from "node:worker_threads"
 import type { PdfBlock, PdfDocumentModel } from "./pdf.js"
-
-const workerUrl = () => new URL(import.meta.url.endsWith(".ts") ? "./pdf-worker.ts" : "./pdf-worker.js", import.meta.url)
+import { makeWorkerPool } from "./workers/pool.js"
 
 /** Heap of the rendering thread: the rows of a 100k-receipt report and pdfkit's state (the gateway's own heap is 160 MB). */
 const WORKER_HEAP_MB = 768
+/** Documents open on the thread at once (most wait for their rows); more wait their turn. */
+const OPEN_DOCUMENTS = 64
 
 /** Stands for one heading and table per group of rows sent with `addRows` (groups sorted by key). */
 export interface CollectedTables {
@@ -22,31 +23,17 @@ export interface ThreadDocumentModel extends Omit<PdfDocumentModel, "blocks"> {
   readonly blocks: ReadonlyArray<PdfBlock | CollectedTables>
 }
 
-let worker: Worker | undefined
-let nextId = 0
-const waiting = new Map<number, { resolve: (bytes: Uint8Array) => void; reject: (error: Error) => void }>()
-
-const thread = (): Worker => {
-  if (worker !== undefined) return worker
-  const started = new Worker(workerUrl(), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } })
-  started.unref()
-  started.on("message", (message: { id: number; ok: boolean; bytes?: Uint8Array; error?: string }) => {
-    const call = waiting.get(message.id)
-    if (call === undefined) return
-    waiting.delete(message.id)
-    if (message.ok && message.bytes !== undefined) call.resolve(new Uint8Array(message.bytes))
-    else call.reject(new Error(`PDF rendering failed: ${message.error ?? "unknown error"}`))
-  })
-  const fail = (error: Error) => {
-    if (worker === started) worker = undefined
-    for (const call of waiting.values()) call.reject(error)
-    waiting.clear()
+const thread = makeWorkerPool({
+  name: "PDF",
+  script: new URL(import.meta.url.endsWith(".ts") ? "./pdf-worker.ts" : "./pdf-worker.js", import.meta.url),
+  size: 1,
+  resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+  jobsPerWorker: OPEN_DOCUMENTS,
+  errors: {
+    failed: (failure) => new Error(`PDF rendering failed: ${"message" in failure ? failure.message : failure.limit}`),
+    died: () => new Error("the PDF thread stopped")
   }
-  started.on("error", fail)
-  started.on("exit", () => fail(new Error("the PDF thread stopped")))
-  worker = started
-  return started
-}
+})
 
 /** One document rendered on the thread; rows may be sent ahead in batches while the caller reads them. */
 export interface PdfJob {
@@ -57,16 +44,20 @@ export interface PdfJob {
 }
 
 export const startPdfJob = (): PdfJob => {
-  const id = nextId++
+  const job = thread.open<Uint8Array | null>({ op: "pdf.document", payload: null })
+  // A job cancelled, or one whose caller never renders, fails unobserved.
+  job.result.catch(() => {})
   return {
-    addRows: (groups) => thread().postMessage({ op: "rows", id, groups }),
-    render: (model) =>
-      new Promise((resolve, reject) => {
-        waiting.set(id, { resolve, reject })
-        thread().postMessage({ op: "render", id, model })
-      }),
-    cancel: () => worker?.postMessage({ op: "cancel", id })
+    addRows: (groups) => job.send({ op: "rows", groups }),
+    render: async (model) => {
+      job.send({ op: "render", model })
+      return new Uint8Array((await job.result)!)
+    },
+    cancel: () => job.send({ op: "cancel" })
   }
 }
 
 export const renderPdfOffThread = (model: PdfDocumentModel): Promise<Uint8Array> => startPdfJob().render(model)
+
+/** Stops the thread (tests, shutdown); the next document starts a new one. */
+export const stopPdfThread = (): Promise<void> => thread.stop()

@@ -21,13 +21,23 @@ import { Config } from "../platform/config.js"
 import { ed25519Multibase, platformDid } from "../platform/did-web.js"
 import { newId } from "../platform/ids.js"
 import { logLine } from "../platform/log.js"
-import { outboundPolicyOfConfig, outboundRequest } from "../platform/outbound/index.js"
+import { Outbound, outboundRequest } from "../platform/outbound/index.js"
 import { Fanout } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { ActionReceiptNotFound, ReceiptNotFound, type ReceiptsError, RotationInProgress, refuse } from "./errors.js"
 import { jwkOf, loadActiveSigner, loadTimestampAuthorityIdentity, rawPublicKeyOf, rotateSigningKey } from "./keys.js"
 import { type ReceiptContent, ReceiptMinter, ReceiptsElsewhere, type SignedReceipt } from "./ports.js"
-import { canonicalJsonBytes, type ReceiptSigner, sha256Digest, sha256Tagged, signPayload, verifySignature } from "./signing.js"
+import {
+  canonicalJsonBytes,
+  mintTransferReceipt,
+  type ReceiptSigner,
+  sha256Digest,
+  sha256Tagged,
+  signPayload,
+  type TransferReceipt,
+  type TransferTerms,
+  verifySignature
+} from "./signing.js"
 import * as store from "./store.js"
 import { receiptSummary } from "./summary.js"
 import { requestTimestamp } from "./tsa/client.js"
@@ -88,7 +98,7 @@ export const makeReceipts = Effect.gen(function* () {
   let signerStale = false
   const authority = yield* withSql(loadTimestampAuthorityIdentity(envelope))
   const tsaCertificateDer = authority.certificateDer
-  const outboundPolicy = outboundPolicyOfConfig(config)
+  const outboundPolicy = (yield* Outbound).policy
 
   yield* fanout.subscribe(
     (_topic, message) => {
@@ -283,6 +293,16 @@ export const makeReceipts = Effect.gen(function* () {
     }
   })
 
+  /**
+   * A transfer receipt (agent transfer or succession) signed by the active key, dated now by the
+   * Clock, or at `at` (epoch ms) when it attests an instant the caller already read.
+   */
+  const signTransferReceipt = Effect.fn("Receipts.signTransferReceipt")(function* (terms: TransferTerms, at?: number) {
+    const activeSigner = yield* currentSigner
+    const transferredAt = new Date(at ?? (yield* Clock.currentTimeMillis)).toISOString()
+    return mintTransferReceipt(activeSigner, config.baseUrl, terms, newId("atr"), transferredAt)
+  })
+
   /** The checks of a document signed by `signDocument`: payload hash, signature by a published key, timestamp. */
   const verifyDocument = Effect.fn("Receipts.verifyDocument")(function* (document: SignedDocument) {
     const { key, payload, checks } = yield* withSql(documentChecks(document))
@@ -393,6 +413,7 @@ export const makeReceipts = Effect.gen(function* () {
     insertion,
     insertionOfAll,
     signDocument,
+    signTransferReceipt,
     verifyDocument,
     verifyAction,
     verifyReceipt,
@@ -440,6 +461,11 @@ export interface ReceiptsService {
    * Ed25519 signature by the active key, RFC 3161 token over the same digest (null when the TSA failed).
    */
   readonly signDocument: (payload: Record<string, unknown>) => Effect.Effect<SignedDocumentResult>
+  /**
+   * A transfer receipt (agent transfer or succession) signed by the active key, dated now by the
+   * Clock, or at `at` (epoch ms) when it attests an instant the caller already read.
+   */
+  readonly signTransferReceipt: (terms: TransferTerms, at?: number) => Effect.Effect<TransferReceipt>
   /** The checks of a document signed by `signDocument`: payload hash, signature by a published key, timestamp. */
   readonly verifyDocument: (document: SignedDocument) => Effect.Effect<DocumentVerification>
   readonly verifyAction: (actionUuid: string) => Effect.Effect<ReceiptVerification, ReceiptsError>

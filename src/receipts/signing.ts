@@ -7,6 +7,10 @@
 import type { KeyObject } from "node:crypto"
 import * as nodeCrypto from "node:crypto"
 import canonicalize from "canonicalize"
+import { agentDid } from "../platform/did-web.js"
+import { sha256Tagged } from "../platform/digest.js"
+
+export { sha256Tagged }
 
 const SIGNATURE_PREFIX = "ed25519:"
 /** DER SubjectPublicKeyInfo header for an Ed25519 key; the 32 raw bytes follow it. */
@@ -25,9 +29,6 @@ export const sha256Digest = (data: Uint8Array | string): Buffer =>
   oneShotHash !== undefined
     ? Buffer.from(oneShotHash("sha256", data, "binary"), "latin1")
     : nodeCrypto.createHash("sha256").update(data).digest()
-
-/** `"sha256:" + hex` of bytes, or of the UTF-8 bytes of a text. */
-export const sha256Tagged = (data: Uint8Array | string): string => "sha256:" + sha256Hex(data)
 
 /** RFC 8785 canonical JSON as UTF-8 bytes (same library as the verifier). */
 export const canonicalJsonBytes = (value: unknown): Buffer => {
@@ -171,4 +172,70 @@ export const verifySignedPayload = (
 ): boolean => {
   const bytes = canonicalJsonBytes(payload)
   return sha256Tagged(bytes) === payloadHash && verifySignature(publicKey, bytes, signature)
+}
+
+/** The version both kinds of transfer receipt have carried since the first; part of the signed bytes. */
+export const TRANSFER_RECEIPT_VERSION = "1.0"
+
+interface TransferTermsBase {
+  readonly agent_slug: string
+  readonly previous_owner: string
+  readonly new_owner: string
+}
+
+/** What a transfer receipt attests: a move to another organization, or a will's succession within one. */
+export type TransferTerms =
+  | (TransferTermsBase & { readonly kind: "agent_transfer" })
+  | (TransferTermsBase & { readonly kind: "agent_succession"; readonly successor_slug: string; readonly certificate_id: string })
+
+/** A transfer receipt as `agent_transfers` stores it (both kinds). */
+export interface TransferReceipt {
+  readonly transfer_receipt_id: string
+  readonly agent_slug: string
+  readonly previous_owner: string
+  readonly new_owner: string
+  /** The JCS text that was hashed and signed. */
+  readonly signed_payload: string
+  readonly payload_hash: string
+  readonly signature: string
+  readonly public_key_id: string
+  readonly transferred_at: string
+}
+
+/**
+ * The one place a transfer receipt's payload is built and signed (agents' transfers, estate's
+ * successions): the portable verifier checks it like any receipt, with the platform key.
+ */
+export const mintTransferReceipt = (
+  signer: ReceiptSigner,
+  baseUrl: string,
+  terms: TransferTerms,
+  transferReceiptId: string,
+  transferredAt: string
+): TransferReceipt => {
+  const payload = {
+    receipt_type: terms.kind,
+    receipt_version: TRANSFER_RECEIPT_VERSION,
+    transfer_receipt_id: transferReceiptId,
+    agent_slug: terms.agent_slug,
+    agent_did: agentDid(baseUrl, terms.agent_slug),
+    previous_owner: terms.previous_owner,
+    new_owner: terms.new_owner,
+    ...(terms.kind === "agent_succession"
+      ? { successor_slug: terms.successor_slug, successor_did: agentDid(baseUrl, terms.successor_slug), certificate_id: terms.certificate_id }
+      : {}),
+    transferred_at: transferredAt
+  }
+  const signed = signPayload(signer, payload)
+  return {
+    transfer_receipt_id: transferReceiptId,
+    agent_slug: terms.agent_slug,
+    previous_owner: terms.previous_owner,
+    new_owner: terms.new_owner,
+    signed_payload: signed.bytes.toString("utf8"),
+    payload_hash: signed.payload_hash,
+    signature: signed.signature,
+    public_key_id: signed.public_key_id,
+    transferred_at: transferredAt
+  }
 }

@@ -17,6 +17,7 @@ import type { ConsistencyProof, InclusionProof, SettledReceipt, Settlement, Sett
 import { checkpointBody, signatureLine, verifierKey } from "../../protocol/verifier/checkpoint.js"
 import { settlementRecord } from "../../protocol/verifier/settlement.js"
 import { Config } from "../platform/config.js"
+import { taggedDigest } from "../platform/digest.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { newUuid } from "../platform/ids.js"
 import { leafHash } from "../receipts/merkle.js"
@@ -45,8 +46,6 @@ const FULL_TILE_BYTES = TILE_WIDTH * 32
 
 /** Leaves read back per query while sealing (about 100 bytes each in flight). */
 const LEAF_PAGE = 32_768
-
-const tagged = (hash: Uint8Array): string => `sha256:${Buffer.from(hash).toString("hex")}`
 
 const asSettlement = (row: SettlementRow): Settlement => ({
   id: row.settlement_uuid,
@@ -138,7 +137,7 @@ export const makeSettlements = Effect.gen(function* () {
         period_start: batch.periodStart,
         period_end: batch.periodEnd,
         receipt_count: batch.appended,
-        merkle_root: tagged(root),
+        merkle_root: taggedDigest(root),
         signing_key_id: signer.publicKeyId,
         // The token's message imprint is the root itself (a SHA-256 value), as a receipt's is its payload hash.
         timestamp_token: yield* receipts.timestampDigest(root),
@@ -154,7 +153,7 @@ export const makeSettlements = Effect.gen(function* () {
         receipt_count: batch.appended,
         period_start: record.period_start as string,
         period_end: record.period_end as string,
-        merkle_root: tagged(root),
+        merkle_root: taggedDigest(root),
         settlement_hash: sha256Tagged(bytes),
         signature: signer.sign(bytes),
         signing_key_id: signer.publicKeyId,
@@ -224,10 +223,10 @@ export const makeSettlements = Effect.gen(function* () {
       settlement_uuid: leaf.settlementUuid,
       receipt_uuid: receiptUuid,
       merkle_root: leaf.merkleRoot,
-      leaf_hash: tagged(hash),
+      leaf_hash: taggedDigest(hash),
       index: leaf.leafIndex,
       leaf_count: leaf.treeSize,
-      siblings: proof.map(tagged)
+      siblings: proof.map(taggedDigest)
     }
   })
 
@@ -242,7 +241,7 @@ export const makeSettlements = Effect.gen(function* () {
     return {
       from: { settlement_uuid: from.settlement_uuid, tree_size: from.tree_size, merkle_root: from.merkle_root },
       to: { settlement_uuid: to.settlement_uuid, tree_size: to.tree_size, merkle_root: to.merkle_root },
-      proof: consistencyFromTiles(tiles, from.tree_size, to.tree_size).map(tagged)
+      proof: consistencyFromTiles(tiles, from.tree_size, to.tree_size).map(taggedDigest)
     }
   })
 

@@ -98,7 +98,7 @@ export const webhookAad = (id: string) => `webhook:${id}`
 
 export const makeWebhooks = Effect.gen(function* () {
   const store = yield* makeWebhooksStore
-  const config = yield* Config
+  const _config = yield* Config
   const { envelope } = yield* Secrets
   const channels = yield* ApprovalChannels
   const settings = yield* WebhookSettings

@@ -4,9 +4,10 @@
  * found by OCR blacked out in uncompressed pixel data. Values are never logged or returned: tag
  * actions carry a hash of the original value only.
  */
-import { createHash, randomUUID } from "node:crypto"
+import { randomUUID } from "node:crypto"
 import dcmjs, { type DicomDataset, type DicomElement } from "dcmjs"
 import sharp from "sharp"
+import { sha256Tagged } from "../../platform/digest.js"
 import { type SanitizeFinding, type SanitizeMode, type SanitizePolicy, sanitizeText, TokenBook } from "../text.js"
 import { MAX_NESTING_DEPTH, MAX_OCR_FRAMES, MAX_TEXT_CHARACTERS } from "./budgets.js"
 import { type ProfileAction, type ProfileCategory, profile } from "./dicom-profile.js"
@@ -72,7 +73,6 @@ const DUMMIES: Record<string, string> = { PN: "ANONYMOUS", DA: "19000101", TM: "
 // dcmjs warns through its own logger; its messages can quote values.
 dcmjs.log.setLevel("error")
 
-const sha256 = (bytes: Uint8Array | string) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
 
 const tagNumber = (key: string) => `(${key.slice(0, 4)},${key.slice(4)})`
 
@@ -135,9 +135,9 @@ const isEmpty = (element: DicomElement): boolean => {
 const originalHash = (element: DicomElement): string | null => {
   if (isEmpty(element)) return null
   if (element.vr === "SQ")
-    return sha256(JSON.stringify(element.Value, (_, value) => (value instanceof ArrayBuffer ? Buffer.from(value).toString("base64") : value)))
+    return sha256Tagged(JSON.stringify(element.Value, (_, value) => (value instanceof ArrayBuffer ? Buffer.from(value).toString("base64") : value)))
   const text = valueText(element)
-  return sha256(text ?? valueBytes(element))
+  return sha256Tagged(text ?? valueBytes(element))
 }
 
 /** One element as the walk found it, with the action the profile gives it (X inherited from a removed sequence). */

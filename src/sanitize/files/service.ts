@@ -5,7 +5,7 @@
  * the only credential and is never stored). The audit trail records that a sanitize ran (type,
  * size, hashes, counts), never content. A sweeper deletes files nobody fetched.
  */
-import { createHash, hkdfSync, randomBytes } from "node:crypto"
+import { hkdfSync, randomBytes } from "node:crypto"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -16,6 +16,7 @@ import { ModelCalls } from "../../models/calls.js"
 import { makeModelsStore } from "../../models/store.js"
 import { auditActor } from "../../platform/audit.js"
 import { Config } from "../../platform/config.js"
+import { sha256Tagged } from "../../platform/digest.js"
 import { hmacSha256Hex } from "../../platform/hmac.js"
 import { logLine } from "../../platform/log.js"
 import { Secrets } from "../../platform/secrets.js"
@@ -92,8 +93,7 @@ export interface SanitizeFilesService {
   readonly pendingOcr: () => number
 }
 
-const sha256 = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
-const EMPTY_HASH = sha256(new Uint8Array(0))
+const EMPTY_HASH = sha256Tagged(new Uint8Array(0))
 /** Model calls of the AI pass per file (one per image, page or scanned page). */
 const MAX_AI_CALLS = 20
 /** How long a busy client is asked to wait. */
@@ -192,9 +192,9 @@ export const makeSanitizeFiles = Effect.gen(function* () {
       blocked: result.blocked,
       mode: upload.mode,
       policy: upload.policy,
-      input_hash: sha256(upload.bytes),
+      input_hash: sha256Tagged(upload.bytes),
       // Block and flag hand nothing back: the hash of no output, or of the unchanged input.
-      output_hash: result.bytes !== null ? sha256(result.bytes) : upload.mode === "flag" ? sha256(upload.bytes) : EMPTY_HASH,
+      output_hash: result.bytes !== null ? sha256Tagged(result.bytes) : upload.mode === "flag" ? sha256Tagged(upload.bytes) : EMPTY_HASH,
       download_token: token,
       download_url: token === null ? null : `${config.baseUrl}/api/v1/sanitize/file/${token}/download`,
       tokenized_text: result.tokenized_text,
