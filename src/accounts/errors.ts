@@ -35,11 +35,6 @@ export {
   TargetNotAdmin
 }
 
-/*
- * The reasons are matched by class, not by shape: several share their code (NOT_FOUND,
- * OWNER_MUST_TRANSFER, FORBIDDEN), and a union of the classes themselves would rebuild a
- * KeyNotFound as the first same-shaped member (InviteNotFound) when the error is constructed.
- */
 export class AccountsError extends Schema.TaggedError<AccountsError>()("AccountsError", {
   reason: Reasons([EmailTaken, InviteNotFound, InvalidCredentials, SsoRequired, MemberNotFound, OwnerRoleChange, OwnerLeaving, OwnerOnly, TargetNotAdmin, ScopesBeyondKey, KeyNotFound, NotKeyCreator, OrganizationNotFound, InvalidInput])
 }) {}

@@ -14,28 +14,14 @@ import { jsonb } from "../platform/db/index.js"
 import * as Rows from "../platform/db/rows.js"
 import { sqlDefects } from "../platform/db/store.js"
 import type { MintedReceipt } from "../receipts/ports.js"
-import type { NewAction } from "./agent-messages.js"
+import { ActionFields, type NewAction } from "./agent-messages.js"
 import { DEFAULT_AGENT_ID } from "./chain.js"
 
 const Text = Schema.String
 const OptionalText = Schema.NullOr(Schema.String)
 
-/** The columns every action carries from its authorization (agent-messages.ts `ActionFields`). */
-const actionFields = {
-  action_uuid: Text,
-  org_uuid: Text,
-  agent_id: OptionalText,
-  agent_version: OptionalText,
-  action_type: Text,
-  action_details_hash: Text,
-  instruction_hash: OptionalText,
-  details_sealed: OptionalText,
-  details_storage_key: OptionalText,
-  model_id: OptionalText,
-  model_version: OptionalText,
-  parent_action_uuid: OptionalText,
-  endpoint_url: OptionalText
-}
+/** The columns every action carries from its authorization. */
+const actionFields = ActionFields.fields
 
 const ActionRow = Schema.Struct({
   ...actionFields,

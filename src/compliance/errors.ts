@@ -7,10 +7,6 @@ import { Reasons } from "../platform/domain-error.js"
 
 export { ReportActionNotFound, ReportNotFound, ReportNotReady }
 
-/*
- * Each reason by its class, not by its fields: ReportNotFound and ReportActionNotFound have the
- * same fields, and a union of the classes would rebuild the second as the first.
- */
 export class ComplianceError extends Schema.TaggedError<ComplianceError>()("ComplianceError", {
   reason: Reasons([ReportNotFound, ReportActionNotFound, ReportNotReady, InvalidInput])
 }) {}

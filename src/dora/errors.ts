@@ -7,10 +7,6 @@ import { Reasons } from "../platform/domain-error.js"
 
 export { IncidentNotFound, InvalidIncidentState, RelatedActionsNotFound, TestNotFound, ThirdPartyNotFound }
 
-/*
- * Each reason by its class, not by its fields: the not-found refusals have the same fields, and a
- * union of the classes would rebuild each of them as the first (IncidentNotFound).
- */
 export class DoraError extends Schema.TaggedError<DoraError>()("DoraError", {
   reason: Reasons([IncidentNotFound, ThirdPartyNotFound, TestNotFound, RelatedActionsNotFound, InvalidIncidentState, InvalidInput])
 }) {}

@@ -7,10 +7,6 @@ import { Reasons } from "../platform/domain-error.js"
 
 export { DriftAgentNotFound, DriftAlertNotFound }
 
-/*
- * Each reason by its class, not by its fields: the two refusals have the same fields, and a union
- * of the classes would rebuild a DriftAlertNotFound as the first member that fits (DriftAgentNotFound).
- */
 export class DriftError extends Schema.TaggedError<DriftError>()("DriftError", {
   reason: Reasons([DriftAgentNotFound, DriftAlertNotFound, InvalidInput])
 }) {}

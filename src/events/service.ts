@@ -51,7 +51,8 @@ export class Events extends Context.Service<Events, EventsService>()("gateway/Ev
   static readonly layer = Layer.effect(Events)(
     Effect.gen(function* () {
       const fanout = yield* Fanout
-      const record = Effect.fn("Events.record")(function* (events: ReadonlyArray<DomainEvent>) {
+      // Called with every status change: no span of its own on the hot path.
+      const record = Effect.fnUntraced(function* (events: ReadonlyArray<DomainEvent>) {
         if (events.length === 0) return []
         const sql = yield* SqlClient.SqlClient
         const recorded = stampEvents(events, yield* Clock.currentTimeMillis)

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { SqlClient } from "effect/sql"
+import { ExplainedAction } from "../../protocol/explanations.js"
 import { NullableJson, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import * as Rows from "../platform/db/rows.js"
 import { sqlDefects } from "../platform/db/store.js"
@@ -15,18 +16,7 @@ const Text = Schema.String
 const OptionalText = Schema.NullOr(Schema.String)
 
 export const ExplainedRow = Schema.Struct({
-  action_uuid: Text,
-  org_uuid: Text,
-  agent_id: OptionalText,
-  agent_version: OptionalText,
-  action_type: Text,
-  model_id: OptionalText,
-  model_version: OptionalText,
-  instruction_hash: OptionalText,
-  action_details_hash: Text,
-  outcome_hash: OptionalText,
-  parent_action_uuid: OptionalText,
-  status: Text,
+  ...ExplainedAction.fields,
   require_approval: Schema.Boolean,
   policy_uuid: OptionalText,
   policy_name: OptionalText,

@@ -154,7 +154,8 @@ export const makeReceipts = Effect.gen(function* () {
   const verifyUrlOf = (actionUuid: string) => `${config.baseUrl}/api/v1/verify/action/${encodeURIComponent(actionUuid)}`
 
   // The hot path of every notarization: no query, the signer and the internal TSA are in memory.
-  const sign = Effect.fn("Receipts.sign")(function* (content: ReceiptContent) {
+  // Every notarization and denial mints one: no span of its own on the hot path.
+  const sign = Effect.fnUntraced(function* (content: ReceiptContent) {
     const activeSigner = yield* currentSigner
     const receiptUuid = newId("rct")
     const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
