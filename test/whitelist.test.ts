@@ -3,8 +3,9 @@
  * strict / permissive checks, approval requests with add_pattern, and TLS pins
  * checked against a local https server. Runs on the real database.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import * as TestClock from "effect/testing/TestClock"
 import fc from "fast-check"
 import type { Principal } from "../protocol/auth.js"
 import { configLayer, loadConfig } from "../src/platform/config.js"
@@ -12,7 +13,7 @@ import { certificateFingerprint } from "../src/platform/outbound/index.js"
 import { EndpointGuard } from "../src/policies/ports.js"
 import type { WhitelistError } from "../src/whitelist/errors.js"
 import { matchesPattern, parsePattern, suggestPattern } from "../src/whitelist/patterns.js"
-import { Whitelist, whitelistLayer } from "../src/whitelist/service.js"
+import { Whitelist, whitelistLayer, whitelistLayerTest } from "../src/whitelist/service.js"
 import { orgActorsOnFreshDatabase, UNUSED_DATA_DIR } from "./support/database.js"
 import { liveLayer } from "./support/effect.js"
 import { useTlsServer } from "./support/tls.js"
@@ -58,7 +59,9 @@ const check = (orgUuid: string, url: string, agentId: string | null = "bot-1", a
 // Loopback reachable: the TLS fingerprint test below dials a local server.
 const config = configLayer(loadConfig({ DATA_DIR: UNUSED_DATA_DIR, OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8" }))
 
-liveLayer(whitelistLayer.pipe(Layer.provideMerge(orgActorsOnFreshDatabase), Layer.provideMerge(config)))("whitelist entries and checks", (it) => {
+/** The service's rules, the same over the database (with the organization's actor) and over its tables in memory. */
+const rules = (name: string, layer: Layer.Layer<Whitelist | EndpointGuard, unknown>) =>
+liveLayer(layer)(`whitelist entries and checks (${name})`, (it) => {
   it.effect("members propose pending entries; admins add approved ones; only approved entries allow", () =>
     Effect.gen(function* () {
     const admin = principalFor("admin")
@@ -183,6 +186,29 @@ liveLayer(whitelistLayer.pipe(Layer.provideMerge(orgActorsOnFreshDatabase), Laye
       const closed = principalFor("admin")
       yield* whitelist((w) => w.add(closed, { url_pattern: "https://127.0.0.1:1/*", name: "closed", tls_fingerprint: pin }))
       expect(yield* check(closed.orgUuid, "https://127.0.0.1:1/x")).toMatchObject({ outcome: "tls_mismatch", actual: null })
+    })
+  )
+})
+
+rules("database", whitelistLayer.pipe(Layer.provideMerge(orgActorsOnFreshDatabase), Layer.provideMerge(config)))
+rules("in memory", whitelistLayerTest.pipe(Layer.provideMerge(config)))
+
+layer(whitelistLayerTest.pipe(Layer.provideMerge(config)))("whitelist grants on the test clock", (it) => {
+  it.effect("a granted request may be retried until the approval's time runs out, not after", () =>
+    Effect.gen(function* () {
+      const admin = principalFor("admin")
+      const { approvalTtlMs } = loadConfig({ DATA_DIR: UNUSED_DATA_DIR })
+      yield* whitelist((w) => w.setMode(admin, "strict"))
+      const url = "https://later.example.com/v1/pay"
+      const first = yield* check(admin.orgUuid, url)
+      const second = yield* check(admin.orgUuid, `${url}/2`)
+      if (first.outcome !== "blocked" || second.outcome !== "blocked") throw new Error("expected blocked")
+      yield* whitelist((w) => w.resolveApproval(admin, first.approval_id, "approved", false))
+      yield* whitelist((w) => w.resolveApproval(admin, second.approval_id, "approved", false))
+      yield* TestClock.adjust(approvalTtlMs - 1)
+      expect((yield* check(admin.orgUuid, url)).outcome).toBe("warn")
+      yield* TestClock.adjust(1)
+      expect((yield* check(admin.orgUuid, `${url}/2`)).outcome).toBe("blocked")
     })
   )
 })

@@ -14,8 +14,9 @@ import { Config } from "../platform/config.js"
 import { newId } from "../platform/ids.js"
 import { Fanout } from "../platform/redis/index.js"
 import { FlagExists, FlagNotFound, type FlagsError, refuse } from "./errors.js"
+import { memoryFlagStore } from "./memory-store.js"
 import { BUILT_IN_DEFAULTS, environmentValue, type ResolutionContext, resolveFlag, type StoredFlag } from "./resolve.js"
-import { makeFlagStore } from "./store.js"
+import { FlagStore } from "./store.js"
 
 export const FLAGS_TOPIC = "feature-flags"
 const CACHE_MAX_AGE_MS = 60_000
@@ -43,7 +44,7 @@ const settings = (flag: FeatureFlag) => ({
 })
 
 export const makeFlags = Effect.gen(function* () {
-  const store = yield* makeFlagStore
+  const store = yield* FlagStore
   const config = yield* Config
   const fanout = yield* Fanout
   const context: ResolutionContext = { mode: config.deploymentMode, environment: config.flagEnvironment ?? {} }
@@ -179,5 +180,7 @@ export interface FlagsService {
 }
 
 export class Flags extends Context.Service<Flags, FlagsService>()("gateway/Flags") {
-  static readonly layer = Layer.effect(Flags, makeFlags)
+  static readonly layer = Layer.effect(Flags, makeFlags).pipe(Layer.provide(FlagStore.layer))
+  /** The service's rules on tables in memory and an in-process fan-out: no database, no Redis. Needs only the configuration. */
+  static readonly layerTest = Layer.effect(Flags, makeFlags).pipe(Layer.provide(memoryFlagStore), Layer.provide(Fanout.layerMemory))
 }

@@ -1,5 +1,7 @@
 /** SQL for feature flags and their organization lists. */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { SqlClient } from "effect/sql"
@@ -38,7 +40,22 @@ const FlagRow = Schema.Struct({
 
 const Id = Schema.Struct({ id: Schema.String })
 
-export const makeFlagStore = Effect.gen(function* () {
+export interface FlagStoreShape {
+  readonly audit: (entry: AuditEntry) => Effect.Effect<void>
+  /** Every flag by key, each list in the order organizations were added. */
+  readonly all: Effect.Effect<ReadonlyArray<FeatureFlag>>
+  readonly find: (key: string) => Effect.Effect<FeatureFlag | undefined>
+  /** The flag, or undefined when the key is taken. */
+  readonly insert: (flag: NewFlag) => Effect.Effect<FeatureFlag | undefined>
+  /** The flag after the patch, or undefined when it does not exist. */
+  readonly update: (key: string, patch: FlagPatch) => Effect.Effect<FeatureFlag | undefined>
+  /** Whether a flag was there to delete. */
+  readonly remove: (key: string) => Effect.Effect<boolean>
+  /** Adds or removes one organization; undefined when the flag does not exist. */
+  readonly setOrg: (key: string, orgUuid: string, listed: boolean) => Effect.Effect<FeatureFlag | undefined>
+}
+
+export const makeFlagStore: Effect.Effect<FlagStoreShape, never, SqlClient.SqlClient> = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
   /** Flags with their lists in the order organizations were added. */
@@ -97,11 +114,9 @@ export const makeFlagStore = Effect.gen(function* () {
   const touched = (key: string) => Effect.map(touch(key), Option.getOrUndefined)
 
   return sqlDefects({
-    sql,
     audit: (entry: AuditEntry) => insertAudit(sql, entry),
     all: all(undefined),
     find,
-    /** The flag, or undefined when the key is taken. */
     insert: (flag: NewFlag) =>
       sql.withTransaction(
         Effect.gen(function* () {
@@ -126,9 +141,7 @@ export const makeFlagStore = Effect.gen(function* () {
           return yield* find(key)
         })
       ),
-    /** Whether a flag was there to delete. */
     remove: (key: string) => Effect.map(deleteFlag(key), Option.isSome),
-    /** Adds or removes one organization; undefined when the flag does not exist. */
     setOrg: (key: string, orgUuid: string, listed: boolean) =>
       sql.withTransaction(
         Effect.gen(function* () {
@@ -141,3 +154,8 @@ export const makeFlagStore = Effect.gen(function* () {
       )
   })
 })
+
+/** The flags' tables: `layer` on the database, `memoryFlagStore` (memory-store.ts) for tests of the service's rules. */
+export class FlagStore extends Context.Service<FlagStore, FlagStoreShape>()("gateway/FlagStore") {
+  static readonly layer = Layer.effect(FlagStore, makeFlagStore)
+}

@@ -16,9 +16,10 @@ import { Outbound, tlsFingerprintEffect } from "../platform/outbound/index.js"
 import { ShortCache } from "../platform/redis/index.js"
 import { type EndpointCheck, EndpointGuard } from "../policies/ports.js"
 import { AlreadyResolved, ApprovalNotFound, EntryNotFound, refuse, type WhitelistError } from "./errors.js"
+import { directOrgWhitelist, memoryWhitelistStore } from "./memory-store.js"
 import { matchesPattern, parsePattern, suggestPattern } from "./patterns.js"
 import { OrgWhitelist } from "./ports.js"
-import { type ApprovalRow, type EntryRow, makeWhitelistStore, type WhitelistMode } from "./store.js"
+import { type ApprovalRow, type EntryRow, type WhitelistMode, WhitelistStore } from "./store.js"
 
 const TLS_CACHE_TTL_MS = 5 * 60_000
 const TLS_UNREACHABLE = "unreachable"
@@ -52,7 +53,7 @@ export interface WhitelistService {
 }
 
 export const makeWhitelist = Effect.gen(function* () {
-  const store = yield* makeWhitelistStore
+  const store = yield* WhitelistStore
   // A granted request may be retried for as long as an approval stays open.
   const { approvalTtlMs } = yield* Config
   const orgs = yield* OrgWhitelist
@@ -126,11 +127,7 @@ export const makeWhitelist = Effect.gen(function* () {
         : null
       return { id, status: resolved.status, entry }
     })
-    return yield* store.sql.withTransaction(resolve).pipe(
-      // Beginning or committing the transaction failed: the database's fault, as in the store.
-      Effect.catchTag("SqlError", (error) => Effect.die(error)),
-      changed(principal.orgUuid)
-    )
+    return yield* store.transaction(resolve).pipe(changed(principal.orgUuid))
   })
 
   const mode = Effect.fn("Whitelist.mode")(function* (principal: Principal) {
@@ -168,7 +165,7 @@ const makeFingerprints = Effect.gen(function* () {
 export const EndpointGuardLive = Layer.effect(
   EndpointGuard,
   Effect.gen(function* () {
-    const store = yield* makeWhitelistStore
+    const store = yield* WhitelistStore
     const orgs = yield* OrgWhitelist
     const fingerprintOf = yield* makeFingerprints
     return {
@@ -213,4 +210,15 @@ export const EndpointGuardLive = Layer.effect(
   })
 )
 
-export const whitelistLayer = Layer.mergeAll(Whitelist.layer, EndpointGuardLive)
+export const whitelistLayer = Layer.mergeAll(Whitelist.layer, EndpointGuardLive).pipe(Layer.provide(WhitelistStore.layer))
+
+/**
+ * The whitelist and its EndpointGuard on tables in memory, the organization's whitelist read
+ * straight from them and the TLS fingerprint cache in memory: the service's rules without a
+ * database, an actor or Redis. Needs only the configuration.
+ */
+export const whitelistLayerTest = Layer.mergeAll(Whitelist.layer, EndpointGuardLive).pipe(
+  Layer.provide(directOrgWhitelist),
+  Layer.provideMerge(memoryWhitelistStore),
+  Layer.provide(ShortCache.layerMemory())
+)

@@ -1,5 +1,7 @@
 /** SQL for whitelist entries, endpoint approval requests and the per-org mode. */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { SqlClient } from "effect/sql"
@@ -30,7 +32,57 @@ const Resolution = Schema.Literals(["approved", "rejected"])
 const ENTRY_COLUMNS = "id, url_pattern, name, status, tls_fingerprint, created_by, created_at"
 const APPROVAL_COLUMNS = "id, url, agent_id, url_pattern_suggested, status, requested_at, resolved_at, action_type, grant_expires_at, grant_used_at"
 
-export const makeWhitelistStore = Effect.gen(function* () {
+export interface NewEntry {
+  readonly id: string
+  readonly orgUuid: string
+  readonly urlPattern: string
+  readonly name: string
+  readonly status: "approved" | "pending"
+  readonly tlsFingerprint: string | null
+  readonly createdBy: string
+}
+
+export interface NewApproval {
+  readonly id: string
+  readonly orgUuid: string
+  readonly url: string
+  readonly agentId: string | null
+  readonly actionType: string
+  readonly suggested: string
+}
+
+/** What a grant is spent for: exactly this agent, action type and URL. */
+export interface GrantRequest {
+  readonly orgUuid: string
+  readonly url: string
+  readonly agentId: string | null
+  readonly actionType: string
+}
+
+export interface WhitelistStoreShape {
+  /** The organization's entries, oldest first. */
+  readonly entries: (orgUuid: string) => Effect.Effect<ReadonlyArray<EntryRow>>
+  readonly approvedEntries: (orgUuid: string) => Effect.Effect<ReadonlyArray<EntryRow>>
+  readonly insertEntry: (entry: NewEntry) => Effect.Effect<EntryRow>
+  readonly setEntryStatus: (orgUuid: string, id: string, status: "approved" | "rejected") => Effect.Effect<EntryRow | undefined>
+  /** True when something was deleted. */
+  readonly deleteEntry: (orgUuid: string, id: string) => Effect.Effect<boolean>
+  /** The newest 500 requests. */
+  readonly approvals: (orgUuid: string) => Effect.Effect<ReadonlyArray<ApprovalRow>>
+  readonly findApproval: (orgUuid: string, id: string) => Effect.Effect<ApprovalRow | undefined>
+  readonly insertApproval: (approval: NewApproval) => Effect.Effect<void>
+  /** Undefined when the request is no longer pending (another resolution won). An approval opens a grant of `grantMs`. */
+  readonly resolveApproval: (orgUuid: string, id: string, status: "approved" | "rejected", by: string, grantMs: number) => Effect.Effect<ApprovalRow | undefined>
+  /** Spends one open grant for exactly this request; the id of the approval it came from, if any. */
+  readonly spendGrant: (grant: GrantRequest) => Effect.Effect<string | undefined>
+  /** Permissive until the organization chooses. */
+  readonly mode: (orgUuid: string) => Effect.Effect<WhitelistMode>
+  readonly setMode: (orgUuid: string, mode: WhitelistMode) => Effect.Effect<void>
+  /** Runs `effect` in one transaction: its writes commit together or not at all. */
+  readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+export const makeWhitelistStore: Effect.Effect<WhitelistStoreShape, never, SqlClient.SqlClient> = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const entryColumns = sql.literal(ENTRY_COLUMNS)
   const approvalColumns = sql.literal(APPROVAL_COLUMNS)
@@ -128,27 +180,32 @@ export const makeWhitelistStore = Effect.gen(function* () {
           ON CONFLICT (org_uuid) DO UPDATE SET mode = EXCLUDED.mode, updated_at = now()`
   })
 
-  return sqlDefects({
-    sql,
+  const methods = sqlDefects({
     entries: entriesOf(false),
     approvedEntries: entriesOf(true),
     // INSERT … RETURNING always answers the row it inserted.
-    insertEntry: (entry: Parameters<typeof insertEntry>[0]) => Effect.catchTag(insertEntry(entry), "NoSuchElementError", Effect.die),
+    insertEntry: (entry: NewEntry) => Effect.catchTag(insertEntry(entry), "NoSuchElementError", Effect.die),
     setEntryStatus: (orgUuid: string, id: string, status: "approved" | "rejected") =>
       Effect.map(setEntryStatus({ orgUuid, id, status }), Option.getOrUndefined),
-    /** True when something was deleted. */
     deleteEntry: (orgUuid: string, id: string) => Effect.map(deleteEntry({ orgUuid, id }), (rows) => rows.length > 0),
     approvals,
     findApproval: (orgUuid: string, id: string) => Effect.map(findApproval({ orgUuid, id }), Option.getOrUndefined),
     insertApproval,
-    /** Undefined when the request is no longer pending (another resolution won). */
     resolveApproval: (orgUuid: string, id: string, status: "approved" | "rejected", by: string, grantMs: number) =>
       Effect.map(resolveApproval({ orgUuid, id, status, by, grantMs }), Option.getOrUndefined),
-    /** Spends one open grant for exactly this request; the id of the approval it came from, if any. */
-    spendGrant: (grant: { orgUuid: string; url: string; agentId: string | null; actionType: string }) =>
+    spendGrant: (grant: GrantRequest) =>
       Effect.map(spendGrant(grant), (row) => Option.getOrUndefined(row)?.id),
-    /** Permissive until the organization chooses. */
     mode: (orgUuid: string) => Effect.map(mode(orgUuid), (row): WhitelistMode => (Option.isSome(row) ? row.value.mode : "permissive")),
     setMode: (orgUuid: string, value: WhitelistMode) => setMode({ orgUuid, mode: value })
   })
+  return {
+    ...methods,
+    // Beginning or committing failed: the database's fault, as everywhere in the store.
+    transaction: (effect) => Effect.catchTag(sql.withTransaction(effect), "SqlError", Effect.die)
+  }
 })
+
+/** The whitelist's tables: `layer` on the database, `memoryWhitelistStore` (memory-store.ts) for tests of the service's rules. */
+export class WhitelistStore extends Context.Service<WhitelistStore, WhitelistStoreShape>()("gateway/WhitelistStore") {
+  static readonly layer = Layer.effect(WhitelistStore, makeWhitelistStore)
+}
