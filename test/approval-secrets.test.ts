@@ -3,59 +3,89 @@
  * its own API key, an agent creates a webhook, opens a socket and a pending
  * action, then looks everywhere it can read for the approval secrets, and
  * tries every route that decides. Approval codes and tokens reach the
- * approvers' mailboxes and nothing else.
+ * approvers' mailboxes and nothing else. Over the typed client (HttpApiClient
+ * over GatewayApi); what the agent reads is taken as sent, as text.
  */
-import { createServer, type Server } from "node:http"
+import { createServer } from "node:http"
+import { expect } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
 import { setLogLevel } from "../src/platform/log.js"
-import { addMember, call, registerOrg } from "./support/client.js"
-import { enableApprovalMail, type Grant, useInbox } from "./support/mail.js"
-import { useServer } from "./support/server.js"
+import { client, member, register } from "./support/api.js"
+import type { Org } from "./support/client.js"
+import { liveLayer } from "./support/effect.js"
+import { eventuallyEffect } from "./support/eventually.js"
+import { type Grant, gatewayWithMail, Mailbox } from "./support/mail.js"
+import { Gateway } from "./support/server.js"
 
-const inbox = useInbox()
-const server = useServer(() => ({ SMTP_URL: inbox.url, OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", OUTBOUND_ALLOW_HTTP: "true" }))
-let receiver: Server
-let receiverPort: number
-const hooks: Array<{ headers: Record<string, unknown>; body: string }> = []
-const logged: Array<string> = []
-const realWrite = process.stdout.write.bind(process.stdout)
+/** A webhook receiver on this machine: its port and every delivery it got. */
+class Receiver extends Context.Service<Receiver, { readonly port: number; readonly hooks: Array<{ headers: Record<string, unknown>; body: string }> }>()(
+  "test/approval-secrets/Receiver"
+) {}
+/** Everything the server logs while the suite runs, at the most talkative level. */
+class Logged extends Context.Service<Logged, Array<string>>()("test/approval-secrets/Logged") {}
 
-beforeAll(async () => {
-  receiver = createServer((request, response) => {
-    const chunks: Array<Buffer> = []
-    request.on("data", (chunk: Buffer) => chunks.push(chunk))
-    request.on("end", () => {
-      hooks.push({ headers: request.headers, body: Buffer.concat(chunks).toString("utf8") })
-      response.writeHead(200).end("ok")
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  receiverPort = (receiver.address() as { port: number }).port
-  // Everything the server logs while the attack runs, at the most talkative level.
-  setLogLevel("debug")
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    logged.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"))
-    return true
-  }) as typeof process.stdout.write
-}, 60_000)
 
-afterAll(async () => {
-  process.stdout.write = realWrite
-  setLogLevel("silent")
-  receiver?.closeAllConnections()
-  await new Promise<void>((resolve) => receiver?.close(() => resolve()))
-})
+const ReceiverLayer = Layer.effect(
+  Receiver,
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const hooks: Array<{ headers: Record<string, unknown>; body: string }> = []
+      const server = createServer((request, response) => {
+        const chunks: Array<Buffer> = []
+        request.on("data", (chunk: Buffer) => chunks.push(chunk))
+        request.on("end", () => {
+          hooks.push({ headers: request.headers, body: Buffer.concat(chunks).toString("utf8") })
+          response.writeHead(200).end("ok")
+        })
+      })
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      return { server, port: (server.address() as { port: number }).port, hooks }
+    }),
+    ({ server }) =>
+      Effect.promise(() => {
+        server.closeAllConnections()
+        return new Promise<void>((resolve) => server.close(() => resolve()))
+      })
+  )
+)
 
-const waitUntil = async (check: () => boolean | Promise<boolean>, what: string, ms = 10_000) => {
-  const deadline = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
+const Server = gatewayWithMail({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", OUTBOUND_ALLOW_HTTP: "true" })
+
+// Once the server is up (it sets its own level as it starts): debug, and stdout kept.
+const LoggedLayer = Layer.effect(
+  Logged,
+  Effect.acquireRelease(
+    Effect.flatMap(Gateway, () =>
+      Effect.sync(() => {
+        const logged: Array<string> = []
+        const realWrite = process.stdout.write.bind(process.stdout)
+        setLogLevel("debug")
+        process.stdout.write = ((chunk: string | Uint8Array) => {
+          logged.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"))
+          return true
+        }) as typeof process.stdout.write
+        return { logged, realWrite }
+      })
+    ),
+    ({ realWrite }) =>
+      Effect.sync(() => {
+        process.stdout.write = realWrite
+        setLogLevel("silent")
+      })
+  ).pipe(Effect.map(({ logged }) => logged))
+)
+
+const Setup = LoggedLayer.pipe(Layer.provideMerge(Server), Layer.provideMerge(ReceiverLayer))
+
+const waitUntil = (check: () => boolean) => eventuallyEffect(Effect.sync(check), { timeoutMs: 10_000, intervalMs: 50 })
+
+/** The text of an answer, as sent. */
+const textOf = <E, R>(response: Effect.Effect<HttpClientResponse.HttpClientResponse, E, R>) => Effect.flatMap(response, (reply) => reply.text)
 
 /** Every string by which a grant could be used: the code (as typed and normalized) and both tokens. */
 const secretsOf = (grant: Grant) => [
@@ -65,127 +95,154 @@ const secretsOf = (grant: Grant) => [
   new URL(grant.deny_url).searchParams.get("token")!
 ]
 
-describe("approval secrets reach approvers only", () => {
-  it("an agent's key finds no approval secret anywhere it can read, and cannot decide through any route", async () => {
-    const org = await registerOrg(server.url, "Victim Org")
-    await enableApprovalMail(server.url, org)
-    const agentKey = org.key
-    const webhook = await call(server.url, "POST", "/api/v1/webhooks", { token: agentKey, body: { url: `http://127.0.0.1:${receiverPort}/hook` } })
-    expect(webhook.status).toBe(201)
+const grantOf = (id: string, email: string) => Effect.flatMap(Mailbox, (inbox) => Effect.promise(() => inbox.grant(id, email)))
+/** Turns on the organization's e-mail channel, so its approvers receive codes. */
+const enableApprovalMail = (org: Org) => Effect.flatMap(client(org.token), (api) => api.notificationChannels.put({ payload: { email: { enabled: true } } }))
 
-    const frames: Array<string> = []
-    const socket = new WebSocket(`${server.url.replace("http", "ws")}/api/v1/ws`, { headers: { authorization: `Bearer ${agentKey}` } })
-    socket.on("message", (data) => frames.push(String(data)))
-    await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject))
-    for (const channel of ["actions", "notifications"]) socket.send(JSON.stringify({ type: "subscribe", channel }))
-    await waitUntil(() => frames.filter((frame) => frame.includes('"subscribed"')).length === 2, "subscriptions")
-
-    // The agent names an address it controls as approver, hoping the code is mailed there.
-    const evil = "agent-controlled@attacker.test"
-    const created = await call(server.url, "POST", "/api/v1/actions", {
-      token: agentKey,
-      body: { action_type: "wire.transfer", details: "send 1M", require_approval: true, approvers: [evil], store_details: true }
-    })
-    expect(created.status).toBe(201)
-    const id = created.body.action_uuid as string
-    expect(created.body.warnings.join(" ")).toContain(evil)
-
-    // A human approver (the owner, as the named address is not vouched for) got a personal code.
-    const grant = await inbox.grant(id, org.email)
-    await waitUntil(() => hooks.some((hook) => hook.body.includes(id)), "the webhook delivery")
-    await waitUntil(() => frames.some((frame) => frame.includes("notification.created") && frame.includes(id)), "the live notification")
-    expect(inbox.mails.some((mail) => mail.to.includes(evil))).toBe(false)
-
-    const event = JSON.parse(hooks.find((hook) => hook.body.includes(id))!.body)
-    expect(event.event).toBe("action.approval_requested")
-    expect(event.data).toEqual({
-      action_uuid: id,
-      action_type: "wire.transfer",
-      agent_id: null,
-      status: "pending_approval",
-      expires_at: expect.any(String),
-      review_url: `${server.url}/dashboard/actions/${id}`
-    })
-
-    const readable = [
-      JSON.stringify(hooks),
-      (await call(server.url, "GET", `/api/v1/webhooks/${webhook.body.id}/deliveries`, { token: agentKey })).text,
-      (await call(server.url, "GET", `/api/v1/actions/${id}`, { token: agentKey })).text,
-      (await call(server.url, "GET", "/api/v1/actions", { token: agentKey })).text,
-      (await call(server.url, "GET", `/api/v1/actions/${id}/chain`, { token: agentKey })).text,
-      (await call(server.url, "GET", "/api/v1/notifications/pending", { token: agentKey })).text,
-      (await call(server.url, "GET", "/api/v1/approvers/notification-channels", { token: agentKey })).text,
-      frames.join("\n"),
-      logged.join("")
-    ]
-    const stored = await server.run(
+liveLayer(Setup)((it) => {
+  it.describe("approval secrets reach approvers only", () => {
+    it.effect("an agent's key finds no approval secret anywhere it can read, and cannot decide through any route", () =>
       Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const events = yield* sql`SELECT data FROM events WHERE org_uuid = ${org.orgUuid}`
-        const grants = yield* sql`SELECT * FROM approval_grants WHERE org_uuid = ${org.orgUuid}`
-        const deliveries = yield* sql`SELECT detail FROM channel_deliveries WHERE org_uuid = ${org.orgUuid}`
-        const actions = yield* sql`SELECT * FROM actions WHERE action_uuid = ${id}`
-        return JSON.stringify([events, grants, deliveries, actions])
+        const server = yield* Gateway
+        const inbox = yield* Mailbox
+        const { port, hooks } = yield* Receiver
+        const logged = yield* Logged
+        const org = yield* register("Victim Org")
+        yield* enableApprovalMail(org)
+        const agent = yield* client(org.key)
+        const [webhook, webhookReply] = yield* agent.webhooks.create({ payload: { url: `http://127.0.0.1:${port}/hook` }, responseMode: "decoded-and-response" })
+        expect(webhookReply.status).toBe(201)
+
+        const frames: Array<string> = []
+        const socket = new WebSocket(`${server.url.replace("http", "ws")}/api/v1/ws`, { headers: { authorization: `Bearer ${org.key}` } })
+        socket.on("message", (data) => frames.push(String(data)))
+        yield* Effect.promise(() => new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject)))
+        for (const channel of ["actions", "notifications"]) socket.send(JSON.stringify({ type: "subscribe", channel }))
+        yield* waitUntil(() => frames.filter((frame) => frame.includes('"subscribed"')).length === 2)
+
+        // The agent names an address it controls as approver, hoping the code is mailed there.
+        const evil = "agent-controlled@attacker.test"
+        const [created, createdReply] = yield* agent.actions.authorize({
+          headers: {},
+          payload: { action_type: "wire.transfer", details: "send 1M", require_approval: true, approvers: [evil], store_details: true },
+          responseMode: "decoded-and-response"
+        })
+        expect(createdReply.status).toBe(201)
+        const id = created.action_uuid
+        expect(created.warnings!.join(" ")).toContain(evil)
+
+        // A human approver (the owner, as the named address is not vouched for) got a personal code.
+        const grant = yield* grantOf(id, org.email)
+        yield* waitUntil(() => hooks.some((hook) => hook.body.includes(id)))
+        yield* waitUntil(() => frames.some((frame) => frame.includes("notification.created") && frame.includes(id)))
+        expect(inbox.mails.some((mail) => mail.to.includes(evil))).toBe(false)
+
+        const event = JSON.parse(hooks.find((hook) => hook.body.includes(id))!.body)
+        expect(event.event).toBe("action.approval_requested")
+        expect(event.data).toEqual({
+          action_uuid: id,
+          action_type: "wire.transfer",
+          agent_id: null,
+          status: "pending_approval",
+          expires_at: expect.any(String),
+          review_url: `${server.url}/dashboard/actions/${id}`
+        })
+
+        // What the agent reads, as sent: a secret in a key outside the contract must show too.
+        const params = { action_uuid: id }
+        const readable = [
+          JSON.stringify(hooks),
+          yield* textOf(agent.webhooks.deliveries({ params: { webhook_id: webhook.id }, query: {}, responseMode: "response-only" })),
+          yield* textOf(agent.actions.get({ params, responseMode: "response-only" })),
+          yield* textOf(agent.actions.list({ query: {}, responseMode: "response-only" })),
+          yield* textOf(agent.actions.chain({ params, responseMode: "response-only" })),
+          yield* textOf(agent.notifications.pending({ responseMode: "response-only" })),
+          yield* textOf(agent.notificationChannels.get({ responseMode: "response-only" })),
+          frames.join("\n"),
+          logged.join("")
+        ]
+        const stored = yield* Effect.promise(() =>
+          server.run(
+            Effect.gen(function* () {
+              const sql = yield* SqlClient.SqlClient
+              const events = yield* sql`SELECT data FROM events WHERE org_uuid = ${org.orgUuid}`
+              const grants = yield* sql`SELECT * FROM approval_grants WHERE org_uuid = ${org.orgUuid}`
+              const deliveries = yield* sql`SELECT detail FROM channel_deliveries WHERE org_uuid = ${org.orgUuid}`
+              const actions = yield* sql`SELECT * FROM actions WHERE action_uuid = ${id}`
+              return JSON.stringify([events, grants, deliveries, actions])
+            })
+          )
+        )
+        for (const secret of secretsOf(grant)) {
+          for (const text of [...readable, stored]) expect(text).not.toContain(secret)
+        }
+
+        // Every route that decides refuses the agent.
+        const anonymous = yield* client()
+        expect((yield* agent.actions.dashboardApprove({ params, responseMode: "response-only" })).status).toBe(401)
+        expect((yield* agent.actions.dashboardDeny({ params, query: {}, responseMode: "response-only" })).status).toBe(401)
+        expect((yield* anonymous.actionApprovals.confirm({ params: { code: "ZZZZZZZZZZ" }, payload: { decision: "approve" }, responseMode: "response-only" })).status).toBe(404)
+        expect((yield* anonymous.actionApprovals.tokenApprove({ params, query: { token: "x" }, responseMode: "response-only" })).status).toBe(403)
+        expect((yield* anonymous.actionApprovals.tokenApprove({ params, query: {}, responseMode: "response-only" })).status).toBe(403)
+        expect((yield* agent.actions.get({ params })).status).toBe("pending_approval")
+
+        // The human decides; the receipt names them.
+        const confirm = yield* anonymous.actionApprovals.confirm({ params: { code: grant.code }, payload: { decision: "approve" } })
+        expect(confirm).toEqual(expect.objectContaining({ status: "approved", approver_email: org.email.toLowerCase() }))
+        socket.terminate()
       })
     )
-    for (const secret of secretsOf(grant)) {
-      for (const text of [...readable, stored]) expect(text).not.toContain(secret)
-    }
 
-    // Every route that decides refuses the agent.
-    const byKey = await call(server.url, "POST", `/api/v1/actions/${id}/dashboard-approve`, { token: agentKey })
-    expect(byKey.status).toBe(401)
-    expect((await call(server.url, "POST", `/api/v1/actions/${id}/dashboard-deny`, { token: agentKey })).status).toBe(401)
-    expect((await call(server.url, "POST", "/api/v1/actions/approval/ZZZZZZZZZZ/confirm", { body: { decision: "approve" } })).status).toBe(404)
-    expect((await call(server.url, "POST", `/api/v1/actions/${id}/approve?token=x`)).status).toBe(403)
-    expect((await call(server.url, "POST", `/api/v1/actions/${id}/approve`)).status).toBe(403)
-    expect((await call(server.url, "GET", `/api/v1/actions/${id}`, { token: agentKey })).body.status).toBe("pending_approval")
+    it.effect("gives each approver a personal code, and a member who left can no longer use theirs", () =>
+      Effect.gen(function* () {
+        const inbox = yield* Mailbox
+        const org = yield* register("Two Approvers")
+        yield* enableApprovalMail(org)
+        const first = yield* member(org, "member")
+        const second = yield* member(org, "member")
+        const created = yield* (yield* client(org.key)).actions.authorize({
+          headers: {},
+          payload: { action_type: "deploy", details: "prod", require_approval: true, approvers: [first.email, second.email] }
+        })
+        const id = created.action_uuid
+        expect(created.warnings!.join(" ")).not.toContain("receive no approval code")
+        const [mine, theirs] = yield* Effect.all([grantOf(id, first.email), grantOf(id, second.email)], { concurrency: "unbounded" })
+        expect(mine.code).not.toBe(theirs.code)
+        // The owner is not a named approver of this action: no mail for them.
+        expect(inbox.mails.some((mail) => mail.to.includes(org.email.toLowerCase()) && mail.text.includes(id))).toBe(false)
 
-    // The human decides; the receipt names them.
-    const confirm = await call(server.url, "POST", `/api/v1/actions/approval/${grant.code}/confirm`, { body: { decision: "approve" } })
-    expect(confirm.body).toEqual(expect.objectContaining({ status: "approved", approver_email: org.email.toLowerCase() }))
-    socket.terminate()
-  })
-
-  it("gives each approver a personal code, and a member who left can no longer use theirs", async () => {
-    const org = await registerOrg(server.url, "Two Approvers")
-    await enableApprovalMail(server.url, org)
-    const first = await addMember(server.url, org, "member")
-    const second = await addMember(server.url, org, "member")
-    const created = await call(server.url, "POST", "/api/v1/actions", {
-      token: org.key,
-      body: { action_type: "deploy", details: "prod", require_approval: true, approvers: [first.email, second.email] }
-    })
-    const id = created.body.action_uuid as string
-    expect(created.body.warnings.join(" ")).not.toContain("receive no approval code")
-    const [mine, theirs] = await Promise.all([inbox.grant(id, first.email), inbox.grant(id, second.email)])
-    expect(mine.code).not.toBe(theirs.code)
-    // The owner is not a named approver of this action: no mail for them.
-    expect(inbox.mails.some((mail) => mail.to.includes(org.email.toLowerCase()) && mail.text.includes(id))).toBe(false)
-
-    const left = await call(server.url, "POST", "/api/v1/auth/leave-org", { token: second.token })
-    expect(left.status).toBe(200)
-    const refused = await call(server.url, "POST", `/api/v1/actions/approval/${theirs.code}/confirm`, { body: { decision: "approve" } })
-    expect(refused.status).toBe(403)
-    const byToken = new URL(mine.deny_url)
-    const denied = await call(server.url, "POST", `${byToken.pathname}${byToken.search}`, { body: {} })
-    expect(denied.body).toEqual(expect.objectContaining({ status: "denied_by_human", approver_email: first.email.toLowerCase() }))
-    // The first approver's code was spent with their token.
-    expect((await call(server.url, "POST", `/api/v1/actions/approval/${mine.code}/confirm`, { body: { decision: "approve" } })).status).toBe(410)
-  })
-
-  it("issues no code without an e-mail channel; the dashboard still decides", async () => {
-    const org = await registerOrg(server.url, "No Mail")
-    const created = await call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "t", details: "d", require_approval: true } })
-    const id = created.body.action_uuid as string
-    // Kept: the check is that nothing happens (no grant, no mail), which no event announces.
-    await new Promise((resolve) => setTimeout(resolve, 600))
-    const grants = await server.run(
-      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT count(*)::int AS n FROM approval_grants WHERE action_uuid = ${id}`)
+        const [, left] = yield* (yield* client(second.token)).auth.leaveOrg({ responseMode: "decoded-and-response" })
+        expect(left.status).toBe(200)
+        const anonymous = yield* client()
+        const refused = yield* anonymous.actionApprovals.confirm({ params: { code: theirs.code }, payload: { decision: "approve" }, responseMode: "response-only" })
+        expect(refused.status).toBe(403)
+        // The deny link mailed to the first approver: it names this action and carries their token.
+        const byToken = new URL(mine.deny_url)
+        expect(byToken.pathname).toBe(`/api/v1/actions/${id}/deny`)
+        const denied = yield* anonymous.actionApprovals.tokenDeny({ params: { action_uuid: id }, query: { token: byToken.searchParams.get("token")! } })
+        expect(denied).toEqual(expect.objectContaining({ status: "denied_by_human", approver_email: first.email.toLowerCase() }))
+        // The first approver's code was spent with their token.
+        expect((yield* anonymous.actionApprovals.confirm({ params: { code: mine.code }, payload: { decision: "approve" }, responseMode: "response-only" })).status).toBe(410)
+      })
     )
-    expect((grants[0] as any).n).toBe(0)
-    expect(inbox.mails.some((mail) => mail.text.includes(id))).toBe(false)
-    const approved = await call(server.url, "POST", `/api/v1/actions/${id}/dashboard-approve`, { token: org.token })
-    expect(approved.body).toEqual(expect.objectContaining({ status: "approved", approver_email: org.email.toLowerCase() }))
+
+    it.effect("issues no code without an e-mail channel; the dashboard still decides", () =>
+      Effect.gen(function* () {
+        const server = yield* Gateway
+        const inbox = yield* Mailbox
+        const org = yield* register("No Mail")
+        const created = yield* (yield* client(org.key)).actions.authorize({ headers: {}, payload: { action_type: "t", details: "d", require_approval: true } })
+        const id = created.action_uuid
+        // Kept: the check is that nothing happens (no grant, no mail), which no event announces.
+        yield* Effect.sleep("600 millis")
+        const grants = yield* Effect.promise(() =>
+          server.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT count(*)::int AS n FROM approval_grants WHERE action_uuid = ${id}`))
+        )
+        expect((grants[0] as any).n).toBe(0)
+        expect(inbox.mails.some((mail) => mail.text.includes(id))).toBe(false)
+        const approved = yield* (yield* client(org.token)).actions.dashboardApprove({ params: { action_uuid: id } })
+        expect(approved).toEqual(expect.objectContaining({ status: "approved", approver_email: org.email.toLowerCase() }))
+      })
+    )
   })
 })

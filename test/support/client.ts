@@ -6,12 +6,15 @@ export interface Reply<T = any> {
   readonly text: string
 }
 
-export const call = async <T = any>(
-  base: string,
-  method: string,
-  path: string,
-  options: { token?: string; body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string> } = {}
-): Promise<Reply<T>> => {
+export interface CallOptions {
+  readonly token?: string
+  readonly body?: unknown
+  /** Sent as it is, instead of `body` as JSON. */
+  readonly raw?: string | Uint8Array
+  readonly headers?: Record<string, string>
+}
+
+export const call = async <T = any>(base: string, method: string, path: string, options: CallOptions = {}): Promise<Reply<T>> => {
   const headers: Record<string, string> = { ...options.headers }
   if (options.token) headers.authorization = `Bearer ${options.token}`
   let body: string | Uint8Array | undefined

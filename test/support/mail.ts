@@ -2,9 +2,13 @@
  * A real SMTP server inside the test: the only way approval codes leave the
  * gateway is an e-mail to the approver, so tests read them from here.
  */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SMTPServer } from "smtp-server"
 import { call, type Org } from "./client.js"
 import { useFixture } from "./fixture.js"
+import { Gateway, type ServerEnv } from "./server.js"
 
 export interface Mail {
   readonly to: ReadonlyArray<string>
@@ -137,3 +141,18 @@ export const useInbox = (): Inbox =>
     () => Inbox.start(),
     (inbox) => inbox.stop()
   )
+
+/** The inbox of a suite written as Effects: started with the layer, stopped when it is released. */
+export class Mailbox extends Context.Service<Mailbox, Inbox>()("test/Mailbox") {
+  static readonly layer = Layer.effect(
+    Mailbox,
+    Effect.acquireRelease(
+      Effect.promise(() => Inbox.start()),
+      (inbox) => Effect.promise(() => inbox.stop())
+    )
+  )
+}
+
+/** The test server mailing through a fresh inbox, both provided. */
+export const gatewayWithMail = (env: ServerEnv = {}) =>
+  Layer.unwrap(Effect.map(Mailbox, (inbox) => Gateway.layer({ ...env, SMTP_URL: inbox.url }))).pipe(Layer.provideMerge(Mailbox.layer))
