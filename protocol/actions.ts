@@ -11,6 +11,8 @@ import { Authenticated, PublicRoute } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
 import { accessRefusal, Forbidden, InvalidInput, refusal } from "./errors.js"
 import { ActionStatuses } from "./lists.js"
+import { canonicalJson } from "./verifier/canonical.js"
+import { utf8Bytes } from "./verifier/encoding.js"
 
 export { ActionStatuses }
 export type ActionStatus = (typeof ActionStatuses)[number]
@@ -19,6 +21,53 @@ const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))
 
 const IdempotencyKey = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255))
+
+/*
+ * Replay context (CONTRACT-sdk-beyond §1): reproducibility metadata the SDKs send on authorize.
+ * Stored on the action and committed to by its receipts (`replay_context_hash`, receipt 1.3).
+ */
+
+/** The SDKs document `sha256:…`; the form is not enforced. */
+const ReplayHash = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)).annotate({ description: "1-200 characters (the SDKs send `sha256:…`)" })
+
+export const REPLAY_OBJECT_MAX_BYTES = 16 * 1024
+const MAX_EXACT_INTEGER = 2 ** 53
+
+/** Numbers a JSON reader elsewhere reads back unchanged: finite, and integers no larger than 2^53. */
+const numberProblems = (value: unknown, path: Array<PropertyKey>, found: Array<{ path: ReadonlyArray<PropertyKey>; issue: string }>): void => {
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) found.push({ path, issue: "must be a finite number" })
+    else if (Number.isInteger(value) && Math.abs(value) > MAX_EXACT_INTEGER) found.push({ path, issue: "an integer must be within ±2^53" })
+  } else if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) numberProblems(item, [...path, index], found)
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) numberProblems(item, [...path, key], found)
+  }
+}
+
+/** A JSON object of at most 16 KiB as RFC 8785 canonical UTF-8, with exact numbers. */
+const ReplayObject = Schema.Record(Schema.String, Schema.Unknown).check(
+  Schema.makeFilter((value: Record<string, unknown>) => {
+    const found: Array<{ path: ReadonlyArray<PropertyKey>; issue: string }> = []
+    numberProblems(value, [], found)
+    if (found.length > 0) return found
+    const bytes = utf8Bytes(canonicalJson(value)).length
+    return bytes <= REPLAY_OBJECT_MAX_BYTES ? undefined : `must be at most ${REPLAY_OBJECT_MAX_BYTES} bytes as canonical JSON (RFC 8785), not ${bytes}`
+  })
+).annotate({ description: "a JSON object of at most 16 KiB as RFC 8785 UTF-8; numbers finite, integers within ±2^53" })
+
+/** The four fields as stored; each null when it was not sent. */
+export const ReplayFields = {
+  system_prompt_hash: Schema.NullOr(Schema.String),
+  tool_inputs_hash: Schema.NullOr(Schema.String),
+  model_params: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
+  execution_env: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))
+}
+
+const ReplayContextHash = Schema.NullOr(Schema.String).annotate({
+  description:
+    "`sha256:` + hex SHA-256 of the RFC 8785 canonical form of {system_prompt_hash, tool_inputs_hash, model_params, execution_env} (absent ones null); null when none was sent"
+})
 
 export const AuthorizeRequest = Schema.Struct({
   action_type: Name,
@@ -35,10 +84,10 @@ export const AuthorizeRequest = Schema.Struct({
   require_approval: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
   approvers: Schema.optionalKey(Schema.NullOr(Schema.Array(Text(320)).check(Schema.isMaxLength(100)))),
   context: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
-  system_prompt_hash: Schema.optionalKey(Schema.NullOr(Text(200))),
-  tool_inputs_hash: Schema.optionalKey(Schema.NullOr(Text(200))),
-  model_params: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
-  execution_env: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)))
+  system_prompt_hash: Schema.optionalKey(Schema.NullOr(ReplayHash)),
+  tool_inputs_hash: Schema.optionalKey(Schema.NullOr(ReplayHash)),
+  model_params: Schema.optionalKey(Schema.NullOr(ReplayObject)),
+  execution_env: Schema.optionalKey(Schema.NullOr(ReplayObject))
 })
 export type AuthorizeRequest = typeof AuthorizeRequest.Type
 
@@ -57,6 +106,29 @@ export const NotarizeRequest = Schema.Struct({
 })
 export type NotarizeRequest = typeof NotarizeRequest.Type
 
+const Severity = Schema.Literals(["info", "warning", "critical"])
+
+/** One entity type the output scan found, in the SDKs' form; the matched text never travels. */
+export const OutputScanHit = Schema.Struct({
+  name: Schema.String.annotate({ description: "the entity type" }),
+  library: Schema.String,
+  severity: Severity,
+  description: Schema.String,
+  matches: Schema.Int,
+  sample: Schema.Literal("[REDACTED]")
+})
+
+/** The output scan of `outcome_details` as the SDKs type it (the receipt keeps its own form). */
+export const OutputScanReport = Schema.Struct({
+  scanned_at: Timestamp,
+  libraries: Schema.Array(Schema.String),
+  mode: Schema.Literals(["flag", "deny", "redact"]),
+  decision: Schema.Literal("allow"),
+  worst_severity: Schema.NullOr(Severity),
+  hits: Schema.Array(OutputScanHit)
+})
+export type OutputScanReport = typeof OutputScanReport.Type
+
 export const NotarizeResponse = Schema.Struct({
   action_uuid: Schema.String,
   status: Schema.Literals(["notarized", "failed"]),
@@ -66,19 +138,10 @@ export const NotarizeResponse = Schema.Struct({
   public_key_id: Schema.String,
   timestamp_token: Schema.NullOr(Schema.String),
   created_at: Timestamp,
-  warnings: Schema.NullOr(Schema.Array(Schema.String))
+  warnings: Schema.NullOr(Schema.Array(Schema.String)),
+  output_scan_flags: Schema.NullOr(OutputScanReport).annotate({ description: "null when no output scan ran (no outcome_details, or output filtering off)" })
 })
 export type NotarizeResponse = typeof NotarizeResponse.Type
-
-export const ActionListItem = Schema.Struct({
-  action_uuid: Schema.String,
-  action_type: Schema.String,
-  agent_id: Schema.NullOr(Schema.String),
-  status: Schema.String,
-  legal_hold: Schema.Boolean,
-  created_at: Timestamp
-})
-export type ActionListItem = typeof ActionListItem.Type
 
 export const ReceiptSummary = Schema.Struct({
   receipt_uuid: Schema.String,
@@ -98,6 +161,15 @@ export const Cosignature = Schema.Struct({
   cosigned_at: Timestamp
 })
 export type Cosignature = typeof Cosignature.Type
+
+/** A cosignature as an action lists it, with the names the SDKs read. */
+export const ActionAuthorization = Schema.Struct({
+  ...Cosignature.fields,
+  id: Schema.String.annotate({ description: "= cosignature_uuid" }),
+  authorizer_email: Schema.String.annotate({ description: "= cosigner_email" }),
+  authorized_at: Timestamp.annotate({ description: "= cosigned_at" })
+})
+export type ActionAuthorization = typeof ActionAuthorization.Type
 
 export const ActionDetail = Schema.Struct({
   action_uuid: Schema.String,
@@ -127,9 +199,45 @@ export const ActionDetail = Schema.Struct({
   created_at: Timestamp,
   updated_at: Timestamp,
   receipt: Schema.NullOr(ReceiptSummary),
-  authorizations: Schema.Array(Cosignature)
+  authorizations: Schema.Array(ActionAuthorization),
+  ...ReplayFields,
+  replay_context_hash: ReplayContextHash
 })
 export type ActionDetail = typeof ActionDetail.Type
+
+/** A list item: the detail's keys the SDKs type, read with the page's one query. */
+export const ActionListItem = Schema.Struct({
+  action_uuid: Schema.String,
+  action_type: Schema.String,
+  agent_id: Schema.NullOr(Schema.String),
+  status: Schema.String,
+  legal_hold: Schema.Boolean,
+  created_at: Timestamp,
+  org_uuid: Schema.String,
+  action_details_hash: Schema.String,
+  instruction_hash: Schema.NullOr(Schema.String),
+  parent_action_uuid: Schema.NullOr(Schema.String),
+  model_id: Schema.NullOr(Schema.String),
+  receipt: Schema.NullOr(ReceiptSummary),
+  authorizations: Schema.Array(ActionAuthorization),
+  ...ReplayFields,
+  replay_context_hash: ReplayContextHash
+})
+export type ActionListItem = typeof ActionListItem.Type
+
+export const ReplayContext = Schema.Struct({
+  action_uuid: Schema.String,
+  ...ReplayFields,
+  model_id: Schema.NullOr(Schema.String),
+  model_version: Schema.NullOr(Schema.String),
+  agent_id: Schema.NullOr(Schema.String),
+  agent_version: Schema.NullOr(Schema.String),
+  instruction_hash: Schema.NullOr(Schema.String),
+  replay_context_hash: ReplayContextHash,
+  receipt_uuid: Schema.NullOr(Schema.String).annotate({ description: "the action's latest receipt; null before its receipt" }),
+  receipt_version: Schema.NullOr(Schema.String).annotate({ description: "`1.3` when the receipt commits to the replay context, else `1.1`; null before the receipt" })
+})
+export type ReplayContext = typeof ReplayContext.Type
 
 export const ApprovalReview = Schema.Struct({
   action_uuid: Schema.String,
@@ -416,6 +524,10 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
     HttpApiEndpoint.get("chain", "/api/v1/actions/:action_uuid/chain", { error: [Forbidden, ActionNotFound],
       params: ActionParam,
       success: Schema.Struct({ action_uuid: Schema.String, chain: Schema.Array(ChainLink) })
+    }),
+    HttpApiEndpoint.get("replayContext", "/api/v1/actions/:action_uuid/replay-context", { error: [Forbidden, ActionNotFound],
+      params: ActionParam,
+      success: ReplayContext
     })
   )
   .middleware(Authenticated)

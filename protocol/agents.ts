@@ -26,7 +26,9 @@ const Editable = {
   description: Schema.optionalKey(Schema.NullOr(Text(2000))),
   capabilities: Schema.optionalKey(Schema.NullOr(Capabilities)),
   /** Replaces the stored metadata on update. */
-  metadata: Schema.optionalKey(Schema.NullOr(Metadata))
+  metadata: Schema.optionalKey(Schema.NullOr(Metadata)),
+  /** The published SDKs' flag (default false); stored and answered, it hides nothing (docs/decisions.md). */
+  public: Schema.optionalKey(Schema.Boolean)
 }
 
 export const RegisterAgentRequest = Schema.Struct({ agent_slug: SlugText, ...Editable })
@@ -40,9 +42,16 @@ export const AgentStatus = Schema.Literals(["active", "decommissioned"])
 export const AgentVersion = Schema.Struct({
   agent_slug: Schema.String,
   version: Schema.String,
-  instruction_hash: Schema.String,
+  /** Null when published without one (the published SDKs make it optional). */
+  instruction_hash: Schema.NullOr(Schema.String),
   changelog: Schema.NullOr(Schema.String),
-  published_at: Timestamp
+  published_at: Timestamp,
+  // The published SDKs' keys (CONTRACT-sdk-beyond §8).
+  id: Schema.String.annotate({ description: "`{agent_slug}@{version}`" }),
+  status: Schema.Literal("published"),
+  created_at: Timestamp.annotate({ description: "= published_at" }),
+  model_id: Schema.NullOr(Schema.String),
+  config_hash: Schema.NullOr(Schema.String)
 })
 export type AgentVersion = typeof AgentVersion.Type
 
@@ -55,7 +64,20 @@ const Described = {
   status: AgentStatus
 }
 
-export const RegisteredAgent = Schema.Struct({ ...Described, owner_id: Schema.String, created_at: Timestamp })
+/** Newest first, at most this many, wherever an agent answers its versions. */
+export const MAX_AGENT_VERSIONS = 20
+
+/** The published SDKs' keys, present wherever an agent appears (CONTRACT-sdk-beyond §8). */
+const SdkKeys = {
+  id: Schema.String.annotate({ description: "= agent_slug" }),
+  display_name: Schema.String.annotate({ description: "= name" }),
+  public: Schema.Boolean,
+  registered_at: Timestamp.annotate({ description: "= created_at" }),
+  metadata: Schema.NullOr(Metadata),
+  versions: Schema.Array(AgentVersion).annotate({ description: `The agent's versions, newest first, at most ${MAX_AGENT_VERSIONS}` })
+}
+
+export const RegisteredAgent = Schema.Struct({ ...Described, owner_id: Schema.String, created_at: Timestamp, ...SdkKeys })
 export type RegisteredAgent = typeof RegisteredAgent.Type
 
 export const AgentView = Schema.Struct({
@@ -75,7 +97,10 @@ export const AgentListItem = Schema.Struct({
   status: AgentStatus,
   current_version: Schema.NullOr(Schema.String),
   action_count: Schema.Number,
-  created_at: Timestamp
+  created_at: Timestamp,
+  description: Schema.NullOr(Schema.String),
+  capabilities: Schema.Array(Schema.String),
+  ...SdkKeys
 })
 export type AgentListItem = typeof AgentListItem.Type
 
@@ -94,13 +119,19 @@ const SEMVER =
 
 export const PublishVersionRequest = Schema.Struct({
   version: Schema.String.check(Schema.isMaxLength(128), Schema.isPattern(SEMVER)).annotate({ description: "A semantic version, e.g. 1.2.0" }),
-  instruction_hash: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
-  changelog: Schema.optionalKey(Schema.NullOr(Text(10_000)))
+  instruction_hash: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)))),
+  changelog: Schema.optionalKey(Schema.NullOr(Text(10_000))),
+  model_id: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)))),
+  config_hash: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))))
 })
 export type PublishVersionRequest = typeof PublishVersionRequest.Type
 
+const OrgId = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))
+
+/** `target_org_id`, or the published SDKs' `to_org_uuid` (one is required; both must agree). */
 export const TransferRequest = Schema.Struct({
-  target_org_id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+  target_org_id: Schema.optionalKey(OrgId),
+  to_org_uuid: Schema.optionalKey(OrgId),
   signature: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)).annotate({
     description: "`hmac-sha256:` + hex HMAC-SHA256 of the JCS of {agent_slug, from_org, to_org}, keyed by the bearer credential of this request"
   })
@@ -108,9 +139,11 @@ export const TransferRequest = Schema.Struct({
 
 export type TransferRequest = typeof TransferRequest.Type
 
-export const DecommissionRequest = Schema.Struct({ reason: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1000)) })
+/** `{}` (the published SDKs' body) is a decommission with no reason given. */
+export const DecommissionRequest = Schema.Struct({ reason: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1000)))) })
 
-export const Decommissioned = Schema.Struct({ agent_slug: Schema.String, status: AgentStatus, decommissioned_at: Timestamp, reason: Schema.String })
+/** The whole agent (the Python SDK reads one), plus when and why. */
+export const Decommissioned = Schema.Struct({ ...AgentView.fields, decommissioned_at: Timestamp, reason: Schema.NullOr(Schema.String) })
 export type Decommissioned = typeof Decommissioned.Type
 
 export const Transferred = Schema.Struct({
@@ -190,7 +223,8 @@ export class TargetOrgNotFound extends Schema.Error<TargetOrgNotFound>("TargetOr
 const SlugParam = { agent_slug: Schema.String }
 const AgentPage = Schema.Struct({ agents: Schema.Array(AgentListItem), data: Schema.Array(AgentListItem), pagination: Pagination })
 export type AgentPage = typeof AgentPage.Type
-const VersionList = Schema.Struct({ agent_slug: Schema.String, versions: Schema.Array(AgentVersion), data: Schema.Array(AgentVersion) })
+/** A bare array, newest first (the published SDKs read one); `request_id` is only in X-Request-Id. */
+const VersionList = Schema.Array(AgentVersion)
 export type VersionList = typeof VersionList.Type
 const ActionPage = Schema.Struct({ actions: Schema.Array(ActionListItem), data: Schema.Array(ActionListItem), pagination: Pagination })
 

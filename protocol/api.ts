@@ -12,6 +12,7 @@ import { NotificationChannelsGroup } from "./approvers.js"
 import { ErrorShape } from "./auth.js"
 import { CasesGroup, CasesPublicGroup } from "./cases.js"
 import { ComplianceGroup } from "./compliance.js"
+import { ComplianceBundlesGroup } from "./compliance-bundles.js"
 import { CredentialsGroup, CredentialsPublicGroup } from "./credentials.js"
 import { DidsGroup, DidsPublicGroup } from "./dids.js"
 import { DoraGroup } from "./dora.js"
@@ -29,6 +30,7 @@ import { OutputPoliciesGroup } from "./output-policies.js"
 import { PoliciesGroup } from "./policies.js"
 import { ProviderCredentialsGroup } from "./provider-credentials.js"
 import { ReceiptsGroup, ReceiptsPublicGroup } from "./receipts.js"
+import { ReputationGroup } from "./reputation.js"
 import { SanitizeGroup } from "./sanitize.js"
 import { SanitizeFilesGroup, SanitizeFilesPublicGroup } from "./sanitize-files.js"
 import { SettlementsGroup } from "./settlements.js"
@@ -38,7 +40,7 @@ import { WebhooksGroup } from "./webhooks.js"
 import { WhitelistGroup } from "./whitelist.js"
 
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, MutualSignPublicGroup, MutualSignGroup, ProviderCredentialsGroup, ModelsGroup, ModelPreferencesGroup, CustomModelsGroup, CasesGroup, CasesPublicGroup, SettlementsGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup, EvidenceGroup, ExplanationsGroup, ExplanationsPublicGroup, EscrowGroup, EstateGroup, SanitizeGroup, SanitizeFilesGroup, SanitizeFilesPublicGroup, FlagsGroup, FlagsAdminGroup, DriftGroup, SsoPublicGroup, SsoGroup, DoraGroup, ComplianceGroup)
+  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, MutualSignPublicGroup, MutualSignGroup, ProviderCredentialsGroup, ModelsGroup, ModelPreferencesGroup, CustomModelsGroup, CasesGroup, CasesPublicGroup, SettlementsGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup, EvidenceGroup, ExplanationsGroup, ExplanationsPublicGroup, EscrowGroup, EstateGroup, SanitizeGroup, SanitizeFilesGroup, SanitizeFilesPublicGroup, FlagsGroup, FlagsAdminGroup, DriftGroup, SsoPublicGroup, SsoGroup, DoraGroup, ComplianceGroup, ComplianceBundlesGroup, ReputationGroup)
   .middleware(ErrorShape)
   .annotate(HttpApi.ParseOptions, { errors: "all", onExcessProperty: "ignore" })
   .annotate(HttpApi.HeadersParseOptions, {})

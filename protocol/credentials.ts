@@ -44,7 +44,8 @@ export type Verification = typeof Verification.Type
 export const CredentialList = Schema.Struct({ credentials: Schema.Array(CredentialRecord), data: Schema.Array(CredentialRecord) })
 export type CredentialList = typeof CredentialList.Type
 
-export const Revoked = Schema.Struct({ vc_id: Schema.String, revoked_at: Timestamp, reason: Schema.String })
+/** `reason` null when none was given (the published SDKs send `""` by default). */
+export const Revoked = Schema.Struct({ vc_id: Schema.String, revoked_at: Timestamp, reason: Schema.NullOr(Schema.String) })
 export type Revoked = typeof Revoked.Type
 
 export class NoActiveCredential extends Schema.Error<NoActiveCredential>("NoActiveCredential")(refusal("NOT_FOUND"), {
@@ -73,7 +74,12 @@ export class CredentialsPublicGroup extends HttpApiGroup.make("credentialsPublic
   .add(
     HttpApiEndpoint.get("current", "/api/v1/agents/:agent_slug/credential", { error: AgentNotFound, params: SlugParam, success: CurrentCredential }).middleware(PublicRoute),
     HttpApiEndpoint.post("verify", "/api/v1/credentials/verify", {
-      payload: Schema.Struct({ credential: JsonObject }),
+      payload: Schema.Struct({
+        credential: JsonObject.annotate({
+          description:
+            "The credential, or the answer of GET /api/v1/agents/{slug}/credential as the published SDKs send it (`{credential, message}`): then the inner credential is verified (null fails every check)"
+        })
+      }),
       success: Verification
     }).middleware(PublicRoute),
     HttpApiEndpoint.get("statusList", "/credentials/status/:list_id", { error: StatusListNotFound, params: { list_id: Schema.String }, success: LinkedData }).middleware(
@@ -94,7 +100,8 @@ export class CredentialsGroup extends HttpApiGroup.make("credentials")
     HttpApiEndpoint.get("list", "/api/v1/agents/:agent_slug/credentials", { error: [Forbidden, AgentNotFound], params: SlugParam, success: CredentialList }),
     HttpApiEndpoint.post("revoke", "/api/v1/agents/:agent_slug/credentials/revoke", { error: [Forbidden, AgentNotFound, NoActiveCredential],
       params: SlugParam,
-      payload: Schema.Struct({ reason: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1000)) }),
+      // `""` or absent (the published SDKs' default) is no reason given: stored and answered as null.
+      payload: Schema.Struct({ reason: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(1000)))) }),
       success: Revoked
     })
   )

@@ -99,7 +99,13 @@ export const EscrowTransaction = Schema.Struct({
   sequence: Schema.Int,
   receipt: EscrowReceipt,
   created_by: Schema.String,
-  created_at: Timestamp
+  created_at: Timestamp,
+  // The published SDKs' keys (CONTRACT-sdk-beyond §8).
+  id: Schema.String.annotate({ description: "= transaction_id" }),
+  transaction_type: Schema.Literals(["deposit", "release"]).annotate({ description: "= type" }),
+  transaction_hash: Schema.String.annotate({ description: "= receipt.payload_hash" }),
+  signature: Schema.String.annotate({ description: "= receipt.signature" }),
+  status: Schema.Literal("completed")
 })
 export type EscrowTransaction = typeof EscrowTransaction.Type
 
@@ -121,12 +127,20 @@ export const EscrowDispute = Schema.Struct({
   resolution_note: Schema.NullOr(Schema.String),
   resolved_at: NullableTimestamp,
   resolved_by: Schema.NullOr(Schema.String),
-  resolution_receipt: Schema.NullOr(EscrowReceipt)
+  resolution_receipt: Schema.NullOr(EscrowReceipt),
+  // The published SDKs' keys (they read a dispute as a transaction).
+  id: Schema.String.annotate({ description: "= dispute_id" }),
+  transaction_type: Schema.Literal("dispute"),
+  transaction_hash: Schema.String.annotate({ description: "= receipt.payload_hash (the opening receipt)" }),
+  signature: Schema.String.annotate({ description: "= receipt.signature (the opening receipt)" }),
+  created_at: Timestamp.annotate({ description: "= opened_at" })
 })
 export type EscrowDispute = typeof EscrowDispute.Type
 
 export const EscrowAccountListItem = Schema.Struct({
   account_uuid: Schema.String,
+  /** = account_uuid (the published SDKs' key). */
+  id: Schema.String,
   currency: Schema.String,
   purpose: Schema.NullOr(Schema.String),
   agent_id: Schema.NullOr(Schema.String),

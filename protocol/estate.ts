@@ -2,13 +2,15 @@
  * Estate records (spec 001 "Estate (K)"): an agent's will, its death certificate with the
  * succession the will orders, and immutable compliance snapshots. CONTRACT.md: a death
  * certificate takes `reason` for `cause`; will `notify_emails` entries may be plain strings
- * (meaning `{type: "email", target}`); a snapshot without `overall_status` is a 422.
+ * (meaning `{type: "email", target}`). CONTRACT-sdk-beyond §8: a snapshot's `findings` may be the
+ * published SDKs' map and `overall_status` may be absent (computed); new snapshots are signed.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
 import { Forbidden, InvalidInput, refusal } from "./errors.js"
+import { SNAPSHOT_SIGNED_KEYS } from "./verifier/sealed.js"
 
 const Text = (min: number, max: number) => Schema.String.check(Schema.isMinLength(min), Schema.isMaxLength(max))
 
@@ -88,12 +90,26 @@ export type Finding = typeof Finding.Type
 
 export const MAX_FINDINGS = 500
 
+/** A finding of the published SDKs' map: its status, or `{status, evidence}`. */
+export const MappedFinding = Schema.Union([
+  Schema.Literals(FINDING_STATUSES),
+  Schema.Struct({ status: Schema.Literals(FINDING_STATUSES), evidence: Schema.optionalKey(Schema.NullOr(Text(0, 10_000))) })
+])
+export type MappedFinding = typeof MappedFinding.Type
+
 export const ComplianceSnapshotRequest = Schema.Struct({
   framework: Text(1, 64).annotate({ description: "e.g. eu_ai_act, sr_11_7, gdpr, iso_42001" }),
   agent_slug: Text(1, 64),
   /** Empty is 400 EMPTY_FINDINGS (the service checks it). */
-  findings: Schema.Array(Finding).check(Schema.isMaxLength(MAX_FINDINGS)),
-  overall_status: Schema.Literals(OVERALL_STATUSES),
+  findings: Schema.Union([
+    Schema.Array(Finding).check(Schema.isMaxLength(MAX_FINDINGS)),
+    // Keys are requirements (1-500 characters, checked by the service: a schema key check would drop the key silently).
+    Schema.Record(Schema.String, MappedFinding)
+      .check(Schema.isMaxProperties(MAX_FINDINGS))
+      .annotate({ description: "The published SDKs' form: `{requirement: status}` or `{requirement: {status, evidence}}`, taken in the order sent" })
+  ]),
+  /** Absent: computed from the findings (all pass → compliant, all fail → non_compliant, else partial). */
+  overall_status: Schema.optionalKey(Schema.Literals(OVERALL_STATUSES)),
   notes: Schema.optionalKey(Schema.NullOr(Text(0, 10_000)))
 })
 export type ComplianceSnapshotRequest = typeof ComplianceSnapshotRequest.Type
@@ -112,7 +128,19 @@ export const ComplianceSnapshot = Schema.Struct({
   fail_count: Schema.Int,
   partial_count: Schema.Int,
   created_at: Timestamp,
-  created_by: Schema.String
+  created_by: Schema.String,
+  // The published SDKs' keys (CONTRACT-sdk-beyond §8).
+  id: Schema.String.annotate({ description: "= snapshot_uuid" }),
+  status: Schema.Literals(OVERALL_STATUSES).annotate({ description: "= overall_status" }),
+  snapshot_at: Timestamp.annotate({ description: "= created_at" }),
+  agent_id: Schema.String.annotate({ description: "= agent_slug" }),
+  // The seal, null on snapshots recorded before snapshots were signed.
+  snapshot_hash: Schema.NullOr(Schema.String).annotate({
+    description: `sha256 of the JCS of exactly ${SNAPSHOT_SIGNED_KEYS.join(", ")} (npm run verify checks it)`
+  }),
+  signature: Schema.NullOr(Schema.String).annotate({ description: "Ed25519 over the same bytes by the JWKS key public_key_id" }),
+  public_key_id: Schema.NullOr(Schema.String),
+  timestamp_token: Schema.NullOr(Schema.String).annotate({ description: "RFC 3161 token over the same digest" })
 })
 export type ComplianceSnapshot = typeof ComplianceSnapshot.Type
 
@@ -225,7 +253,7 @@ export class EstateGroup extends HttpApiGroup.make("estate")
       success: DeathCertificateAnswer
     }),
     HttpApiEndpoint.post("createSnapshot", "/api/v1/estate/compliance", {
-      error: [Forbidden, EstateAgentNotFound, EmptyFindings],
+      error: [Forbidden, EstateAgentNotFound, EmptyFindings, InvalidInput],
       payload: ComplianceSnapshotRequest,
       success: ComplianceSnapshot.pipe(HttpApiSchema.status(201))
     }),

@@ -10,6 +10,7 @@ import { ActionStatuses } from "./actions.js"
 import { Authenticated } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
 import { Forbidden, InvalidInput, refusal } from "./errors.js"
+import { SEALED_PACKAGE_KEYS } from "./verifier/sealed.js"
 
 /** Actions one package may name (docs/decisions.md). */
 export const MAX_PACKAGE_ACTIONS = 1000
@@ -26,7 +27,12 @@ export const CreatePackageRequest = Schema.Struct({
   action_uuids: Schema.Array(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))).check(Schema.isMaxLength(MAX_PACKAGE_ACTIONS)),
   title: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
   purpose: Schema.optionalKey(Schema.NullOr(Text(2000))),
-  metadata: Schema.optionalKey(Schema.NullOr(Metadata))
+  /** The published SDKs' name for `purpose`, read when `purpose` is absent. */
+  description: Schema.optionalKey(Schema.NullOr(Text(2000))),
+  metadata: Schema.optionalKey(Schema.NullOr(Metadata)),
+  agent_slugs: Schema.optionalKey(Schema.NullOr(Schema.Array(Text(200)).check(Schema.isMaxLength(MAX_PACKAGE_ACTIONS)))).annotate({
+    description: "Sent by the published SDKs and ignored: a package's agent_slugs are its actions' agents"
+  })
 })
 export type CreatePackageRequest = typeof CreatePackageRequest.Type
 
@@ -96,9 +102,17 @@ const Seal = {
   public_key_id: Schema.String
 }
 
-export const EvidencePackage = Schema.Struct({ ...SealedPackage.fields, ...Seal, timestamp_token: Schema.NullOr(Schema.String) }).annotate({
-  description:
-    "The sealed package. To check it offline: drop `package_hash`, `signature`, `public_key_id`, `timestamp_token` and `request_id`, canonicalize the rest with JCS (RFC 8785); its sha256 is `package_hash` and `signature` is Ed25519 over those bytes by the JWKS key `public_key_id`."
+/** The published SDKs' keys (CONTRACT-sdk-beyond §8); outside the sealed document. */
+const SdkKeys = {
+  id: Schema.String.annotate({ description: "= package_uuid" }),
+  action_uuids: Schema.Array(Schema.String).annotate({ description: "The package's actions, in package order" }),
+  created_at: Timestamp.annotate({ description: "= sealed_at" }),
+  description: Schema.NullOr(Schema.String).annotate({ description: "= purpose" }),
+  agent_slugs: Schema.Array(Schema.String).annotate({ description: "Its actions' agent ids, sorted" })
+}
+
+export const EvidencePackage = Schema.Struct({ ...SealedPackage.fields, ...Seal, timestamp_token: Schema.NullOr(Schema.String), ...SdkKeys }).annotate({
+  description: `The sealed package. To check it offline: keep exactly the sealed keys (${SEALED_PACKAGE_KEYS.join(", ")}), canonicalize them with JCS (RFC 8785); their sha256 is \`package_hash\`, \`signature\` is Ed25519 over those bytes by the JWKS key \`public_key_id\`, and \`timestamp_token\` is an RFC 3161 token over the same digest (\`npm run verify\` does all three).`
 })
 export type EvidencePackage = typeof EvidencePackage.Type
 
@@ -110,7 +124,8 @@ export const PackageSummary = Schema.Struct({
   action_count: Schema.Number,
   ...Seal,
   sealed_at: Timestamp,
-  created_by: Schema.String
+  created_by: Schema.String,
+  ...SdkKeys
 })
 export type PackageSummary = typeof PackageSummary.Type
 
@@ -130,7 +145,9 @@ export const TimeTravelRequest = Schema.Struct({
   // Optional on the wire: a missing or blank reason is the spec's 400 MISSING_REASON.
   reason: Schema.optionalKey(Schema.NullOr(Text(2000))),
   // The published SDK sends the query's fields at the top level.
-  ...QueryFields
+  ...QueryFields,
+  /** The published SDKs' name for `agent_id`, read when neither `query` nor `agent_id` is given. */
+  agent_slug: Schema.optionalKey(Schema.NullOr(Text(200)))
 })
 export type TimeTravelRequest = typeof TimeTravelRequest.Type
 

@@ -55,7 +55,9 @@ export const ReceiptVerification = Schema.Struct({
   signed_payload: SignedPayload,
   timestamp_token: Schema.NullOr(Schema.String),
   checks: ReceiptChecks,
-  verified_at: Timestamp
+  verified_at: Timestamp,
+  message: Schema.String.annotate({ description: '"receipt is valid", or "receipt is not valid: " and the failed checks' }),
+  policy_evaluator_attestation: Schema.Null.annotate({ description: "always null: no separate policy evaluator signs" })
 })
 export type ReceiptVerification = typeof ReceiptVerification.Type
 
@@ -76,6 +78,36 @@ export const StoredReceipt = Schema.Struct({
   signed_payload: SignedPayload
 })
 export type StoredReceipt = typeof StoredReceipt.Type
+
+/**
+ * A receipt exported for offline verification (CONTRACT-sdk-beyond §2), a superset of the
+ * dashboard's download file. Nothing in it is signed anew.
+ */
+export const ReceiptExport = Schema.Struct({
+  format: Schema.Literal("gateway-receipt/1"),
+  export_version: Schema.Literal("1.0"),
+  receipt_uuid: Schema.String,
+  action_uuid: Schema.String,
+  receipt: StoredReceipt.annotate({ description: "what GET /api/v1/receipts/{receipt_uuid} answers" }),
+  signed_payload: SignedPayload,
+  canonical_payload: Schema.String.annotate({ description: "the exact RFC 8785 text that was hashed, signed and timestamped" }),
+  payload_hash: Sha256Hash,
+  signature: Ed25519Signature,
+  public_key_id: Schema.String,
+  public_key: Schema.NullOr(PublicJwk).annotate({ description: "the signing key's JWK (kid = public_key_id), as the JWKS publishes it" }),
+  timestamp_token: Schema.NullOr(Schema.String),
+  tsa_certificate: Schema.NullOr(Schema.String).annotate({
+    description: "PEM of the internal timestamp authority when it issued the token (for `openssl ts -verify -CAfile`), else null"
+  }),
+  previous: Schema.NullOr(
+    Schema.Struct({ receipt_uuid: Schema.String, payload_hash: Sha256Hash, signed_payload: SignedPayload })
+  ).annotate({ description: "the receipt at agent_sequence − 1 of the same chain; null at sequence 1" }),
+  verify_url: Schema.String,
+  jwks_url: Schema.String,
+  platform_did: Schema.String,
+  exported_at: Timestamp
+})
+export type ReceiptExport = typeof ReceiptExport.Type
 
 export const RotationResult = Schema.Struct({
   public_key_id: Schema.String,
@@ -146,8 +178,23 @@ export class ReceiptsGroup extends HttpApiGroup.make("receipts")
     HttpApiEndpoint.get("get", "/api/v1/receipts/:receipt_uuid", { error: [Forbidden, ReceiptNotFound],
       params: { receipt_uuid: Schema.String },
       success: StoredReceipt
+    }),
+    HttpApiEndpoint.get("export", "/api/v1/receipts/:receipt_uuid/export", { error: [Forbidden, ReceiptNotFound],
+      params: { receipt_uuid: Schema.String },
+      query: { format: Schema.optionalKey(Schema.Literals(["json", "pdf"])).annotate({ description: "json (default) or pdf" }) },
+      success: [
+        ReceiptExport,
+        Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/pdf" })).annotate({
+          description: "format=pdf: `receipt-{receipt_uuid}.pdf`, the same fields printed, dated by the receipt; ETag = sha256 of the bytes"
+        })
+      ]
     })
   )
   .middleware(Authenticated)
-  .annotateMerge(OpenApi.annotations({ title: "Receipts", description: "A receipt of the caller's organization, as stored (scope `receipts:read`)." }))
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Receipts",
+      description: "A receipt of the caller's organization, as stored, or exported for offline verification as JSON or PDF (scope `receipts:read`)."
+    })
+  )
 {}

@@ -1,13 +1,19 @@
 /**
  * Offline checks, trusting nothing but the JWKS you point it at:
  *
- *   npm run verify -- receipt.json --jwks <url|file> [--previous prev.json]
+ *   npm run verify -- receipt.json --jwks <url|file> [--previous prev.json] [--replay-context replay.json]
  *   npm run verify -- settlement.json --jwks <url|file>
  *   npm run verify -- inclusion-proof.json [--receipt receipt.json] [--settlement settlement.json --jwks …]
  *   npm run verify -- consistency.json [--settlement from.json --settlement to.json --jwks …]
  *   npm run verify -- checkpoint.json --jwks <url|file>
  *   npm run verify -- report.json --jwks <url|file> [--pdf report.pdf]
  *   npm run verify -- explanation.json [--jwks <url|file>]
+ *   npm run verify -- evidence-package.json --jwks <url|file>
+ *   npm run verify -- compliance-snapshot.json --jwks <url|file>
+ *
+ * An evidence package (GET /api/v1/evidence/packages/{id}, read by `package_hash`) or a compliance
+ * snapshot (as answered, read by `snapshot_hash`) is checked over exactly its signed keys: hash,
+ * signature by the JWKS key `public_key_id`, timestamp imprint.
  *
  * The kind of file is read from its fields (settlement_hash, siblings, from/to/proof, checkpoint;
  * `_envelope`, `envelope` or `policy_chain` for a signed explanation, whose JWKS defaults to the
@@ -17,11 +23,15 @@
  * `{descriptor, signature, signing_key_id, timestamp_token}` with the descriptor of the verify
  * answer. With --pdf the downloaded file is hashed against the descriptor's content_hash.
  *
- * receipt.json is the body of GET /api/v1/verify/action/{id} (or any object with
- * signed_payload, payload_hash, signature, public_key_id, timestamp_token). The
- * key is looked up by kid = public_key_id in the JWKS; the receipt's own
- * `public_key` field is ignored because a forger would simply supply their own.
- * Without --jwks the JWKS is fetched from the origin of the receipt's verify_url.
+ * receipt.json is the body of GET /api/v1/verify/action/{id}, a receipt export
+ * (GET /api/v1/receipts/{id}/export, whose `previous` link is checked unless
+ * --previous names another file), or any object with signed_payload, payload_hash,
+ * signature, public_key_id, timestamp_token. The key is looked up by kid =
+ * public_key_id in the JWKS; the receipt's own `public_key` field is ignored
+ * because a forger would simply supply their own. Without --jwks the JWKS is
+ * fetched from the export's jwks_url, else from the origin of the receipt's verify_url.
+ * A receipt of version 1.3 commits to its action's replay context: --replay-context
+ * takes GET /api/v1/actions/{id}/replay-context (or the four fields) to check it.
  * Prints one line per check; exits 0 only if every check passes.
  */
 import { readFileSync } from "node:fs"
@@ -31,18 +41,20 @@ import {
   type Ed25519Jwk,
   parseCheckpoint,
   verifyCheckpoint,
+  verifyEvidencePackage,
   verifyExplanation,
   verifyReceipt,
   verifyReportDescriptor,
   verifySettlement,
   verifySettlementConsistency,
-  verifySettlementInclusion
+  verifySettlementInclusion,
+  verifySnapshot
 } from "../protocol/verifier/index.js"
 
 const JWKS_PATH = "/api/v1/.well-known/jwks.json"
 
 const usage =
-  "usage: npm run verify -- <receipt|settlement|inclusion-proof|consistency|checkpoint|explanation|report>.json [--jwks <url|file>] [--previous previous-receipt.json] [--receipt receipt.json] [--settlement settlement.json]… [--pdf report.pdf]"
+  "usage: npm run verify -- <receipt|settlement|inclusion-proof|consistency|checkpoint|explanation|report|evidence-package|compliance-snapshot>.json [--jwks <url|file>] [--previous previous-receipt.json] [--replay-context replay.json] [--receipt receipt.json] [--settlement settlement.json]… [--pdf report.pdf]"
 
 class UsageError extends Error {}
 
@@ -82,6 +94,8 @@ const findKey = (jwks: unknown, kid: string): Ed25519Jwk => {
 }
 
 const defaultJwksUrl = (receipt: Record<string, unknown>): string => {
+  // A receipt export names its JWKS.
+  if (typeof receipt.jwks_url === "string") return receipt.jwks_url
   if (typeof receipt.verify_url !== "string") throw new UsageError(`--jwks is required (the receipt has no verify_url)\n${usage}`)
   return new URL(JWKS_PATH, receipt.verify_url).toString()
 }
@@ -92,6 +106,7 @@ const main = async (): Promise<number> => {
     options: {
       jwks: { type: "string" },
       previous: { type: "string" },
+      "replay-context": { type: "string" },
       receipt: { type: "string" },
       settlement: { type: "string", multiple: true },
       pdf: { type: "string" },
@@ -110,6 +125,8 @@ const main = async (): Promise<number> => {
   if (isRecord(document) && (isRecord(document.descriptor) || (isRecord(document.report_metadata) && "content_hash" in document))) {
     return reportChecks(document, values.jwks, values.pdf)
   }
+  if (isRecord(document) && typeof document.package_hash === "string") return sealedKind(document, verifyEvidencePackage, values.jwks)
+  if (isRecord(document) && "snapshot_hash" in document && "snapshot_uuid" in document) return sealedKind(document, verifySnapshot, values.jwks)
   if (isRecord(document) && !isRecord(document.signed_payload)) {
     return settlementKinds(document, { jwks: values.jwks, receipt: values.receipt, settlements: values.settlement ?? [] })
   }
@@ -127,6 +144,17 @@ const main = async (): Promise<number> => {
     const prior = readJsonFile(values.previous)
     if (!isRecord(prior) || typeof prior.payload_hash !== "string") throw new UsageError("the previous receipt has no payload_hash")
     previous = { payload_hash: prior.payload_hash, ...(isRecord(prior.signed_payload) ? { signed_payload: prior.signed_payload } : {}) }
+  } else if (isRecord(receipt.previous) && typeof receipt.previous.payload_hash === "string") {
+    // A receipt export carries the previous link of its chain.
+    const prior = receipt.previous
+    previous = { payload_hash: String(prior.payload_hash), ...(isRecord(prior.signed_payload) ? { signed_payload: prior.signed_payload } : {}) }
+  }
+
+  let replayContext: Record<string, unknown> | undefined
+  if (values["replay-context"] !== undefined) {
+    const given = readJsonFile(values["replay-context"])
+    if (!isRecord(given)) throw new UsageError("the replay context is not a JSON object")
+    replayContext = given
   }
 
   const result = verifyReceipt({
@@ -135,7 +163,8 @@ const main = async (): Promise<number> => {
     signature: String(receipt.signature),
     public_key: publicKey,
     previous,
-    timestamp_token: typeof receipt.timestamp_token === "string" ? receipt.timestamp_token : null
+    timestamp_token: typeof receipt.timestamp_token === "string" ? receipt.timestamp_token : null,
+    replay_context: replayContext ?? null
   })
 
   for (const [check, passed] of Object.entries(result.checks)) {
@@ -147,6 +176,11 @@ const main = async (): Promise<number> => {
     }
   }
   if (result.checks.timestamp_imprint === undefined) console.log("note no timestamp_token: imprint not checked")
+  if (replayContext === undefined && typeof receipt.signed_payload.replay_context_hash === "string") {
+    console.log(
+      `note receipt_version ${String(receipt.signed_payload.receipt_version)} commits to replay_context_hash ${receipt.signed_payload.replay_context_hash}: --replay-context checks it`
+    )
+  }
   console.log(result.valid ? `valid (key ${kid})` : "INVALID")
   return result.valid ? 0 : 1
 }
@@ -163,6 +197,27 @@ const explanationKind = async (document: Record<string, unknown>, jwks: string |
   const result = verifyExplanation(document, keys as unknown as ReadonlyArray<Ed25519Jwk>)
   for (const [check, outcome] of Object.entries(result.checks)) console.log(outcome === true ? `ok   ${check}` : `FAIL ${check}: ${outcome}`)
   console.log(result.valid ? `valid (key ${result.signing_key_id})` : "INVALID")
+  return result.valid ? 0 : 1
+}
+
+/**
+ * An evidence package (`GET /api/v1/evidence/packages/{id}`) or a compliance snapshot (its create
+ * answer or list item): exactly its signed keys, against the JWKS key `public_key_id` names.
+ */
+const sealedKind = async (
+  document: Record<string, unknown>,
+  verify: (document: Record<string, unknown>, key: Ed25519Jwk) => ReturnType<typeof verifyReceipt>,
+  jwks: string | undefined
+): Promise<number> => {
+  if (document.signature === null) throw new UsageError("this snapshot was recorded before snapshots were signed: it carries no signature to check")
+  const key = await requireJwks(jwks, document.public_key_id)
+  const result = verify(document, key)
+  for (const [check, passed] of Object.entries(result.checks)) {
+    const reasons = result.errors.filter((error) => error.startsWith(`${check}:`)).map((error) => error.slice(check.length + 1).trim())
+    console.log(passed ? `ok   ${check}` : `FAIL ${check}: ${reasons.join("; ") || "failed"}`)
+  }
+  if (result.checks.timestamp_imprint === undefined) console.log("note no timestamp_token: imprint not checked")
+  console.log(result.valid ? `valid (key ${String(document.public_key_id)})` : "INVALID")
   return result.valid ? 0 : 1
 }
 

@@ -33,6 +33,8 @@ import { NotificationChannelsHttp } from "./approvers/http.js"
 import { CasesHttp, CasesPublicHttp } from "./cases/http.js"
 import { CaseReceiptsLookup } from "./cases/receipt-lookup.js"
 import { Cases } from "./cases/service.js"
+import { ComplianceBundlesHttp } from "./compliance/bundles-http.js"
+import { ComplianceBundles } from "./compliance/bundles-service.js"
 import { ComplianceHttp } from "./compliance/http.js"
 import { Compliance } from "./compliance/service.js"
 import { CredentialsHttp, CredentialsPublicHttp } from "./credentials/http.js"
@@ -81,6 +83,8 @@ import { ProviderCredentialsHttp } from "./provider-credentials/http.js"
 import { ProviderCredentials } from "./provider-credentials/service.js"
 import { ReceiptsHttp } from "./receipts/http.js"
 import { receiptsLayer } from "./receipts/service.js"
+import { ReputationHttp } from "./reputation/http.js"
+import { reputationLayer } from "./reputation/service.js"
 import { SanitizeFilesHttp, SanitizeFilesPublicHttp } from "./sanitize/files/http.js"
 import { SanitizeFiles } from "./sanitize/files/service.js"
 import { SanitizeHttp } from "./sanitize/http.js"
@@ -104,7 +108,9 @@ export const servicesLayer = (config: AppConfig) => {
     databaseLayer({ url: config.databaseUrl, dataDir: config.dataDir, ci: config.ci, maxConnections: config.databaseMaxConnections }),
     platformRedisLayer(config.redisUrl, { keyPrefix: config.redisKeyPrefix, ci: config.ci })
   )
-  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer, Estate.layer, Sanitize.layer, SanitizeFiles.layer, Drift.layer, Compliance.layer, Dora.layer).pipe(
+  return Layer.mergeAll(Accounts.layer, policiesLayer, whitelistLayer, outputPoliciesLayer, Analytics.layer, webhooksLayer, Agents.layer, Settlements.layer, Evidence.layer, Escrow.layer, Estate.layer, Sanitize.layer, SanitizeFiles.layer, Drift.layer, Compliance.layer, ComplianceBundles.layer, Dora.layer).pipe(
+    // Reputation: below the agents registry (decommissions record a snapshot), above DIDs (it resolves them).
+    Layer.provideMerge(reputationLayer),
     Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer, Explanations.layer)),
     (services) => Layer.provideMerge(Layer.mergeAll(Models.layer, CustomModels.layer), services),
     (services) => Layer.provideMerge(Cases.layer, services),
@@ -121,7 +127,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, ExplanationsHttp, ExplanationsPublicHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, DoraHttp, ComplianceHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, ExplanationsHttp, ExplanationsPublicHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, DoraHttp, ComplianceHttp, ComplianceBundlesHttp, ReputationHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive, DoraEnabledLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

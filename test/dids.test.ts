@@ -215,7 +215,8 @@ liveLayer(Setup)((it) => {
         const anonymous = yield* client()
         const [card, reply] = yield* anonymous.didsPublic.agentCard({ params: { agent_slug: slug }, responseMode: "decoded-and-response" })
         expect(reply.status).toBe(200)
-        const block = { notarization: true, mutual_signing: true, reputation_score: null }
+        // A fresh agent's reputation (formula 1.0, no history): reliability 20 + compliance 10.
+        const block = { notarization: true, mutual_signing: true, reputation_score: 30 }
         expect(card).toMatchObject({
           name: "Agent carded",
           description: null,

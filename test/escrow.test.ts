@@ -159,9 +159,9 @@ liveLayer(Setup)((it) => {
         expect(page.pagination).toEqual({ page: 1, per_page: 2, total: 3, has_more: true })
         expect(page.accounts).toEqual(page.data)
         expect(page.accounts.map((account) => account.account_uuid)).toEqual([ids[2], ids[1]])
-        // The keys as sent (the decoder would drop any others).
+        // The keys as sent (the decoder would drop any others): the spec's, and the published SDKs' `id`.
         const sent = (yield* pageReply.json) as { accounts: Array<object> }
-        expect(Object.keys(sent.accounts[0]!).sort()).toEqual(["account_uuid", "agent_id", "balance", "created_at", "currency", "purpose", "status"])
+        expect(Object.keys(sent.accounts[0]!).sort()).toEqual(["account_uuid", "agent_id", "balance", "created_at", "currency", "id", "purpose", "status"])
         const second = yield* api.list({ query: { page: 2, per_page: 2 } })
         expect(second.accounts.map((account) => account.account_uuid)).toEqual([ids[0]])
         // Raw: page and per_page outside the contract's ranges.

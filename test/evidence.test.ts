@@ -67,9 +67,13 @@ const readPackage = (token: string, packageUuid: string) =>
   })
 const jwks = Effect.flatMap(client(), (api) => api.receiptsPublic.jwks({}))
 
-/** What a regulator does with a package: recompute its hash from the answer and check the signature with the published key. */
+/** The keys a package seals; every other key of the answer (the seal, the SDKs' aliases, request_id) is outside. */
+const SEALED_KEYS = ["package_uuid", "org_uuid", "title", "purpose", "status", "action_count", "actions", "metadata", "sealed_at", "created_by"]
+
+/** What a regulator does with a package: recompute its hash from exactly the sealed keys and check the signature with the published key. */
 const verifyOffline = (pkg: Record<string, any>, keys: Jwks) => {
-  const { package_hash, signature, public_key_id, timestamp_token: _token, request_id: _requestId, ...sealed } = pkg
+  const { package_hash, signature, public_key_id } = pkg
+  const sealed = Object.fromEntries(SEALED_KEYS.filter((key) => key in pkg).map((key) => [key, pkg[key]]))
   const bytes = Buffer.from(canonicalize(sealed)!, "utf8")
   const jwk = keys.keys.find((key) => key.kid === public_key_id)!
   const key = createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, format: "jwk" })

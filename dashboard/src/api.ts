@@ -1,4 +1,5 @@
 /** Calls to the public API with the session's JWT; a 401 ends the session (the app sends the user to sign-in). */
+import type { ReceiptExport } from "../../protocol/receipts.ts"
 import type { ActionDetail, ActionList, ApprovalResult, ApprovalReview, ErrorBody, Explanation, Jwks, LoginResponse, PendingNotifications, StoredReceipt } from "./types.ts"
 
 export class ApiError extends Error {
@@ -76,6 +77,10 @@ export const listActions = (token: string, filters: ActionFilters, page: number,
 }
 
 export const getReceipt = (token: string, receiptUuid: string) => request<StoredReceipt>("GET", `/api/v1/receipts/${id(receiptUuid)}`, token)
+
+/** The receipt exported for offline verification (the "Download receipt" file). */
+export const exportReceipt = (token: string, receiptUuid: string) =>
+  request<ReceiptExport & { readonly request_id?: string }>("GET", `/api/v1/receipts/${id(receiptUuid)}/export?format=json`, token)
 
 export const getExplanation = (token: string, actionUuid: string) => request<Explanation>("GET", `/api/v1/actions/${id(actionUuid)}/explanation`, token)
 

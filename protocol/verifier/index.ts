@@ -63,13 +63,23 @@ export {
   type Ed25519Jwk,
   type PublicKeyInput,
   publicKeyId,
+  REPLAY_RECEIPT_VERSION,
   type ReceiptChecks,
   type ReceiptInput,
   type ReceiptVerification,
+  type ReplayContextInput,
   rawPublicKey,
+  replayContextHash,
   verifyEd25519,
   verifyReceipt
 } from "./receipt.js"
+export {
+  SEALED_PACKAGE_KEYS,
+  SNAPSHOT_SIGNED_KEYS,
+  signedContent,
+  verifyEvidencePackage,
+  verifySnapshot
+} from "./sealed.js"
 export {
   type ConsistencyProofInput,
   type InclusionProofInput,

@@ -1,8 +1,9 @@
 /**
  * Offline verification of a signed receipt: payload hash, Ed25519 signature,
- * hash-chain link to the previous receipt, RFC 3161 message imprint. Everything
- * here runs in a browser; the only trust anchor is the public key (from the
- * platform's JWKS or DID document).
+ * hash-chain link to the previous receipt, RFC 3161 message imprint, and for an
+ * action receipt of version 1.3 its replay context hash. Everything here runs in
+ * a browser; the only trust anchor is the public key (from the platform's JWKS or
+ * DID document).
  */
 import * as ed from "@noble/ed25519"
 import { sha256, sha512 } from "@noble/hashes/sha2.js"
@@ -35,13 +36,37 @@ export interface ReceiptInput {
   } | null
   /** Base64 DER RFC 3161 TimeStampToken over sha256(JCS bytes). */
   readonly timestamp_token?: string | Uint8Array | null
+  /** The action's replay context (GET /api/v1/actions/{id}/replay-context), to check a 1.3 receipt's `replay_context_hash` against. */
+  readonly replay_context?: ReplayContextInput | null
 }
+
+/** The four replay fields an SDK sends on authorize; absent ones count as null. */
+export interface ReplayContextInput {
+  readonly system_prompt_hash?: string | null
+  readonly tool_inputs_hash?: string | null
+  readonly model_params?: Record<string, unknown> | null
+  readonly execution_env?: Record<string, unknown> | null
+}
+
+/** Action receipts are `1.1`, or `1.3` when they carry `replay_context_hash` (`1.2` is never issued). */
+export const REPLAY_RECEIPT_VERSION = "1.3"
+
+/** `sha256:` + hex SHA-256 of the JCS of {system_prompt_hash, tool_inputs_hash, model_params, execution_env}, absent ones null. */
+export const replayContextHash = (context: ReplayContextInput): string =>
+  payloadHash({
+    system_prompt_hash: context.system_prompt_hash ?? null,
+    tool_inputs_hash: context.tool_inputs_hash ?? null,
+    model_params: context.model_params ?? null,
+    execution_env: context.execution_env ?? null
+  })
 
 export interface ReceiptChecks {
   payload_hash: boolean
   signature: boolean
   chain?: boolean
   timestamp_imprint?: boolean
+  /** Present for a receipt that commits to a replay context (1.3), or when one is given to check. */
+  replay_context?: boolean
 }
 
 export interface ReceiptVerification {
@@ -152,8 +177,44 @@ export const verifyReceipt = (input: ReceiptInput): ReceiptVerification => {
     }
   }
 
+  const replay = replayProblems(input.signed_payload ?? {}, input.replay_context)
+  if (replay !== undefined) {
+    checks.replay_context = replay.length === 0
+    for (const problem of replay) errors.push(`replay_context: ${problem}`)
+  }
+
   const valid = Object.values(checks).every((passed) => passed === true)
   return { valid, checks, errors }
+}
+
+const SHA256_FORM = /^sha256:[0-9a-f]{64}$/
+
+/** Undefined when there is nothing to check: a receipt without a replay context (1.1) and none given. */
+const replayProblems = (payload: Record<string, unknown>, context: ReplayContextInput | null | undefined): string[] | undefined => {
+  const committed = "replay_context_hash" in payload || payload.receipt_version === REPLAY_RECEIPT_VERSION
+  if (!committed && context == null) return undefined
+  const problems: string[] = []
+  if (!committed) {
+    const given = context!
+    if (given.system_prompt_hash != null || given.tool_inputs_hash != null || given.model_params != null || given.execution_env != null) {
+      problems.push("the receipt commits to no replay context, but one was given")
+    }
+    return problems
+  }
+  const hash = payload.replay_context_hash
+  if (payload.receipt_version !== REPLAY_RECEIPT_VERSION) problems.push(`replay_context_hash in a receipt of version ${String(payload.receipt_version)}, not ${REPLAY_RECEIPT_VERSION}`)
+  if (typeof hash !== "string" || !SHA256_FORM.test(hash)) {
+    problems.push(`replay_context_hash ${String(hash)} is not sha256:<64 hex>`)
+  } else if (context != null) {
+    let computed: string | undefined
+    try {
+      computed = replayContextHash(context)
+    } catch (cause) {
+      problems.push(`cannot canonicalize the replay context: ${errorText(cause)}`)
+    }
+    if (computed !== undefined && computed !== hash) problems.push(`computed ${computed}, receipt says ${hash}`)
+  }
+  return problems
 }
 
 const chainProblems = (

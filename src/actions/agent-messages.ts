@@ -22,7 +22,12 @@ export const ActionFields = Schema.Struct({
   model_id: OptionalText,
   model_version: OptionalText,
   parent_action_uuid: OptionalText,
-  endpoint_url: OptionalText
+  endpoint_url: OptionalText,
+  /**
+   * Set when the SDK sent a replay context (replay-context.ts): every receipt of the action commits to
+   * it. Optional in messages, so one from a process that predates it still decodes (as none).
+   */
+  replay_context_hash: Schema.optionalKey(OptionalText)
 })
 export type ActionFields = typeof ActionFields.Type
 

@@ -20,6 +20,7 @@ import { type ActionsContext, sha256Text } from "./context.js"
 import { DuplicateRequest, EndpointNotWhitelisted, EndpointTlsMismatch, ParentNotFound, PolicyDenied, refuse } from "./errors.js"
 import { IDEMPOTENCY_RETENTION_MS, requestDigest, type StoredAnswer } from "./idempotency.js"
 import { authorizeDecisions } from "./metrics.js"
+import { replayContextOf } from "./replay-context.js"
 
 // A stored answer that does not decode is a defect: only this module writes them.
 const decodeAnswer = (body: unknown) => Effect.orDie(Schema.decodeUnknownEffect(AuthorizeResponse)(body))
@@ -131,12 +132,7 @@ export const makeAuthorize = ({ config, secrets, store, commit, announceStatus, 
         const now = yield* Clock.currentTimeMillis
         const createdAt = new Date(now).toISOString()
         const storeDetails = input.store_details === true
-        const sdkEntries = Object.entries({
-          system_prompt_hash: input.system_prompt_hash,
-          tool_inputs_hash: input.tool_inputs_hash,
-          model_params: input.model_params,
-          execution_env: input.execution_env
-        }).filter(([, value]) => value !== undefined && value !== null)
+        const replay = replayContextOf(input)
         const status: "authorized" | "pending_approval" | "denied_by_policy" =
           verdict.decision === "deny" ? "denied_by_policy" : verdict.decision === "require_approval" || input.require_approval === true ? "pending_approval" : "authorized"
         record(authorizeDecisions[status], 1)
@@ -171,6 +167,7 @@ export const makeAuthorize = ({ config, secrets, store, commit, announceStatus, 
           model_version: input.model_version ?? null,
           parent_action_uuid: parentUuid,
           endpoint_url: endpointUrl,
+          replay_context_hash: replay?.hash ?? null,
           status,
           policy_uuid: verdict.policy_uuid,
           require_approval: input.require_approval === true,
@@ -178,7 +175,7 @@ export const makeAuthorize = ({ config, secrets, store, commit, announceStatus, 
           authorized_by: principal.userUuid,
           approval_by_policy: pending && verdict.decision === "require_approval",
           context: (input.context ?? null) as Record<string, unknown> | null,
-          sdk: sdkEntries.length > 0 ? Object.fromEntries(sdkEntries) : null,
+          sdk: replay?.sdk ?? null,
           warnings,
           approval_expires_at: expiresAt?.toISOString() ?? null,
           policy_evaluations: verdict.evaluations,

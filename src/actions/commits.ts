@@ -144,6 +144,13 @@ const finishedJson = (finished: FinishedAction) => ({
 
 const rowsOf = (unit: CommitUnit) => (unit.inserted?.length ?? 0) + (unit.finished?.length ?? 0)
 
+/** The replay contexts a unit inserts (up to 32 KiB each), so such rows count their size towards a batch's bytes. */
+const replayBytesOf = (unit: CommitUnit) => {
+  let bytes = 0
+  for (const inserted of unit.inserted ?? none) if (inserted.row.sdk !== null) bytes += JSON.stringify(inserted.row.sdk).length
+  return bytes
+}
+
 const isConflict = (error: SqlError) => error.reason._tag === "SerializationError" || error.reason._tag === "DeadlockError"
 
 export const makeActionCommits = Effect.gen(function* () {
@@ -222,7 +229,7 @@ export const makeActionCommits = Effect.gen(function* () {
   const pipeline = yield* makeGroupCommit<CommitUnit, SqlError>({
     write: (units) => Effect.asVoid(write(units)),
     isConflict,
-    sizeOf: (unit) => 2048 * rowsOf(unit) + 512,
+    sizeOf: (unit) => 2048 * rowsOf(unit) + 512 + replayBytesOf(unit),
     maxUnits: MAX_BATCH_UNITS,
     maxBytes: MAX_BATCH_BYTES,
     committed: (units, ms) => {

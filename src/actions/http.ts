@@ -93,6 +93,9 @@ export const ActionsHandlers = HttpApiBuilder.group(GatewayApi, "actions", (hand
         })
       )
       .handle("chain", ({ params }) => Effect.flatMap(requireScope("actions:read"), (principal) => actions.chain(principal, params.action_uuid).pipe(notFound)))
+      .handle("replayContext", ({ params }) =>
+        Effect.flatMap(requireScope("actions:read"), (principal) => actions.replayContext(principal, params.action_uuid).pipe(notFound))
+      )
   })
 )
 

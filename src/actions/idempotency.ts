@@ -5,13 +5,19 @@
  */
 import { canonicalJson, textHash } from "../../protocol/verifier/index.js"
 import type { Reason } from "../platform/domain-error.js"
+import { REPLAY_KEYS } from "./replay-context.js"
 
 export const IDEMPOTENCY_RETENTION_MS = 24 * 3600 * 1000
+
+/** Fields whose `null` means absent (the replay context): `{k: null}` and `{}` are the same body. */
+const NULL_IS_ABSENT: ReadonlySet<string> = new Set(REPLAY_KEYS)
 
 export const requestDigest = (payload: Record<string, unknown>): string => {
   const { idempotency_key: _key, ...rest } = payload
   // undefined values are not JSON; drop them so `{a: undefined}` equals `{}`.
-  const defined = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined))
+  const defined = Object.fromEntries(
+    Object.entries(rest).filter(([key, value]) => value !== undefined && !(value === null && NULL_IS_ABSENT.has(key)))
+  )
   return textHash(canonicalJson(defined))
 }
 

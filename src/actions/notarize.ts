@@ -2,12 +2,15 @@
  * Notarize: the agent reports the outcome of an authorized (or approved) action; the organization's
  * output policy scans what it says, and the outcome's receipt is minted on the agent's chain.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import type { OutputScanReport } from "../../protocol/actions.js"
 import type { Principal } from "../../protocol/auth.js"
 import { OutputFiltering } from "../policies/ports.js"
 import { filterOutput } from "../scan/output-filter.js"
 import { type ActionsContext, sha256Text } from "./context.js"
 import { ActionNotFound, InvalidActionState, InvalidOutcome, OutputScanViolation, refuse } from "./errors.js"
+import { outputScanReport } from "./output-scan.js"
 
 export const makeNotarize = ({ store, announceStatus, mint }: ActionsContext) =>
   Effect.gen(function* () {
@@ -29,6 +32,7 @@ export const makeNotarize = ({ store, announceStatus, mint }: ActionsContext) =>
       const details = input.outcome_details ?? null
       let outcomeHash: string | null = null
       let flags: ReadonlyArray<Record<string, unknown>> | null = null
+      let report: OutputScanReport | null = null
       const warnings: Array<string> = []
       if (details !== null) {
         const policy = yield* outputFiltering.policyFor(orgUuid)
@@ -37,6 +41,7 @@ export const makeNotarize = ({ store, announceStatus, mint }: ActionsContext) =>
           return yield* refuse(OutputScanViolation.of(actionUuid, filtered.flags))
         }
         flags = filtered.flags.length > 0 ? filtered.flags.map((flag) => ({ ...flag })) : null
+        if (policy.enabled) report = outputScanReport(policy, filtered.flags, new Date(yield* Clock.currentTimeMillis).toISOString())
         outcomeHash = sha256Text(filtered.redacted_text ?? details)
         if (filtered.redacted_text !== undefined && filtered.redacted_text !== details) warnings.push("outcome_details were redacted before hashing")
         if (filtered.flags.length > 0) warnings.push(`output scan flagged ${filtered.flags.map((flag) => flag.entity_type).join(", ")}`)
@@ -60,7 +65,8 @@ export const makeNotarize = ({ store, announceStatus, mint }: ActionsContext) =>
         public_key_id: done.receipt.public_key_id,
         timestamp_token: done.receipt.timestamp_token,
         created_at: done.receipt.created_at,
-        warnings: warnings.length > 0 ? warnings : null
+        warnings: warnings.length > 0 ? warnings : null,
+        output_scan_flags: report
       }
     })
 

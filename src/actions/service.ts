@@ -25,7 +25,8 @@ import type {
   ChainLink,
   Cosignature,
   NotarizeRequest,
-  NotarizeResponse
+  NotarizeResponse,
+  ReplayContext
 } from "../../protocol/actions.js"
 import type { Principal } from "../../protocol/auth.js"
 import type { Pagination } from "../../protocol/common.js"
@@ -55,6 +56,8 @@ export interface ActionsService {
     perPage: number
   ) => Effect.Effect<{ readonly data: ReadonlyArray<ActionListItem>; readonly actions: ReadonlyArray<ActionListItem>; readonly pagination: Pagination }>
   readonly chain: (principal: Principal, actionUuid: string) => Effect.Effect<{ readonly action_uuid: string; readonly chain: ReadonlyArray<ChainLink> }, ActionsError>
+  /** What an external replay tool needs of the action (CONTRACT-sdk-beyond §1). */
+  readonly replayContext: (principal: Principal, actionUuid: string) => Effect.Effect<ReplayContext, ActionsError>
   /** Up to `limit` actions awaiting approval, newest first. */
   readonly pending: (orgUuid: string, limit: number) => Effect.Effect<ReadonlyArray<PendingApproval>>
   /** What the approval page shows for a code. */

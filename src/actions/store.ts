@@ -72,7 +72,20 @@ const LockedRow = Schema.Struct({
 const CosignatureRow = Schema.Struct({ cosignature_uuid: Text, action_uuid: Text, cosigner_email: Text, cosigned_at: Timestamp })
 export type Cosignature = typeof CosignatureRow.Type
 
-const WithCosignatures = Schema.Struct({ ...ActionRow.fields, cosignatures_json: Json(Schema.Array(CosignatureRow)) })
+/** The `sdk` column: the replay context fields sent on authorize, only those sent (replay-context.ts). */
+const SdkColumn = NullableJson(
+  Schema.Struct({
+    system_prompt_hash: Schema.optionalKey(Schema.String),
+    tool_inputs_hash: Schema.optionalKey(Schema.String),
+    model_params: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
+    execution_env: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+  })
+)
+
+/** An action's cosignatures as one JSON array, in the order they were given. */
+const cosignaturesJson = Json(Schema.Array(CosignatureRow))
+
+const WithCosignatures = Schema.Struct({ ...ActionRow.fields, sdk: SdkColumn, cosignatures_json: cosignaturesJson })
 
 const ListItem = Schema.Struct({
   action_uuid: Text,
@@ -80,7 +93,28 @@ const ListItem = Schema.Struct({
   agent_id: OptionalText,
   status: Text,
   legal_hold: Schema.Boolean,
-  created_at: Timestamp
+  created_at: Timestamp,
+  org_uuid: Text,
+  action_details_hash: Text,
+  instruction_hash: OptionalText,
+  parent_action_uuid: OptionalText,
+  model_id: OptionalText,
+  receipt: NullableJson(ReceiptSummary),
+  sdk: SdkColumn,
+  replay_context_hash: OptionalText,
+  cosignatures_json: cosignaturesJson
+})
+
+const ReplayRow = Schema.Struct({
+  action_uuid: Text,
+  model_id: OptionalText,
+  model_version: OptionalText,
+  agent_id: OptionalText,
+  agent_version: OptionalText,
+  instruction_hash: OptionalText,
+  sdk: SdkColumn,
+  replay_context_hash: OptionalText,
+  receipt: NullableJson(ReceiptSummary)
 })
 
 const PendingRow = Schema.Struct({ action_uuid: Text, org_uuid: Text, action_type: Text, agent_id: OptionalText, created_at: Timestamp })
@@ -180,14 +214,14 @@ export const makeActionsStore = Effect.gen(function* () {
     sql`INSERT INTO actions (action_uuid, org_uuid, agent_id, agent_version, action_type, action_details_hash,
           instruction_hash, details_sealed, details_storage_key, model_id, model_version, parent_action_uuid,
           endpoint_url, status, policy_uuid, require_approval, approvers, authorized_by, approval_by_policy, context, sdk, warnings,
-          approval_expires_at, policy_evaluations, created_at, updated_at)
+          approval_expires_at, policy_evaluations, replay_context_hash, created_at, updated_at)
         VALUES (${a.action_uuid}, ${a.org_uuid}, ${a.agent_id}, ${a.agent_version}, ${a.action_type},
           ${a.action_details_hash}, ${a.instruction_hash}, ${a.details_sealed}, ${a.details_storage_key},
           ${a.model_id}, ${a.model_version}, ${a.parent_action_uuid}, ${a.endpoint_url}, ${a.status},
           ${a.policy_uuid}, ${a.require_approval}, ${a.approvers === null ? null : jsonb(a.approvers)},
           ${a.authorized_by}, ${a.approval_by_policy}, ${a.context === null ? null : jsonb(a.context)}, ${a.sdk === null ? null : jsonb(a.sdk)},
           ${jsonb(a.warnings)}, ${a.approval_expires_at},
-          ${a.policy_evaluations}::jsonb, ${a.created_at}, ${a.created_at})`
+          ${a.policy_evaluations}::jsonb, ${a.replay_context_hash ?? null}, ${a.created_at}, ${a.created_at})`
 
   const byIdRow = Rows.findOneOption({
     Request: ByOrg,
@@ -200,15 +234,21 @@ export const makeActionsStore = Effect.gen(function* () {
     execute: ({ orgUuid, actionUuid }) => sql`SELECT * FROM actions WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid} FOR UPDATE`
   })
 
+  /**
+   * Each action `a` of the statement joined to its cosignatures as one JSON array, `cs.list` (NULL for
+   * none): a join of the statement it is in, never a query per action.
+   */
+  const cosignaturesJoin = sql`LEFT JOIN LATERAL (
+            SELECT json_agg(json_build_object('cosignature_uuid', c.cosignature_uuid, 'action_uuid', c.action_uuid,
+                     'cosigner_email', c.cosigner_email, 'cosigned_at', c.cosigned_at) ORDER BY c.cosigned_at, c.cosignature_uuid) AS list
+            FROM action_cosignatures c WHERE c.org_uuid = a.org_uuid AND c.action_uuid = a.action_uuid) cs ON true`
+
   const withCosignatures = Rows.findOneOption({
     Request: ByOrg,
     Result: WithCosignatures,
     execute: ({ orgUuid, actionUuid }) =>
-      sql`SELECT a.*, COALESCE((
-            SELECT json_agg(json_build_object('cosignature_uuid', c.cosignature_uuid, 'action_uuid', c.action_uuid,
-                     'cosigner_email', c.cosigner_email, 'cosigned_at', c.cosigned_at) ORDER BY c.cosigned_at, c.cosignature_uuid)
-            FROM action_cosignatures c WHERE c.org_uuid = a.org_uuid AND c.action_uuid = a.action_uuid), '[]') AS cosignatures_json
-          FROM actions a WHERE a.org_uuid = ${orgUuid} AND a.action_uuid = ${actionUuid}`
+      sql`SELECT a.*, COALESCE(cs.list, '[]') AS cosignatures_json
+          FROM actions a ${cosignaturesJoin} WHERE a.org_uuid = ${orgUuid} AND a.action_uuid = ${actionUuid}`
   })
 
   const forTransitionRow = Rows.findOneOption({
@@ -217,7 +257,7 @@ export const makeActionsStore = Effect.gen(function* () {
     execute: ({ orgUuid, actionUuid }) =>
       sql`SELECT a.action_uuid, a.org_uuid, a.agent_id, a.agent_version, a.action_type, a.action_details_hash, a.instruction_hash,
             a.details_sealed, a.details_storage_key, a.model_id, a.model_version, a.parent_action_uuid, a.endpoint_url, a.status,
-            a.policy_uuid, a.approved_by, a.approved_at, a.approval_via, a.created_at,
+            a.policy_uuid, a.approved_by, a.approved_at, a.approval_via, a.created_at, a.replay_context_hash,
             p.receipt_payload_hash AS parent_payload_hash,
             EXISTS (SELECT 1 FROM agents g WHERE g.org_uuid = a.org_uuid AND g.agent_slug = a.agent_id AND g.status = 'decommissioned') AS agent_decommissioned
           FROM actions a LEFT JOIN actions p ON p.org_uuid = a.org_uuid AND p.action_uuid = a.parent_action_uuid
@@ -272,18 +312,33 @@ export const makeActionsStore = Effect.gen(function* () {
       ...(filter.agent_id !== undefined ? [sql`agent_id = ${filter.agent_id}`] : []),
       ...(filter.status !== undefined ? [sql`status = ${filter.status}`] : [])
     ])
+  // The page is cut first, then each of its actions joined to its cosignatures: one statement per page.
   const listPage = Rows.findAll({
     Request: Schema.Struct({ filter: Filter, limit: Schema.Number, skip: Schema.Number }),
     Result: ListItem,
     execute: ({ filter, limit, skip }) =>
-      sql`SELECT action_uuid, action_type, agent_id, status, legal_hold, created_at FROM actions
-          WHERE ${whereOf(filter)} ORDER BY created_at DESC, action_uuid DESC
-          LIMIT ${limit} OFFSET ${skip}`
+      sql`SELECT a.action_uuid, a.action_type, a.agent_id, a.status, a.legal_hold, a.created_at, a.org_uuid, a.action_details_hash,
+            a.instruction_hash, a.parent_action_uuid, a.model_id, a.receipt, a.sdk, a.replay_context_hash, COALESCE(cs.list, '[]') AS cosignatures_json
+          FROM (
+            SELECT action_uuid, action_type, agent_id, status, legal_hold, created_at, org_uuid, action_details_hash,
+              instruction_hash, parent_action_uuid, model_id, receipt, sdk, replay_context_hash FROM actions
+            WHERE ${whereOf(filter)} ORDER BY created_at DESC, action_uuid DESC
+            LIMIT ${limit} OFFSET ${skip}
+          ) a ${cosignaturesJoin}
+          ORDER BY a.created_at DESC, a.action_uuid DESC`
   })
   const countUpTo = Rows.findOne({
     Request: Schema.Struct({ filter: Filter, upTo: Schema.Number }),
     Result: Schema.Struct({ n: Count }),
     execute: ({ filter, upTo }) => sql`SELECT COUNT(*) AS n FROM (SELECT 1 FROM actions WHERE ${whereOf(filter)} LIMIT ${upTo}) AS upto`
+  })
+
+  const replayRow = Rows.findOneOption({
+    Request: ByOrg,
+    Result: ReplayRow,
+    execute: ({ orgUuid, actionUuid }) =>
+      sql`SELECT action_uuid, model_id, model_version, agent_id, agent_version, instruction_hash, sdk, replay_context_hash, receipt
+          FROM actions WHERE org_uuid = ${orgUuid} AND action_uuid = ${actionUuid}`
   })
 
   const pending = Rows.findAll({
@@ -414,9 +469,12 @@ export const makeActionsStore = Effect.gen(function* () {
     byIdWithCosignatures: (orgUuid: string, actionUuid: string) =>
       Effect.map(withCosignatures({ orgUuid, actionUuid }), (found) => {
         if (Option.isNone(found)) return undefined
-        const { cosignatures_json: cosignatures, ...action } = found.value
-        return { action, cosignatures }
+        const { cosignatures_json: cosignatures, sdk, ...action } = found.value
+        return { action, sdk, cosignatures }
       }),
+
+    /** What the replay-context route answers: the replay fields, the model and agent, the latest receipt. */
+    replayContext: (orgUuid: string, actionUuid: string) => Effect.map(replayRow({ orgUuid, actionUuid }), Option.getOrUndefined),
 
     /**
      * The action as a notarization reads it before it goes to the agent's actor: the row, its

@@ -60,7 +60,17 @@ export const makeTransitions = Effect.gen(function* () {
 
   type Signable = Pick<
     ActionRow,
-    "org_uuid" | "action_uuid" | "agent_id" | "agent_version" | "action_type" | "action_details_hash" | "instruction_hash" | "model_id" | "model_version" | "policy_uuid"
+    | "org_uuid"
+    | "action_uuid"
+    | "agent_id"
+    | "agent_version"
+    | "action_type"
+    | "action_details_hash"
+    | "instruction_hash"
+    | "model_id"
+    | "model_version"
+    | "policy_uuid"
+    | "replay_context_hash"
   >
 
   /** Signs the receipt of `row` as link `link` of its agent's chain; reads and stores nothing. */
@@ -83,7 +93,8 @@ export const makeTransitions = Effect.gen(function* () {
       approval: part.approval,
       parent_payload_hash: parentPayloadHash,
       agent_sequence: link.agent_sequence,
-      previous_payload_hash: link.previous_payload_hash
+      previous_payload_hash: link.previous_payload_hash,
+      replay_context_hash: row.replay_context_hash
     })
 
   /** Signs the receipt of `row` at the head of its agent chain (locked here unless the caller locked it); stores nothing. */

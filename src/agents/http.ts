@@ -37,7 +37,7 @@ export const AgentsHttp = HttpApiBuilder.group(GatewayApi, "agents", (handlers) 
       .handle("versions", ({ params }) => Effect.flatMap(read, (principal) => agents.versions(principal, params.agent_slug).pipe(findErrors)))
       .handle("decommission", ({ params, payload }) =>
         Effect.flatMap(decommissioner, ([principal, context]) =>
-          agents.decommission(principal, params.agent_slug, payload.reason, context).pipe(refusals("AgentsError", "AgentNotFound", "DecommissionedAgent"))
+          agents.decommission(principal, params.agent_slug, payload.reason ?? null, context).pipe(refusals("AgentsError", "AgentNotFound", "DecommissionedAgent"))
         )
       )
       .handle("transfer", ({ params, payload }) =>

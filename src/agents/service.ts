@@ -6,20 +6,20 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type {
-  AgentListItem,
-  AgentPage,
-  AgentVersion,
-  AgentView,
-  Decommissioned,
-  PublicAgent,
-  PublishVersionRequest,
-  RegisterAgentRequest,
-  RegisteredAgent,
-  TransferRequest,
-  Transferred,
-  UpdateAgentRequest,
-  VersionList
+import {
+  type AgentPage,
+  type AgentVersion,
+  type AgentView,
+  type Decommissioned,
+  MAX_AGENT_VERSIONS,
+  type PublicAgent,
+  type PublishVersionRequest,
+  type RegisterAgentRequest,
+  type RegisteredAgent,
+  type TransferRequest,
+  type Transferred,
+  type UpdateAgentRequest,
+  type VersionList
 } from "../../protocol/agents.js"
 import type { Principal } from "../../protocol/auth.js"
 import { listPage } from "../../protocol/common.js"
@@ -28,6 +28,7 @@ import { Dids } from "../dids/service.js"
 import { auditActor } from "../platform/audit.js"
 import { InvalidInput } from "../platform/domain-error.js"
 import { Receipts } from "../receipts/service.js"
+import { Reputation } from "../reputation/service.js"
 import {
   AgentNotFound,
   type AgentsError,
@@ -39,8 +40,9 @@ import {
   SlugTaken,
   TargetOrgNotFound
 } from "./errors.js"
-import { type AgentFields, type AgentRow, type CountedAgentRow, makeAgentsStore, type VersionRow } from "./store.js"
+import { type AgentFields, type CountedAgentRow, makeAgentsStore } from "./store.js"
 import { transferSignatureValid } from "./transfer.js"
+import { agentView, decommissionedView, described, listItem, registeredView, versionView } from "./views.js"
 
 /** 3-64 characters, lowercase alphanumeric and hyphens (spec 001 "Limits"). */
 const SLUG = /^[a-z0-9-]{3,64}$/
@@ -53,36 +55,18 @@ export interface AuditContext {
   readonly requestId: string | null
 }
 
-const versionView = (row: VersionRow): AgentVersion => ({
-  agent_slug: row.agent_slug,
-  version: row.version,
-  instruction_hash: row.instruction_hash,
-  changelog: row.changelog,
-  published_at: row.published_at
-})
-
-const listItem = (row: CountedAgentRow): AgentListItem => ({
-  agent_slug: row.agent_slug,
-  name: row.name,
-  status: row.status,
-  current_version: row.current_version,
-  action_count: row.action_count,
-  created_at: row.created_at
-})
-
 const checkedMetadata = (metadata: Readonly<Record<string, unknown>>) =>
   Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES
     ? refuse(InvalidInput.one("metadata", `must be at most ${MAX_METADATA_BYTES} bytes as JSON`))
     : Effect.succeed(metadata)
 
-/** What every view of an agent shows first, the public page included. */
-const described = (row: AgentRow) => ({
-  agent_slug: row.agent_slug,
-  name: row.name,
-  description: row.description,
-  capabilities: row.capabilities,
-  status: row.status
-})
+/** `target_org_id`, or the published SDKs' `to_org_uuid`: one is required, and both must name the same organization. */
+const transferTarget = (input: TransferRequest): Effect.Effect<string, AgentsError> => {
+  const target = input.target_org_id ?? input.to_org_uuid
+  if (target === undefined) return refuse(InvalidInput.one("target_org_id", "is required (or to_org_uuid)"))
+  if (input.to_org_uuid !== undefined && input.to_org_uuid !== target) return refuse(InvalidInput.one("to_org_uuid", "differs from target_org_id"))
+  return Effect.succeed(target)
+}
 
 const uniqueCapabilities = (capabilities: ReadonlyArray<string> | null | undefined) => [...new Set(capabilities ?? [])]
 
@@ -91,6 +75,7 @@ export const makeAgents = Effect.gen(function* () {
   const dids = yield* Dids
   const credentials = yield* Credentials
   const receipts = yield* Receipts
+  const reputation = yield* Reputation
 
   const audit = (principal: Principal, event: string, slug: string, context: AuditContext, details?: Record<string, unknown>) =>
     store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: slug, details, requestId: context.requestId })
@@ -101,19 +86,11 @@ export const makeAgents = Effect.gen(function* () {
     return row
   })
 
+  /** The agent's newest versions, as every view of it shows them. */
+  const newestVersions = (slug: string) => Effect.map(store.newestVersions([slug], MAX_AGENT_VERSIONS), (bySlug) => bySlug.get(slug) ?? [])
+
   const view = Effect.fnUntraced(function* (row: CountedAgentRow) {
-    const versions = yield* store.versions(row.agent_slug)
-    return {
-      ...described(row),
-      metadata: row.metadata,
-      owner_id: row.org_uuid,
-      current_version: row.current_version,
-      versions: versions.map(versionView),
-      action_count: row.action_count,
-      decommissioned_at: row.decommissioned_at,
-      created_at: row.created_at,
-      updated_at: row.updated_at
-    } satisfies AgentView
+    return agentView(row, yield* newestVersions(row.agent_slug))
   })
 
   const register = Effect.fn("Agents.register")(function* (principal: Principal, input: RegisterAgentRequest, context: AuditContext) {
@@ -125,7 +102,8 @@ export const makeAgents = Effect.gen(function* () {
       name,
       description: input.description ?? null,
       capabilities: uniqueCapabilities(input.capabilities),
-      metadata: yield* checkedMetadata(input.metadata ?? {})
+      metadata: yield* checkedMetadata(input.metadata ?? {}),
+      public: input.public ?? false
     }
     // The agent, its DID key and its first credential commit together.
     const row = yield* store.sql
@@ -140,14 +118,15 @@ export const makeAgents = Effect.gen(function* () {
         })
       )
       .pipe(Effect.catchTag("SqlError", Effect.die))
-    return { ...described(row), owner_id: row.org_uuid, created_at: row.created_at }
+    return registeredView(row, [])
   })
 
   const list = Effect.fn("Agents.list")(function* (principal: Principal, query: { readonly page?: number; readonly per_page?: number }) {
     const page = query.page ?? 1
     const perPage = query.per_page ?? 20
     const { rows, total } = yield* store.list(principal.orgUuid, page, perPage)
-    return listPage(rows.map(listItem), { page, perPage, total }, "agents")
+    const versions = yield* store.newestVersions(rows.map((row) => row.agent_slug), MAX_AGENT_VERSIONS)
+    return listPage(rows.map((row) => listItem(row, versions.get(row.agent_slug) ?? [])), { page, perPage, total }, "agents")
   })
 
   const get = Effect.fn("Agents.get")(function* (principal: Principal, slug: string) {
@@ -158,13 +137,20 @@ export const makeAgents = Effect.gen(function* () {
     return (yield* load(principal, slug)).agent_slug
   })
 
+  /** The whole agent as it now is (the decommission's answer). */
+  const decommissionAnswer = Effect.fnUntraced(function* (principal: Principal, slug: string) {
+    const row = yield* load(principal, slug)
+    return decommissionedView(row, yield* newestVersions(slug))
+  })
+
   const update = Effect.fn("Agents.update")(function* (principal: Principal, slug: string, patch: UpdateAgentRequest, context: AuditContext) {
     const current = yield* load(principal, slug)
     const fields: AgentFields = {
       name: patch.name ?? patch.display_name ?? current.name,
       description: patch.description !== undefined ? patch.description : current.description,
       capabilities: patch.capabilities !== undefined ? uniqueCapabilities(patch.capabilities) : current.capabilities,
-      metadata: patch.metadata !== undefined ? yield* checkedMetadata(patch.metadata ?? {}) : current.metadata
+      metadata: patch.metadata !== undefined ? yield* checkedMetadata(patch.metadata ?? {}) : current.metadata,
+      public: patch.public ?? current.public
     }
     const capabilitiesChanged = JSON.stringify(fields.capabilities) !== JSON.stringify(current.capabilities)
     const updated = yield* store.sql
@@ -188,8 +174,10 @@ export const makeAgents = Effect.gen(function* () {
         Effect.gen(function* () {
           const outcome = yield* store.publishVersion(principal.orgUuid, slug, {
             version: input.version,
-            instruction_hash: input.instruction_hash,
-            changelog: input.changelog ?? null
+            instruction_hash: input.instruction_hash ?? null,
+            changelog: input.changelog ?? null,
+            model_id: input.model_id ?? null,
+            config_hash: input.config_hash ?? null
           })
           // A new version, a new credential, committed with it.
           if (outcome.published !== undefined) yield* credentials.issue(slug)
@@ -206,11 +194,10 @@ export const makeAgents = Effect.gen(function* () {
 
   const versions = Effect.fn("Agents.versions")(function* (principal: Principal, slug: string) {
     yield* load(principal, slug)
-    const versions = (yield* store.versions(slug)).map(versionView)
-    return { agent_slug: slug, versions, data: versions }
+    return (yield* store.versions(slug)).map(versionView)
   })
 
-  const decommission = Effect.fn("Agents.decommission")(function* (principal: Principal, slug: string, reason: string, context: AuditContext) {
+  const decommission = Effect.fn("Agents.decommission")(function* (principal: Principal, slug: string, reason: string | null, context: AuditContext) {
     const row = yield* store.decommission(principal.orgUuid, slug, reason)
     if (row === undefined) {
       // Not there, or already decommissioned (irreversible: a second request changes nothing).
@@ -218,7 +205,8 @@ export const makeAgents = Effect.gen(function* () {
       return yield* refuse(DecommissionedAgent.of(slug))
     }
     yield* audit(principal, "agent.decommissioned", slug, context, { reason })
-    return { agent_slug: row.agent_slug, status: row.status, decommissioned_at: row.decommissioned_at ?? row.updated_at, reason }
+    yield* reputation.recordDecommission(slug)
+    return yield* decommissionAnswer(principal, row.agent_slug)
   })
 
   /**
@@ -234,28 +222,29 @@ export const makeAgents = Effect.gen(function* () {
     credential: string,
     context: AuditContext
   ) {
+    const target = yield* transferTarget(input)
     const current = yield* load(principal, slug)
     if (current.status === "decommissioned") return yield* refuse(DecommissionedAgent.of(slug))
-    const terms = { agent_slug: slug, from_org: principal.orgUuid, to_org: input.target_org_id }
+    const terms = { agent_slug: slug, from_org: principal.orgUuid, to_org: target }
     if (!transferSignatureValid(credential, terms, input.signature)) return yield* refuse(InvalidTransferSignature.of(slug))
-    if (input.target_org_id === principal.orgUuid) return yield* refuse(InvalidInput.one("target_org_id", "is already the agent's owner"))
-    if (!(yield* store.organizationExists(input.target_org_id))) return yield* refuse(TargetOrgNotFound.of(input.target_org_id))
+    if (target === principal.orgUuid) return yield* refuse(InvalidInput.one("target_org_id", "is already the agent's owner"))
+    if (!(yield* store.organizationExists(target))) return yield* refuse(TargetOrgNotFound.of(target))
     const transferred = yield* store.sql
       .withTransaction(
         Effect.gen(function* () {
-          const moved = yield* store.moveTo(principal.orgUuid, slug, input.target_org_id)
+          const moved = yield* store.moveTo(principal.orgUuid, slug, target)
           if (moved === undefined) return undefined
           yield* credentials.issue(slug)
           const record = yield* receipts.signTransferReceipt({
             kind: "agent_transfer",
             agent_slug: slug,
             previous_owner: principal.orgUuid,
-            new_owner: input.target_org_id
+            new_owner: target
           })
           yield* store.insertTransfer(record)
           const details = { transfer_receipt_id: record.transfer_receipt_id, previous_owner: record.previous_owner, new_owner: record.new_owner, payload_hash: record.payload_hash }
           yield* store.audit({ orgUuid: principal.orgUuid, actor: auditActor(principal), event: "agent.transferred_out", target: slug, details, requestId: context.requestId })
-          yield* store.audit({ orgUuid: input.target_org_id, actor: auditActor(principal), event: "agent.transferred_in", target: slug, details, requestId: context.requestId })
+          yield* store.audit({ orgUuid: target, actor: auditActor(principal), event: "agent.transferred_in", target: slug, details, requestId: context.requestId })
           return record
         })
       )
@@ -297,7 +286,8 @@ export interface AgentsService {
   readonly update: (principal: Principal, slug: string, patch: UpdateAgentRequest, context: AuditContext) => Effect.Effect<AgentView, AgentsError>
   readonly publishVersion: (principal: Principal, slug: string, input: PublishVersionRequest, context: AuditContext) => Effect.Effect<AgentVersion, AgentsError>
   readonly versions: (principal: Principal, slug: string) => Effect.Effect<VersionList, AgentsError>
-  readonly decommission: (principal: Principal, slug: string, reason: string, context: AuditContext) => Effect.Effect<Decommissioned, AgentsError>
+  /** `reason` null: none given (the published SDKs send `{}`). */
+  readonly decommission: (principal: Principal, slug: string, reason: string | null, context: AuditContext) => Effect.Effect<Decommissioned, AgentsError>
   readonly transfer: (
     principal: Principal,
     slug: string,

@@ -21,6 +21,7 @@ const AgentRow = Schema.Struct({
   current_version: Schema.NullOr(Schema.String),
   decommissioned_at: NullableTimestamp,
   decommission_reason: Schema.NullOr(Schema.String),
+  public: Schema.Boolean,
   created_at: Timestamp,
   updated_at: Timestamp
 })
@@ -32,11 +33,16 @@ export type CountedAgentRow = typeof CountedAgentRow.Type
 const VersionRow = Schema.Struct({
   agent_slug: Schema.String,
   version: Schema.String,
-  instruction_hash: Schema.String,
+  instruction_hash: Schema.NullOr(Schema.String),
   changelog: Schema.NullOr(Schema.String),
+  model_id: Schema.NullOr(Schema.String),
+  config_hash: Schema.NullOr(Schema.String),
   published_at: Timestamp
 })
 export type VersionRow = typeof VersionRow.Type
+
+/** `GET …/versions` answers at most this many (the newest): a bare array has no pages. */
+export const MAX_VERSION_LIST = 1000
 
 /** What a registration or an update writes. */
 export interface AgentFields {
@@ -44,6 +50,16 @@ export interface AgentFields {
   readonly description: string | null
   readonly capabilities: ReadonlyArray<string>
   readonly metadata: Readonly<Record<string, unknown>>
+  readonly public: boolean
+}
+
+/** What publishing a version writes. */
+export interface VersionFields {
+  readonly version: string
+  readonly instruction_hash: string | null
+  readonly changelog: string | null
+  readonly model_id: string | null
+  readonly config_hash: string | null
 }
 
 /** A transfer and its receipt, as stored. */
@@ -66,7 +82,8 @@ const Fields = Schema.Struct({
   name: Schema.String,
   description: Schema.NullOr(Schema.String),
   capabilities: Schema.Array(Schema.String),
-  metadata: Schema.Record(Schema.String, Schema.Unknown)
+  metadata: Schema.Record(Schema.String, Schema.Unknown),
+  public: Schema.Boolean
 })
 
 const TransferRow = Schema.Struct({
@@ -95,8 +112,8 @@ export const makeAgentsStore = Effect.gen(function* () {
     Request: Schema.Struct({ orgUuid: Schema.String, slug: Schema.String, fields: Fields }),
     Result: AgentRow,
     execute: ({ orgUuid, slug, fields }) =>
-      sql`INSERT INTO agents (agent_slug, org_uuid, name, description, capabilities, metadata, status)
-          VALUES (${slug}, ${orgUuid}, ${fields.name}, ${fields.description}, ${jsonb(fields.capabilities)}, ${jsonb(fields.metadata)}, 'active')
+      sql`INSERT INTO agents (agent_slug, org_uuid, name, description, capabilities, metadata, public, status)
+          VALUES (${slug}, ${orgUuid}, ${fields.name}, ${fields.description}, ${jsonb(fields.capabilities)}, ${jsonb(fields.metadata)}, ${fields.public}, 'active')
           ON CONFLICT (agent_slug) DO NOTHING RETURNING *`
   })
 
@@ -131,14 +148,26 @@ export const makeAgentsStore = Effect.gen(function* () {
     Result: AgentRow,
     execute: ({ orgUuid, slug, fields }) =>
       sql`UPDATE agents SET name = ${fields.name}, description = ${fields.description}, capabilities = ${jsonb(fields.capabilities)},
-            metadata = ${jsonb(fields.metadata)}, updated_at = now()
+            metadata = ${jsonb(fields.metadata)}, public = ${fields.public}, updated_at = now()
           WHERE agent_slug = ${slug} AND org_uuid = ${orgUuid} RETURNING *`
   })
 
   const versions = Rows.findAll({
     Request: Schema.String,
     Result: VersionRow,
-    execute: (slug) => sql`SELECT * FROM agent_versions WHERE agent_slug = ${slug} ORDER BY published_at DESC, version DESC`
+    execute: (slug) => sql`SELECT * FROM agent_versions WHERE agent_slug = ${slug} ORDER BY published_at DESC, version DESC LIMIT ${MAX_VERSION_LIST}`
+  })
+
+  /** The newest `limit` versions of each agent, newest first, in one statement (a list page's agents). */
+  const newestVersions = Rows.findAll({
+    Request: Schema.Struct({ slugs: Schema.Array(Schema.String), limit: Schema.Number }),
+    Result: VersionRow,
+    execute: ({ slugs, limit }) =>
+      sql`SELECT v.* FROM jsonb_array_elements_text(${jsonb(slugs)}) s (slug)
+          CROSS JOIN LATERAL (
+            SELECT * FROM agent_versions WHERE agent_slug = s.slug ORDER BY published_at DESC, version DESC LIMIT ${limit}
+          ) v
+          ORDER BY v.agent_slug, v.published_at DESC, v.version DESC`
   })
 
   const lockAgent = Rows.findOneOption({
@@ -148,16 +177,23 @@ export const makeAgentsStore = Effect.gen(function* () {
   })
 
   const insertVersion = Rows.findAll({
-    Request: Schema.Struct({ slug: Schema.String, version: Schema.String, instruction_hash: Schema.String, changelog: Schema.NullOr(Schema.String) }),
+    Request: Schema.Struct({
+      slug: Schema.String,
+      version: Schema.String,
+      instruction_hash: Schema.NullOr(Schema.String),
+      changelog: Schema.NullOr(Schema.String),
+      model_id: Schema.NullOr(Schema.String),
+      config_hash: Schema.NullOr(Schema.String)
+    }),
     Result: VersionRow,
-    execute: ({ slug, version, instruction_hash, changelog }) =>
-      sql`INSERT INTO agent_versions (agent_slug, version, instruction_hash, changelog)
-          VALUES (${slug}, ${version}, ${instruction_hash}, ${changelog})
+    execute: (v) =>
+      sql`INSERT INTO agent_versions (agent_slug, version, instruction_hash, changelog, model_id, config_hash)
+          VALUES (${v.slug}, ${v.version}, ${v.instruction_hash}, ${v.changelog}, ${v.model_id}, ${v.config_hash})
           ON CONFLICT (agent_slug, version) DO NOTHING RETURNING *`
   })
 
   const decommission = Rows.findOneOption({
-    Request: Schema.Struct({ ...BySlug.fields, reason: Schema.String }),
+    Request: Schema.Struct({ ...BySlug.fields, reason: Schema.NullOr(Schema.String) }),
     Result: AgentRow,
     execute: ({ orgUuid, slug, reason }) =>
       sql`UPDATE agents SET status = 'decommissioned', decommissioned_at = clock_timestamp(), decommission_reason = ${reason}, updated_at = now()
@@ -211,12 +247,24 @@ export const makeAgentsStore = Effect.gen(function* () {
 
     versions,
 
+    /** Each agent's newest `limit` versions, by slug. */
+    newestVersions: (slugs: ReadonlyArray<string>, limit: number) =>
+      Effect.map(newestVersions({ slugs, limit }), (rows) => {
+        const bySlug = new Map<string, Array<VersionRow>>()
+        for (const row of rows) {
+          const list = bySlug.get(row.agent_slug)
+          if (list === undefined) bySlug.set(row.agent_slug, [row])
+          else list.push(row)
+        }
+        return bySlug
+      }),
+
     /**
      * Publishes a version in one transaction with the agent row locked (a decommission cannot slip
      * between the status check and the insert): the agent as it was, and the version row, or
      * undefined when that version exists.
      */
-    publishVersion: (orgUuid: string, slug: string, version: { version: string; instruction_hash: string; changelog: string | null }) =>
+    publishVersion: (orgUuid: string, slug: string, version: VersionFields) =>
       sql.withTransaction(
         Effect.gen(function* () {
           const agent = Option.getOrUndefined(yield* lockAgent({ orgUuid, slug }))
@@ -232,7 +280,7 @@ export const makeAgentsStore = Effect.gen(function* () {
      * locked first, which waits for the notarizations holding it (actions store, FOR SHARE), so
      * `decommissioned_at` is read after every receipt that made it in.
      */
-    decommission: (orgUuid: string, slug: string, reason: string) =>
+    decommission: (orgUuid: string, slug: string, reason: string | null) =>
       sql.withTransaction(
         Effect.flatMap(lockAgent({ orgUuid, slug }), (locked) =>
           Option.isNone(locked) || locked.value.status !== "active"

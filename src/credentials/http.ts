@@ -31,7 +31,7 @@ export const CredentialsHttp = HttpApiBuilder.group(GatewayApi, "credentials", (
         Effect.gen(function* () {
           const principal = yield* revoker
           const requestId = requestIdOf(yield* HttpServerRequest)
-          return yield* credentials.revoke(principal, params.agent_slug, payload.reason, { requestId }).pipe(refusals("CredentialsError", "AgentNotFound", "NoActiveCredential"))
+          return yield* credentials.revoke(principal, params.agent_slug, payload.reason || null, { requestId }).pipe(refusals("CredentialsError", "AgentNotFound", "NoActiveCredential"))
         })
       )
   })

@@ -57,6 +57,18 @@ const metadataOf = (metadata: Readonly<Record<string, unknown>>) => ({
 
 const REQUIRED_FIELDS = ["@context", "type", "issuer", "issuanceDate", "credentialSubject", "proof"] as const
 
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * The credential itself, or the one inside `GET …/credential`'s answer (`{credential, message}`),
+ * which the published SDKs send as it came; a null inside (none current) is verified as `{}`.
+ */
+const unwrapped = (given: Record<string, unknown>): Record<string, unknown> => {
+  const looksWrapped = "credential" in given && !("@context" in given) && !("proof" in given)
+  if (!looksWrapped) return given
+  return isObject(given.credential) ? given.credential : {}
+}
+
 export const makeCredentials = Effect.gen(function* () {
   const store = yield* makeCredentialsStore
   const config = yield* Config
@@ -151,7 +163,7 @@ export const makeCredentials = Effect.gen(function* () {
     return { credentials, data: credentials }
   })
 
-  const revoke = Effect.fn("Credentials.revoke")(function* (principal: Principal, slug: string, reason: string, context: AuditContext) {
+  const revoke = Effect.fn("Credentials.revoke")(function* (principal: Principal, slug: string, reason: string | null, context: AuditContext) {
     yield* loadOwned(principal, slug)
     const now = yield* Clock.currentTimeMillis
     const active = (yield* store.bySlug(slug)).find((row) => isActive(row, now))
@@ -178,7 +190,8 @@ export const makeCredentials = Effect.gen(function* () {
     return { vc_id: revoked.vc_id, revoked_at: revoked.revoked_at, reason }
   })
 
-  const verify = Effect.fn("Credentials.verify")(function* (credential: Record<string, unknown>) {
+  const verify = Effect.fn("Credentials.verify")(function* (given: Record<string, unknown>) {
+    const credential = unwrapped(given)
     const structure_valid = REQUIRED_FIELDS.every((field) => credential[field] !== undefined && credential[field] !== null)
     const issuer = credential.issuer
     const issuerId = typeof issuer === "string" ? issuer : typeof issuer === "object" && issuer !== null ? (issuer as { id?: unknown }).id : undefined
@@ -225,8 +238,9 @@ export interface CredentialsService {
   /** The public read: the current (newest, unrevoked, unexpired) credential or null with why. */
   readonly current: (slug: string) => Effect.Effect<CurrentCredential, CredentialsError>
   readonly list: (principal: Principal, slug: string) => Effect.Effect<CredentialList, CredentialsError>
-  readonly revoke: (principal: Principal, slug: string, reason: string, context: AuditContext) => Effect.Effect<Revoked, CredentialsError>
-  /** The spec's five checks; `valid` only when all pass. Never fails: unreadable input fails checks. */
+  /** `reason` null: none given. */
+  readonly revoke: (principal: Principal, slug: string, reason: string | null, context: AuditContext) => Effect.Effect<Revoked, CredentialsError>
+  /** The spec's five checks, of the credential or of the one `GET …/credential` wrapped; `valid` only when all pass. Never fails: unreadable input fails checks. */
   readonly verify: (credential: Record<string, unknown>) => Effect.Effect<Verification>
   /** The StatusList2021 credential of a list, signed by the platform key. */
   readonly statusList: (listId: string) => Effect.Effect<Record<string, unknown>, CredentialsError>

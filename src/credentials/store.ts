@@ -116,7 +116,7 @@ export const makeCredentialsStore = Effect.gen(function* () {
 
   /** Marks a credential revoked and sets its status bit, in one statement; the row when it was not yet revoked. */
   const revoke = Rows.findOneOption({
-    Request: Schema.Struct({ vcId: Schema.String, reason: Schema.String }),
+    Request: Schema.Struct({ vcId: Schema.String, reason: Schema.NullOr(Schema.String) }),
     Result: CredentialRow,
     execute: ({ vcId, reason }) =>
       sql`WITH revoked AS (
@@ -155,7 +155,7 @@ export const makeCredentialsStore = Effect.gen(function* () {
 
     nextVersion: (slug: string) => Effect.map(oneRow(nextVersion(slug)), (row) => row.next),
 
-    revoke: (vcId: string, reason: string) => Effect.map(revoke({ vcId, reason }), Option.getOrUndefined),
+    revoke: (vcId: string, reason: string | null) => Effect.map(revoke({ vcId, reason }), Option.getOrUndefined),
 
     /** Every unrevoked credential of the agent (the one a reissue supersedes). */
     unrevoked: (slug: string) => Effect.map(unrevoked(slug), (rows) => rows.map((row) => row.vc_id)),

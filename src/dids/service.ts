@@ -17,6 +17,7 @@ import { ShortCache } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { AgentNotFound, DidNotResolved, type DidsError, refuse } from "./errors.js"
 import { generateAgentKey, signWithAgentKey } from "./keys.js"
+import { AgentScores } from "./ports.js"
 import { type AgentKeyRow, makeDidsStore } from "./store.js"
 
 /** Remote documents are kept this long (spec 001 "Limits"). */
@@ -144,7 +145,7 @@ export const makeDids = Effect.gen(function* () {
   const card = Effect.fn("Dids.card")(function* (slug: string) {
     const row = yield* store.find(slug)
     if (row === undefined) return yield* refuse(new AgentNotFound({ agent_slug: slug }))
-    const block = { notarization: true, mutual_signing: withKey(row), reputation_score: null }
+    const block = { notarization: true, mutual_signing: withKey(row), reputation_score: yield* (yield* AgentScores).scoreOf(slug) }
     return {
       name: row.name,
       description: row.description,
@@ -176,7 +177,8 @@ export interface DidsService {
   readonly agentDid: (principal: Principal, slug: string) => Effect.Effect<AgentDidInfo, DidsError>
   /** A new keypair; the old one is overwritten (destroyed) and the DID stays. Audited as agent.did.rotated. */
   readonly rotate: (principal: Principal, slug: string, context: AuditContext) => Effect.Effect<Rotated, DidsError>
-  readonly card: (slug: string) => Effect.Effect<AgentCard, DidsError>
+  /** The platform block's `reputation_score` is the agent's score now (the reputation area, through `AgentScores`). */
+  readonly card: (slug: string) => Effect.Effect<AgentCard, DidsError, AgentScores>
   /** Ours from the database, others over HTTPS (cached 5 minutes). */
   readonly resolve: (did: string) => Effect.Effect<Resolved, DidsError>
   /**

@@ -1,10 +1,14 @@
-/** Escrow records as the wire shows them: amounts as decimal strings with the account's digits. */
+/**
+ * Escrow records as the wire shows them: amounts as decimal strings with the account's digits, and
+ * the keys the published SDKs read (CONTRACT-sdk-beyond §8).
+ */
 import type { EscrowAccount, EscrowAccountListItem, EscrowDispute, EscrowTransaction } from "../../protocol/escrow.js"
 import { formatMinor } from "./money.js"
 import type { AccountRow, DisputeRow, TransactionRow } from "./store.js"
 
 export const accountListItem = (row: AccountRow): EscrowAccountListItem => ({
   account_uuid: row.account_uuid,
+  id: row.account_uuid,
   currency: row.currency,
   purpose: row.purpose,
   agent_id: row.agent_id,
@@ -38,7 +42,12 @@ export const transactionView = (row: TransactionRow, account: Pick<AccountRow, "
     sequence: row.sequence,
     receipt: row.receipt,
     created_by: row.created_by,
-    created_at: row.created_at
+    created_at: row.created_at,
+    id: row.transaction_id,
+    transaction_type: row.type,
+    transaction_hash: row.receipt.payload_hash,
+    signature: row.receipt.signature,
+    status: "completed"
   }
 }
 
@@ -61,5 +70,10 @@ export const disputeView = (row: DisputeRow, account: Pick<AccountRow, "currency
   resolution_note: row.resolution_note,
   resolved_at: row.resolved_at,
   resolved_by: row.resolved_by,
-  resolution_receipt: row.resolution_receipt
+  resolution_receipt: row.resolution_receipt,
+  id: row.dispute_id,
+  transaction_type: "dispute",
+  transaction_hash: row.receipt.payload_hash,
+  signature: row.receipt.signature,
+  created_at: row.opened_at
 })

@@ -10,7 +10,11 @@ import { GatewayApi } from "../../protocol/api.js"
 import { requireRole, requireScope } from "../access/guards.js"
 import { requestIdOf } from "../gateway/request.js"
 import { refusals } from "../platform/wire-errors.js"
+import { findingKeysAsSent } from "./findings.js"
 import { Estate } from "./service.js"
+
+/** The request's body as sent (already read and decoded once; the transport keeps the text). */
+const bodyText = Effect.flatMap(HttpServerRequest, (request) => Effect.orElseSucceed(request.text, () => ""))
 
 const auditContext = Effect.gen(function* () {
   return { requestId: requestIdOf(yield* HttpServerRequest) }
@@ -37,7 +41,16 @@ export const EstateHttp = HttpApiBuilder.group(GatewayApi, "estate", (handlers) 
       .handle("getDeathCertificate", ({ params }) =>
         Effect.flatMap(read, (principal) => estate.getDeathCertificate(principal, params.agent_slug).pipe(refusals("EstateError", "EstateAgentNotFound", "DeathCertificateNotFound")))
       )
-      .handle("createSnapshot", ({ payload }) => Effect.flatMap(writer, ([principal, context]) => estate.createSnapshot(principal, payload, context).pipe(refusals("EstateError", "EstateAgentNotFound", "EmptyFindings"))))
+      .handle("createSnapshot", ({ payload }) =>
+        Effect.gen(function* () {
+          const [principal, context] = yield* writer
+          // A findings map keeps the order it was sent in, which JSON.parse does not for integer-like keys.
+          const keysAsSent = Array.isArray(payload.findings) ? undefined : findingKeysAsSent(yield* bodyText)
+          return yield* estate
+            .createSnapshot(principal, { ...payload, findingKeysAsSent: keysAsSent }, context)
+            .pipe(refusals("EstateError", "EstateAgentNotFound", "EmptyFindings", "InvalidInput"))
+        })
+      )
       .handle("listSnapshots", ({ query }) => Effect.flatMap(read, (principal) => estate.listSnapshots(principal, query).pipe(refusals("EstateError", "EstateAgentNotFound"))))
   })
 )

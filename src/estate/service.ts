@@ -46,6 +46,7 @@ import {
   SuccessorNotFound,
   WillNotFound
 } from "./errors.js"
+import { normalizeFindings, overallStatusOf, requirementIssues } from "./findings.js"
 import { makeNotifier } from "./notify.js"
 import { type CertificateRow, makeEstateStore, type SnapshotRow, type WillRow } from "./store.js"
 
@@ -100,6 +101,11 @@ const certificateView = (row: CertificateRow): DeathCertificateAnswer => ({
   }
 })
 
+/** A snapshot request; `findingKeysAsSent` orders a findings map as the body sent it. */
+export interface SnapshotInput extends ComplianceSnapshotRequest {
+  readonly findingKeysAsSent?: ReadonlyArray<string> | undefined
+}
+
 const snapshotView = (row: SnapshotRow): ComplianceSnapshot => ({
   snapshot_uuid: row.snapshot_uuid,
   framework: row.framework,
@@ -112,7 +118,15 @@ const snapshotView = (row: SnapshotRow): ComplianceSnapshot => ({
   fail_count: row.fail_count,
   partial_count: row.partial_count,
   created_at: row.created_at,
-  created_by: row.created_by
+  created_by: row.created_by,
+  id: row.snapshot_uuid,
+  status: row.overall_status,
+  snapshot_at: row.created_at,
+  agent_id: row.agent_slug,
+  snapshot_hash: row.snapshot_hash,
+  signature: row.signature,
+  public_key_id: row.public_key_id,
+  timestamp_token: row.timestamp_token
 })
 
 export const makeEstate = Effect.gen(function* () {
@@ -298,20 +312,35 @@ export const makeEstate = Effect.gen(function* () {
     return certificateView(row)
   })
 
-  const createSnapshot = Effect.fn("Estate.createSnapshot")(function* (principal: Principal, input: ComplianceSnapshotRequest, context: AuditContext) {
-    if (input.findings.length === 0) return yield* refuse(new EmptyFindings({}))
+  /**
+   * Records a snapshot signed like a receipt: `snapshot_hash` is sha256 of the JCS of exactly the
+   * content below, signed by the receipt key and timestamped (RFC 3161) over the same digest.
+   */
+  const createSnapshot = Effect.fn("Estate.createSnapshot")(function* (principal: Principal, input: SnapshotInput, context: AuditContext) {
+    const findings = normalizeFindings(input.findings, input.findingKeysAsSent)
+    if (findings.length === 0) return yield* refuse(new EmptyFindings({}))
+    const issues = requirementIssues(input.findings)
+    if (issues.length > 0) return yield* refuse(new InvalidInput({ issues }))
     yield* agentOf(principal, input.agent_slug)
-    const findings = input.findings.map((finding) => ({ requirement: finding.requirement, status: finding.status, evidence: finding.evidence ?? null }))
-    const row = yield* store.insertSnapshot({
+    const content = {
       snapshot_uuid: newUuid(),
-      org_uuid: principal.orgUuid,
-      agent_slug: input.agent_slug,
       framework: input.framework,
-      overall_status: input.overall_status,
+      agent_slug: input.agent_slug,
+      overall_status: input.overall_status ?? overallStatusOf(findings),
       findings,
       notes: input.notes ?? null,
       ...countFindings(findings),
+      created_at: new Date(yield* Clock.currentTimeMillis).toISOString(),
       created_by: callerOf(principal)
+    }
+    const seal = yield* receipts.signDocument(content)
+    const row = yield* store.insertSnapshot({
+      ...content,
+      org_uuid: principal.orgUuid,
+      snapshot_hash: seal.payload_hash,
+      signature: seal.signature,
+      public_key_id: seal.public_key_id,
+      timestamp_token: seal.timestamp_token
     })
     yield* audit(principal, "estate.compliance_snapshot_recorded", input.agent_slug, context, { snapshot_uuid: row.snapshot_uuid, framework: row.framework })
     return snapshotView(row)
@@ -347,7 +376,7 @@ export interface EstateService {
     context: AuditContext
   ) => Effect.Effect<DeathCertificateAnswer, EstateError>
   readonly getDeathCertificate: (principal: Principal, slug: string) => Effect.Effect<DeathCertificateAnswer, EstateError>
-  readonly createSnapshot: (principal: Principal, input: ComplianceSnapshotRequest, context: AuditContext) => Effect.Effect<ComplianceSnapshot, EstateError>
+  readonly createSnapshot: (principal: Principal, input: SnapshotInput, context: AuditContext) => Effect.Effect<ComplianceSnapshot, EstateError>
   readonly listSnapshots: (principal: Principal, query: SnapshotQuery) => Effect.Effect<SnapshotPage, EstateError>
 }
 

@@ -65,7 +65,13 @@ const SnapshotFields = Schema.Struct({
   pass_count: Schema.Number,
   fail_count: Schema.Number,
   partial_count: Schema.Number,
-  created_by: Schema.String
+  created_by: Schema.String,
+  created_at: Schema.String,
+  // Its seal (signed like a receipt); null on snapshots recorded before they were signed.
+  snapshot_hash: Schema.NullOr(Schema.String),
+  signature: Schema.NullOr(Schema.String),
+  public_key_id: Schema.NullOr(Schema.String),
+  timestamp_token: Schema.NullOr(Schema.String)
 })
 export type SnapshotFields = typeof SnapshotFields.Type
 
@@ -164,9 +170,10 @@ export const makeEstateStore = Effect.gen(function* () {
     Result: SnapshotRow,
     execute: (s) =>
       sql`INSERT INTO compliance_snapshots (snapshot_uuid, org_uuid, agent_slug, framework, overall_status, findings, notes,
-            finding_count, pass_count, fail_count, partial_count, created_by)
+            finding_count, pass_count, fail_count, partial_count, created_by, created_at, snapshot_hash, signature, public_key_id, timestamp_token)
           VALUES (${s.snapshot_uuid}, ${s.org_uuid}, ${s.agent_slug}, ${s.framework}, ${s.overall_status}, ${jsonb(s.findings)}, ${s.notes},
-            ${s.finding_count}, ${s.pass_count}, ${s.fail_count}, ${s.partial_count}, ${s.created_by})
+            ${s.finding_count}, ${s.pass_count}, ${s.fail_count}, ${s.partial_count}, ${s.created_by}, ${s.created_at},
+            ${s.snapshot_hash}, ${s.signature}, ${s.public_key_id}, ${s.timestamp_token})
           RETURNING *`
   })
 

@@ -109,6 +109,15 @@ const packagedAction = (row: PackagedActionRow): PackageAction => {
   }
 }
 
+/** The published SDKs' keys of a package (CONTRACT-sdk-beyond §8), outside what is sealed. */
+const sdkKeys = (row: PackageRow) => ({
+  id: row.package_uuid,
+  action_uuids: row.action_uuids,
+  created_at: row.sealed_at,
+  description: row.purpose,
+  agent_slugs: [...new Set(row.agent_ids)].sort()
+})
+
 const summaryOf = (row: PackageRow): PackageSummary => ({
   package_uuid: row.package_uuid,
   title: row.title,
@@ -119,7 +128,8 @@ const summaryOf = (row: PackageRow): PackageSummary => ({
   signature: row.signature,
   public_key_id: row.public_key_id,
   sealed_at: row.sealed_at,
-  created_by: row.created_by
+  created_by: row.created_by,
+  ...sdkKeys(row)
 })
 
 /** A parent outside the chain (another organization's, or gone) is not named: it was not followed. */
@@ -138,7 +148,8 @@ const hopOf = (row: ChainRow, shownParent: (uuid: string) => boolean): Liability
 /** The query's filters, from `query` or (the published SDK) the top level, checked and normalized. */
 const filterOf = (request: TimeTravelRequest) =>
   Effect.gen(function* () {
-    const fields: DiscoveryQueryFields = request.query ?? request
+    // The published SDKs name the agent `agent_slug`; `agent_id` wins when both are there.
+    const fields: DiscoveryQueryFields = request.query ?? { ...request, agent_id: request.agent_id ?? request.agent_slug }
     const from = fields.date_from ?? null
     const to = fields.date_to ?? null
     const fromAt = from === null ? null : parseInstant(from)
@@ -190,7 +201,8 @@ export const makeEvidence = Effect.gen(function* () {
       package_uuid: newUuid(),
       org_uuid: principal.orgUuid,
       title: input.title,
-      purpose: input.purpose ?? null,
+      // The published SDKs send `description`; `purpose` wins when both are there.
+      purpose: input.purpose ?? input.description ?? null,
       status: "sealed",
       action_count: actions.length,
       actions,
@@ -211,7 +223,9 @@ export const makeEvidence = Effect.gen(function* () {
       public_key_id: signed.public_key_id,
       timestamp_token: signed.timestamp_token,
       created_by: sealed.created_by,
-      sealed_at: sealed.sealed_at
+      sealed_at: sealed.sealed_at,
+      action_uuids: actions.map((action) => action.action_uuid),
+      agent_ids: actions.flatMap((action) => (action.agent_id === null ? [] : [action.agent_id]))
     }
     yield* store.insertPackage(row, {
       orgUuid: principal.orgUuid,
@@ -242,7 +256,8 @@ export const makeEvidence = Effect.gen(function* () {
       package_hash: row.package_hash,
       signature: row.signature,
       public_key_id: row.public_key_id,
-      timestamp_token: row.timestamp_token
+      timestamp_token: row.timestamp_token,
+      ...sdkKeys(row)
     } satisfies EvidencePackage
   })
 

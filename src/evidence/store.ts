@@ -9,7 +9,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { SqlClient } from "effect/sql"
 import { type AuditEntry, insertAudit } from "../platform/audit.js"
-import { Count, NullableTimestamp, Timestamp } from "../platform/columns.js"
+import { Count, Json, NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
 import * as Rows from "../platform/db/rows.js"
 import { sqlDefects } from "../platform/db/store.js"
@@ -72,7 +72,9 @@ const PackageColumns = Schema.Struct({
   public_key_id: Schema.String,
   timestamp_token: Text,
   created_by: Schema.String,
-  sealed_at: Timestamp
+  sealed_at: Timestamp,
+  action_uuids: Json(Schema.Array(Schema.String)),
+  agent_ids: Json(Schema.Array(Schema.String))
 })
 
 const AsOfColumns = Schema.Struct({
@@ -185,6 +187,9 @@ export interface PackageRow {
   readonly timestamp_token: string | null
   readonly created_by: string
   readonly sealed_at: string
+  /** The sealed actions' uuids in package order, and their agent ids (distinct, any order): kept beside the document for lists. */
+  readonly action_uuids: ReadonlyArray<string>
+  readonly agent_ids: ReadonlyArray<string>
 }
 
 export interface DiscoveryFilter {
@@ -266,9 +271,10 @@ export const makeEvidenceStore = Effect.gen(function* () {
     Request: Schema.Any,
     execute: (row: PackageRow) =>
       sql`INSERT INTO evidence_packages (package_uuid, org_uuid, title, purpose, action_count, signed_payload, package_hash, signature,
-            public_key_id, timestamp_token, created_by, sealed_at)
+            public_key_id, timestamp_token, created_by, sealed_at, action_uuids, agent_ids)
           VALUES (${row.package_uuid}, ${row.org_uuid}, ${row.title}, ${row.purpose}, ${row.action_count}, ${row.signed_payload},
-            ${row.package_hash}, ${row.signature}, ${row.public_key_id}, ${row.timestamp_token}, ${row.created_by}, ${row.sealed_at})`
+            ${row.package_hash}, ${row.signature}, ${row.public_key_id}, ${row.timestamp_token}, ${row.created_by}, ${row.sealed_at},
+            ${jsonb(row.action_uuids)}, ${jsonb(row.agent_ids)})`
   })
 
   const packageById = Rows.findOneOption({

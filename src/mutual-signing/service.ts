@@ -22,8 +22,8 @@ import { canonicalJson } from "../../protocol/verifier/canonical.js"
 import { Actions } from "../actions/service.js"
 import { ed25519PublicKey } from "../dids/keys.js"
 import { Dids } from "../dids/service.js"
+import { ed25519Methods } from "../dids/verification.js"
 import { Config } from "../platform/config.js"
-import { ed25519FromMultibase } from "../platform/did-web.js"
 import { sha256Tagged } from "../platform/digest.js"
 import {
   DidNoVerificationMethod,
@@ -59,18 +59,10 @@ const signatureValid = (publicKeyRaw: Uint8Array, bytes: Uint8Array, signature: 
   }
 }
 
-/** The Ed25519 keys of a DID document, or which of the spec's errors it earns. */
+/** The Ed25519 keys of a DID document, or which of the spec's errors it earns (the rule reputation attestations share). */
 const ed25519Keys = (document: Record<string, unknown>): ReadonlyArray<Uint8Array> | "none" | "unsupported" => {
-  const methods = Array.isArray(document.verificationMethod) ? document.verificationMethod : []
-  if (methods.length === 0) return "none"
-  const keys = methods.flatMap((method: unknown) => {
-    if (method === null || typeof method !== "object") return []
-    const { type, publicKeyMultibase } = method as { type?: unknown; publicKeyMultibase?: unknown }
-    if (type !== "Ed25519VerificationKey2020" || typeof publicKeyMultibase !== "string") return []
-    const raw = ed25519FromMultibase(publicKeyMultibase)
-    return raw === undefined ? [] : [raw]
-  })
-  return keys.length === 0 ? "unsupported" : keys
+  const methods = ed25519Methods(document)
+  return typeof methods === "string" ? methods : methods.map((method) => method.publicKeyRaw)
 }
 
 /** A lapsed pending request shows as `expired` (stored: still pending; it can only be read). */

@@ -150,6 +150,8 @@ export const appConfig = EffectConfig.all({
   sanitizeSweepMs: int("SANITIZE_SWEEP_MS", 60_000, 10),
   /** Receipts one Article 12 report may list; a larger period gives a `failed` report that says so. */
   complianceMaxReportReceipts: int("COMPLIANCE_MAX_REPORT_RECEIPTS", 100_000, 1),
+  /** Receipts one compliance bundle may seal; a larger period is refused (422 BUNDLE_TOO_LARGE), nothing stored. */
+  complianceMaxBundleReceipts: int("COMPLIANCE_MAX_BUNDLE_RECEIPTS", 50_000, 1),
   /** How often every active drift baseline is checked (alerts pushed to `notifications` and webhooks). */
   driftCheckIntervalMs: int("DRIFT_CHECK_INTERVAL_MS", 15 * 60_000, 100),
   tsaUrl: optional("TSA_URL"),

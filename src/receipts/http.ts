@@ -5,6 +5,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import * as Layer from "effect/Layer"
 import { GatewayApi } from "../../protocol/api.js"
 import { requireScope } from "../access/guards.js"
+import { pdfResponse } from "../gateway/pdf-response.js"
 import { refusals } from "../platform/wire-errors.js"
 import { Receipts } from "./service.js"
 
@@ -29,12 +30,23 @@ export const ReceiptsPublicHandlers = HttpApiBuilder.group(GatewayApi, "receipts
 export const ReceiptsHandlers = HttpApiBuilder.group(GatewayApi, "receipts", (handlers) =>
   Effect.gen(function* () {
     const receipts = yield* Receipts
-    return handlers.handle("get", ({ params }) =>
-      Effect.gen(function* () {
-        const principal = yield* requireScope("receipts:read")
-        return yield* receipts.receiptOf(principal.orgUuid, params.receipt_uuid).pipe(refusals("ReceiptsError", "ReceiptNotFound"))
-      })
-    )
+    return handlers
+      .handle("get", ({ params }) =>
+        Effect.gen(function* () {
+          const principal = yield* requireScope("receipts:read")
+          return yield* receipts.receiptOf(principal.orgUuid, params.receipt_uuid).pipe(refusals("ReceiptsError", "ReceiptNotFound"))
+        })
+      )
+      .handle("export", ({ params, query }) =>
+        Effect.gen(function* () {
+          const principal = yield* requireScope("receipts:read")
+          if (query.format === "pdf") {
+            const { bytes, filename } = yield* receipts.exportPdf(principal.orgUuid, params.receipt_uuid).pipe(refusals("ReceiptsError", "ReceiptNotFound"))
+            return pdfResponse(bytes, filename)
+          }
+          return yield* receipts.exportOf(principal.orgUuid, params.receipt_uuid).pipe(refusals("ReceiptsError", "ReceiptNotFound"))
+        })
+      )
   })
 )
 

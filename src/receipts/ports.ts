@@ -40,6 +40,8 @@ export interface ReceiptContent {
   readonly parent_payload_hash: string | null
   readonly agent_sequence: number
   readonly previous_payload_hash: string | null
+  /** The action's replay context hash: when set, the payload carries it and is version `1.3`. */
+  readonly replay_context_hash?: string | null
 }
 
 export interface MintedReceipt extends ReceiptSummary {

@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient, type Statement } from "effect/sql"
 import { DID_CONTEXT, type DidDocument, ED25519_2020_CONTEXT } from "../../protocol/dids.js"
-import type { Jwks, ReceiptChecks, ReceiptVerification, RotationResult, StoredReceipt } from "../../protocol/receipts.js"
+import type { Jwks, ReceiptChecks, ReceiptExport, ReceiptVerification, RotationResult, StoredReceipt } from "../../protocol/receipts.js"
 import { readTimestampImprint } from "../../protocol/verifier/timestamp.js"
 import { insertAudit } from "../platform/audit.js"
 import { Config } from "../platform/config.js"
@@ -22,9 +22,11 @@ import { ed25519Multibase, platformDid } from "../platform/did-web.js"
 import { newId } from "../platform/ids.js"
 import { logLine } from "../platform/log.js"
 import { Outbound, outboundRequest } from "../platform/outbound/index.js"
+import { renderPdfOffThread } from "../platform/pdf-thread.js"
 import { Fanout } from "../platform/redis/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { ActionReceiptNotFound, ReceiptNotFound, type ReceiptsError, RotationInProgress, refuse } from "./errors.js"
+import { receiptExportPdfModel } from "./export-pdf.js"
 import { jwkOf, loadActiveSigner, loadTimestampAuthorityIdentity, rawPublicKeyOf, rotateSigningKey } from "./keys.js"
 import { type ReceiptContent, ReceiptMinter, ReceiptsElsewhere, type SignedReceipt } from "./ports.js"
 import {
@@ -47,15 +49,27 @@ import { verifyTimestampToken } from "./tsa/verify.js"
 const SIGNATURE_CHECKS_REMEMBERED = 10_000
 
 export const RECEIPT_VERSION = "1.1"
+/** A receipt of an action that carries a replay context: one more payload key (CONTRACT-sdk-beyond §1; `1.2` is never issued). */
+export const REPLAY_RECEIPT_VERSION = "1.3"
 export const SIGNING_KEYS_TOPIC = "signing-keys"
+
+/** The version of an action receipt: a replay context hash makes it `1.3`. */
+export const receiptVersionOf = (content: Pick<ReceiptContent, "replay_context_hash">): string =>
+  content.replay_context_hash == null ? RECEIPT_VERSION : REPLAY_RECEIPT_VERSION
 
 /** The payload field order of CONTRACT.md; JCS sorts keys anyway, this only fixes the set. */
 export const buildReceiptPayload = (
   content: ReceiptContent,
   receiptUuid: string,
   createdAt: string,
-  version = RECEIPT_VERSION
-): Record<string, unknown> => ({
+  version = receiptVersionOf(content)
+): Record<string, unknown> => {
+  const payload = basePayload(content, receiptUuid, createdAt, version)
+  if (content.replay_context_hash != null) payload.replay_context_hash = content.replay_context_hash
+  return payload
+}
+
+const basePayload = (content: ReceiptContent, receiptUuid: string, createdAt: string, version: string): Record<string, unknown> => ({
   receipt_version: version,
   receipt_uuid: receiptUuid,
   receipt_status: content.receipt_status,
@@ -79,6 +93,15 @@ export const buildReceiptPayload = (
   created_at: createdAt
 })
 
+
+/** The verdict in the words the SDKs read (`message`), beside `valid` and `checks`; no separate policy evaluator signs. */
+export const verdictOf = (checks: Readonly<Record<string, boolean | null>>) => {
+  const failed = Object.entries(checks).flatMap(([name, passed]) => (passed === false ? [name] : []))
+  return {
+    message: failed.length === 0 ? "receipt is valid" : `receipt is not valid: ${failed.join(", ")}`,
+    policy_evaluator_attestation: null
+  }
+}
 
 const parsePayload = (text: string): Record<string, unknown> => {
   const value: unknown = JSON.parse(text)
@@ -159,14 +182,15 @@ export const makeReceipts = Effect.gen(function* () {
     const activeSigner = yield* currentSigner
     const receiptUuid = newId("rct")
     const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
-    const signed = signPayload(activeSigner, buildReceiptPayload(content, receiptUuid, createdAt))
+    const version = receiptVersionOf(content)
+    const signed = signPayload(activeSigner, buildReceiptPayload(content, receiptUuid, createdAt, version))
     const timestampToken = yield* timestamp(sha256Digest(signed.bytes))
     const signedPayload = signed.bytes.toString("utf8")
     const summary = receiptSummary({
       ...signed,
       receipt_uuid: receiptUuid,
       timestamp_token: timestampToken,
-      receipt_version: RECEIPT_VERSION,
+      receipt_version: version,
       verify_url: verifyUrlOf(content.action_uuid)
     })
     return {
@@ -178,7 +202,7 @@ export const makeReceipts = Effect.gen(function* () {
         agent_id: content.agent_id,
         agent_sequence: content.agent_sequence,
         receipt_status: content.receipt_status,
-        receipt_version: RECEIPT_VERSION,
+        receipt_version: version,
         signed_payload: signedPayload,
         payload_hash: signed.payload_hash,
         signature: signed.signature,
@@ -275,7 +299,7 @@ export const makeReceipts = Effect.gen(function* () {
       const { key, payload, checks } = yield* documentChecks(receipt)
       const all = { ...checks, chain: yield* chainCheck(receipt, payload) }
       const now = yield* Clock.currentTimeMillis
-      return { receipt_uuid: receipt.receipt_uuid, action_uuid: receipt.action_uuid, ...verification(receipt, key, payload, all, now) }
+      return { receipt_uuid: receipt.receipt_uuid, action_uuid: receipt.action_uuid, ...verification(receipt, key, payload, all, now), ...verdictOf(all) }
     })
 
   /**
@@ -323,20 +347,24 @@ export const makeReceipts = Effect.gen(function* () {
     const kept = yield* (yield* ReceiptsElsewhere).byReceiptUuid(receiptUuid)
     if (kept === undefined) return yield* refuse(new ReceiptNotFound({}))
     const { key, payload, checks } = yield* withSql(documentChecks(kept))
+    const all = { ...checks, chain: null }
     return {
       receipt_uuid: kept.receipt_uuid,
       action_uuid: null,
       case_id: kept.case_id,
       receipt_version: kept.receipt_version,
-      ...verification(kept, key, payload, { ...checks, chain: null }, yield* Clock.currentTimeMillis)
+      ...verification(kept, key, payload, all, yield* Clock.currentTimeMillis),
+      ...verdictOf(all)
     }
   })
 
-  /** A receipt of `orgUuid` as stored; another organization's id is 404. */
-  const receiptOf = Effect.fn("Receipts.receiptOf")(function* (orgUuid: string, receiptUuid: string) {
-    const receipt = yield* withSql(store.receiptByUuid(receiptUuid))
-    if (receipt === undefined || receipt.org_uuid !== orgUuid) return yield* refuse(new ReceiptNotFound({}))
-    return {
+  /** An action receipt of `orgUuid`'s, as stored; another organization's id is 404. */
+  const ownReceipt = (orgUuid: string, receiptUuid: string) =>
+    Effect.flatMap(withSql(store.receiptByUuid(receiptUuid)), (receipt) =>
+      receipt === undefined || receipt.org_uuid !== orgUuid ? refuse(new ReceiptNotFound({})) : Effect.succeed(receipt)
+    )
+
+  const storedOf = (receipt: store.ReceiptRow): StoredReceipt => ({
       receipt_uuid: receipt.receipt_uuid,
       action_uuid: receipt.action_uuid,
       org_uuid: receipt.org_uuid,
@@ -351,7 +379,60 @@ export const makeReceipts = Effect.gen(function* () {
       verify_url: verifyUrlOf(receipt.action_uuid),
       created_at: receipt.created_at,
       signed_payload: parsePayload(receipt.signed_payload)
-    }
+  })
+
+  /** A receipt of `orgUuid` as stored; another organization's id is 404. */
+  const receiptOf = Effect.fn("Receipts.receiptOf")(function* (orgUuid: string, receiptUuid: string) {
+    return storedOf(yield* ownReceipt(orgUuid, receiptUuid))
+  })
+
+  /** Whether this gateway's internal TSA signed the token (then its certificate goes into the export). */
+  const issuedInternally = (token: string): boolean => {
+    const der = new Uint8Array(Buffer.from(token, "base64"))
+    // Without TSA_URL the remembered signature checks are against the internal certificate already.
+    return config.tsaUrl === undefined ? tokenSignatureValid(token, der) : verifyTimestampToken(der, { certificateDer: tsaCertificateDer }).valid
+  }
+
+  /**
+   * Everything an auditor needs to check a receipt offline (CONTRACT-sdk-beyond §2): the stored
+   * receipt, its exact signed text, the key, the TSA certificate and the previous link of its chain.
+   */
+  const exportOf = Effect.fn("Receipts.exportOf")(function* (orgUuid: string, receiptUuid: string) {
+    const receipt = yield* ownReceipt(orgUuid, receiptUuid)
+    const key = yield* withSql(store.signingKeyById(receipt.public_key_id))
+    const previous =
+      receipt.agent_sequence > 1 ? yield* withSql(store.receiptInChain(receipt.org_uuid, receipt.agent_id, receipt.agent_sequence - 1)) : undefined
+    const stored = storedOf(receipt)
+    return {
+      format: "gateway-receipt/1",
+      export_version: "1.0",
+      receipt_uuid: receipt.receipt_uuid,
+      action_uuid: receipt.action_uuid,
+      receipt: stored,
+      signed_payload: stored.signed_payload,
+      canonical_payload: receipt.signed_payload,
+      payload_hash: receipt.payload_hash,
+      signature: receipt.signature,
+      public_key_id: receipt.public_key_id,
+      public_key: key === undefined ? null : jwkOf(key),
+      timestamp_token: receipt.timestamp_token,
+      tsa_certificate: receipt.timestamp_token !== null && issuedInternally(receipt.timestamp_token) ? authority.certificatePem : null,
+      previous:
+        previous === undefined
+          ? null
+          : { receipt_uuid: previous.receipt_uuid, payload_hash: previous.payload_hash, signed_payload: parsePayload(previous.signed_payload) },
+      verify_url: stored.verify_url,
+      jwks_url: `${config.baseUrl}/api/v1/.well-known/jwks.json`,
+      platform_did: platformDid(config.baseUrl),
+      exported_at: new Date(yield* Clock.currentTimeMillis).toISOString()
+    } satisfies ReceiptExport
+  })
+
+  /** The export printed on the PDF thread: the same bytes at every download (dated by the receipt). */
+  const exportPdf = Effect.fn("Receipts.exportPdf")(function* (orgUuid: string, receiptUuid: string) {
+    const document = yield* exportOf(orgUuid, receiptUuid)
+    const bytes = yield* Effect.promise(() => renderPdfOffThread(receiptExportPdfModel(document)))
+    return { bytes, filename: `receipt-${document.receipt_uuid}.pdf` }
   })
 
   const jwks = Effect.map(withSql(store.allSigningKeys), (keys) => ({ keys: keys.map(jwkOf) })).pipe(Effect.withSpan("Receipts.jwks"))
@@ -419,6 +500,8 @@ export const makeReceipts = Effect.gen(function* () {
     verifyAction,
     verifyReceipt,
     receiptOf,
+    exportOf,
+    exportPdf,
     jwks,
     didDocument,
     tsaCertificatePem: authority.certificatePem,
@@ -445,7 +528,10 @@ export interface SignedDocumentResult extends SignedDocument {
   readonly timestamp_authority: string
 }
 
-export type DocumentVerification = Omit<ReceiptVerification, "receipt_uuid" | "action_uuid" | "case_id" | "receipt_version" | "checks"> & {
+export type DocumentVerification = Omit<
+  ReceiptVerification,
+  "receipt_uuid" | "action_uuid" | "case_id" | "receipt_version" | "checks" | "message" | "policy_evaluator_attestation"
+> & {
   readonly checks: DocumentChecks
 }
 
@@ -474,6 +560,10 @@ export interface ReceiptsService {
   readonly verifyReceipt: (receiptUuid: string) => Effect.Effect<ReceiptVerification, ReceiptsError, ReceiptsElsewhere>
   /** A receipt of `orgUuid` as stored; another organization's id is 404. */
   readonly receiptOf: (orgUuid: string, receiptUuid: string) => Effect.Effect<StoredReceipt, ReceiptsError>
+  /** The offline-verifiable export of an action receipt of `orgUuid` (without request_id); another organization's id is 404. */
+  readonly exportOf: (orgUuid: string, receiptUuid: string) => Effect.Effect<ReceiptExport, ReceiptsError>
+  /** The export printed as a PDF, identical at every download. */
+  readonly exportPdf: (orgUuid: string, receiptUuid: string) => Effect.Effect<{ readonly bytes: Uint8Array; readonly filename: string }, ReceiptsError>
   readonly jwks: Effect.Effect<Jwks>
   readonly didDocument: Effect.Effect<DidDocument>
   readonly tsaCertificatePem: string

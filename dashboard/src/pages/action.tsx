@@ -9,6 +9,40 @@ import type { ActionDetail } from "../types.ts"
 import { ExplanationPanel } from "./explanation-panel.tsx"
 import { ReceiptPanel } from "./receipt-panel.tsx"
 
+const HashText = ({ value }: { value: string | null }) => (value === null ? <span>not sent</span> : <code class="hash">{value}</code>)
+
+const JsonText = ({ value }: { value: Readonly<Record<string, unknown>> | null }) =>
+  value === null ? <span>not sent</span> : <pre class="payload">{JSON.stringify(value, null, 2)}</pre>
+
+/** What the agent's SDK sent for an external replay tool, and the hash every receipt of the action commits to. */
+const ReplayContextPanel = ({ action }: { action: ActionDetail }) => (
+  <section aria-labelledby="replay-context">
+    <h2 id="replay-context">Replay context</h2>
+    <dl class="facts" aria-label="Replay context fields">
+      <dt>System prompt hash</dt>
+      <dd>
+        <HashText value={action.system_prompt_hash} />
+      </dd>
+      <dt>Tool inputs hash</dt>
+      <dd>
+        <HashText value={action.tool_inputs_hash} />
+      </dd>
+      <dt>Model parameters</dt>
+      <dd>
+        <JsonText value={action.model_params} />
+      </dd>
+      <dt>Execution environment</dt>
+      <dd>
+        <JsonText value={action.execution_env} />
+      </dd>
+      <dt>Replay context hash</dt>
+      <dd>
+        <HashText value={action.replay_context_hash} />
+      </dd>
+    </dl>
+  </section>
+)
+
 type Load =
   | { readonly state: "loading" }
   | { readonly state: "ready"; readonly action: ActionDetail }
@@ -83,6 +117,7 @@ export const ActionPage = ({ actionUuid }: { actionUuid: string }) => {
         </p>
       )}
       {action.denial_reason !== null && <p>Reason: {action.denial_reason}</p>}
+      {action.replay_context_hash !== null && <ReplayContextPanel action={action} />}
       {action.receipt !== null && <ReceiptPanel key={action.receipt.receipt_uuid} receiptUuid={action.receipt.receipt_uuid} verifyUrl={action.receipt.verify_url} />}
       <ExplanationPanel key={`${action.action_uuid}-${action.status}`} actionUuid={action.action_uuid} />
     </main>

@@ -1,6 +1,6 @@
 /** An action's receipt verified in this browser, its download for an auditor, and the import box. */
 import { useEffect, useState } from "preact/hooks"
-import { ApiError } from "../api.ts"
+import { ApiError, exportReceipt } from "../api.ts"
 import { useApp } from "../context.ts"
 import { type Check, checkReceipt, findKey, keyIdOf, loadReceiptFile, type Outcome, parseReceiptFile, type ReceiptFile, type Verdict } from "../receipt.ts"
 import { saveJson } from "../save.ts"
@@ -29,7 +29,11 @@ export const Checks = ({ verdict, label }: { verdict: Verdict; label: string }) 
   </div>
 )
 
-const download = (file: ReceiptFile) => saveJson(file, `receipt-${file.receipt_uuid}.json`)
+/** The gateway's export (a superset of the file the import box reads): it carries the previous link and the TSA certificate. */
+const download = async (token: string, receiptUuid: string) => {
+  const { request_id: _requestId, ...file } = await exportReceipt(token, receiptUuid)
+  saveJson(file, `receipt-${receiptUuid}.json`)
+}
 
 type Load =
   | { readonly state: "loading" }
@@ -39,6 +43,13 @@ type Load =
 export const ReceiptPanel = ({ receiptUuid, verifyUrl }: { receiptUuid: string; verifyUrl: string }) => {
   const { session } = useApp()
   const [load, setLoad] = useState<Load>({ state: "loading" })
+  const [downloadError, setDownloadError] = useState<string | undefined>(undefined)
+  const onDownload = () => {
+    setDownloadError(undefined)
+    download(session.token, receiptUuid).catch((cause) => {
+      if (!(cause instanceof ApiError && cause.status === 401)) setDownloadError(cause instanceof Error ? cause.message : "The receipt could not be downloaded.")
+    })
+  }
   useEffect(() => {
     let current = true
     loadReceiptFile(session.token, receiptUuid).then(
@@ -96,10 +107,15 @@ export const ReceiptPanel = ({ receiptUuid, verifyUrl }: { receiptUuid: string; 
             <pre class="payload">{JSON.stringify(load.file.signed_payload, null, 2)}</pre>
           </details>
           <p>
-            <button type="button" class="primary" onClick={() => download(load.file)}>
+            <button type="button" class="primary" onClick={onDownload}>
               Download receipt
             </button>
           </p>
+          {downloadError !== undefined && (
+            <p role="alert" class="error">
+              {downloadError}
+            </p>
+          )}
         </>
       )}
       <ImportReceipt />

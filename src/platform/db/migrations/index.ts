@@ -40,6 +40,10 @@ import actionsListIndexes from "./0033_actions_list_indexes.js"
 import eventsWanted from "./0034_events_wanted.js"
 import newIdFunction from "./0035_new_id.js"
 import orgSnapshotVersions from "./0036_org_snapshot_versions.js"
+import replayContext from "./0037_replay_context.js"
+import reputation from "./0038_reputation.js"
+import complianceBundles from "./0039_compliance_bundles.js"
+import sdkTolerant from "./0040_sdk_tolerant.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -76,5 +80,9 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0033_actions_list_indexes": actionsListIndexes,
   "0034_events_wanted": eventsWanted,
   "0035_new_id": newIdFunction,
-  "0036_org_snapshot_versions": orgSnapshotVersions
+  "0036_org_snapshot_versions": orgSnapshotVersions,
+  "0037_replay_context": replayContext,
+  "0038_reputation": reputation,
+  "0039_compliance_bundles": complianceBundles,
+  "0040_sdk_tolerant": sdkTolerant
 }
