@@ -17,9 +17,9 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
 import { answer, client, raw, register } from "./support/api.js"
 import type { Org } from "./support/client.js"
+import { useDidHost } from "./support/did-host.js"
 import { liveLayer } from "./support/effect.js"
 import { Gateway, type ServerEnv } from "./support/server.js"
-import { useTlsServer } from "./support/tls.js"
 
 const multibase = (publicKey: Uint8Array) => `z${bs58.encode(Buffer.concat([Buffer.from([0xed, 0x01]), publicKey]))}`
 const sha256 = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`
@@ -29,18 +29,7 @@ const signature = (bytes: Uint8Array, secretKey: Uint8Array) =>
 /** The counterparty's own key and host: its DID documents, served over HTTPS. */
 const counterpartyKey = ed.utils.randomSecretKey()
 const otherKey = ed.utils.randomSecretKey()
-const documents = new Map<string, object>()
-const peer = useTlsServer((req, res) => {
-  const document = documents.get(req.url ?? "")
-  if (document === undefined) res.writeHead(404).end()
-  else res.setHeader("content-type", "application/json").end(JSON.stringify(document))
-})
-const didAt = (path: string) => `did:web:127.0.0.1%3A${peer.port}:${path.split("/").join(":")}`
-const publish = (path: string, methods: Array<object>) => {
-  const did = didAt(path)
-  documents.set(`/${path}/did.json`, { "@context": ["https://www.w3.org/ns/did/v1"], id: did, verificationMethod: methods.map((method) => ({ controller: did, ...method })) })
-  return did
-}
+const { didAt, publish, certPem } = useDidHost()
 
 class Parties extends Context.Service<
   Parties,
@@ -69,7 +58,7 @@ const setUp = (env: ServerEnv = {}) =>
       // Built after the TLS fixture above, whose certificate it trusts.
       Layer.suspend(() => {
         const caFile = `/tmp/mutual-sign-ca-${process.pid}.pem`
-        writeFileSync(caFile, peer.certPem)
+        writeFileSync(caFile, certPem())
         return Gateway.layer({ OUTBOUND_CA_FILE: caFile, OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", ...env })
       })
     )
