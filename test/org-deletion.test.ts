@@ -57,6 +57,25 @@ liveLayer(Setup)((it) => {
           yield* api.actions.authorize({ headers: {}, payload: { action_type: "x", details: "denied" }, responseMode: "response-only" })
           const done = yield* api.actions.authorize({ headers: {}, payload: { action_type: "y", details: "d", idempotency_key: "k1" } })
           yield* api.actions.notarize({ params: { action_uuid: done.action_uuid }, payload: {} })
+          // Reputation: a snapshot of the organization's agent, and an attestation of its action (written directly: no DID host here).
+          const reputed = `reputed-${owner.orgUuid.replace(/[^a-z0-9]/gi, "").slice(-12).toLowerCase()}`
+          yield* api.agents.register({ payload: { agent_slug: reputed, name: "Reputed" } })
+          const rated = yield* api.actions.authorize({ headers: {}, payload: { action_type: "y", details: "rated", agent_id: reputed } })
+          yield* api.actions.notarize({ params: { action_uuid: rated.action_uuid }, payload: {} })
+          yield* (yield* client()).reputation.current({ params: { agent_slug: reputed } })
+          yield* Effect.flatMap(Gateway, (server) =>
+            Effect.promise(() =>
+              server.run(
+                Effect.flatMap(
+                  SqlClient.SqlClient,
+                  (sql) => sql`INSERT INTO reputation_attestations (attestation_uuid, org_uuid, agent_slug, action_uuid, counterparty_did, outcome, attested_at,
+                      attestation, signature, attestation_hash, verification_method, recorded_at)
+                    VALUES (${`att_${rated.action_uuid}`}, ${owner.orgUuid}, ${reputed}, ${rated.action_uuid}, 'did:web:bank.example', 'success', now(),
+                      '{}', 'ed25519:x', 'sha256:00', 'did:web:bank.example#key-1', now())`
+                )
+              )
+            )
+          )
           yield* api.webhooks.create({ payload: { url: "https://hooks.example.com/x" } })
           yield* api.whitelist.add({ payload: { url_pattern: "https://api.example.com/*", name: "api" } })
           yield* api.dora.createIncident({ payload: { title: "outage", description: "d", detected_at: new Date().toISOString() } })
@@ -67,6 +86,7 @@ liveLayer(Setup)((it) => {
           const period = { period_start: new Date(Date.now() - 3_600_000).toISOString(), period_end: new Date(Date.now() + 3_600_000).toISOString() }
           const report = yield* api.compliance.createReport({ payload: { framework: "eu_ai_act_art9", ...period } })
           expect(report.status).toBe("ready")
+          yield* api.complianceBundles.create({ headers: {}, payload: { framework: "raw", ...period } })
         }
         const api = yield* client(org.key)
         const anonymous = yield* client()
@@ -81,7 +101,7 @@ liveLayer(Setup)((it) => {
         expect(verified.status).toBe(200)
 
         const before = yield* rowsPerTable(org.orgUuid)
-        for (const table of ["actions", "receipts", "events", "policies", "webhooks", "approval_grants", "users", "api_keys", "audit_log", "dora_incidents", "dora_third_parties", "dora_resilience_tests", "compliance_reports", "compliance_report_pdfs", "compliance_art9_observations"]) {
+        for (const table of ["actions", "receipts", "events", "policies", "webhooks", "approval_grants", "users", "api_keys", "audit_log", "dora_incidents", "dora_third_parties", "dora_resilience_tests", "compliance_reports", "compliance_report_pdfs", "compliance_art9_observations", "reputation_snapshots", "reputation_attestations", "compliance_bundles", "compliance_bundle_leaves", "compliance_bundle_tiles", "usage_events"]) {
           expect([table, before[table]]).toEqual([table, expect.any(Number)])
           expect(before[table]).toBeGreaterThan(0)
         }

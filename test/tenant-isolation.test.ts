@@ -53,6 +53,12 @@ beforeAll(async () => {
   const settlement = await call(server.url, "POST", "/api/v1/settlements", { token: a.key })
   expect(settlement.status).toBe(201)
   ids.settlement_uuid = settlement.body.id
+  const bundle = await call(server.url, "POST", "/api/v1/compliance/bundles", {
+    token: a.key,
+    body: { framework: "raw", period_start: new Date(Date.now() - 3_600_000).toISOString(), period_end: new Date(Date.now() + 3_600_000).toISOString() }
+  })
+  expect(bundle.status).toBe(201)
+  ids.bundle_uuid = bundle.body.id
 
   const policy = await call(server.url, "POST", "/api/v1/policies", {
     token: a.key,
@@ -135,6 +141,8 @@ const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
   const { path } = route
   if (path.includes(":user_uuid")) return { id: ids.user_uuid!, body: { role: "member" } }
   if (path.includes(":key_id")) return { id: ids.key_id! }
+  // The bundle fills the first parameter; an inclusion proof's `:receipt_uuid` stays literal, so the bundle decides the 404.
+  if (path.includes(":bundle_uuid")) return { id: ids.bundle_uuid! }
   if (path.includes(":receipt_uuid")) return { id: ids.receipt_uuid! }
   if (path.includes(":settlement_uuid")) return { id: ids.settlement_uuid! }
   if (path.includes(":action_uuid")) {
@@ -210,10 +218,17 @@ describe("tenant isolation", () => {
       const jwtOnly = withKey.status === 401 && withKey.body?.code === "UNAUTHORIZED"
       if (withKey.status !== 404 && !jwtOnly) leaks.push(`${route.method} ${route.path} (key) → ${withKey.status} ${withKey.text.slice(0, 120)}`)
     }
+    // The receipt export's PDF form is the same route with another query: it must not leak either.
+    for (const token of [b.token, b.key]) {
+      const pdf = await call(server.url, "GET", `/api/v1/receipts/${ids.receipt_uuid}/export?format=pdf`, { token })
+      if (pdf.status !== 404) leaks.push(`GET receipt export as PDF → ${pdf.status}`)
+    }
     expect(leaks).toEqual([])
   })
 
   it("left the first organization's objects untouched", async () => {
+    const bundleProof = await call(server.url, "GET", `/api/v1/compliance/bundles/${ids.bundle_uuid}/inclusion-proof/${ids.receipt_uuid}`, { token: a.key })
+    expect(bundleProof.body).toMatchObject({ bundle_uuid: ids.bundle_uuid, receipt_uuid: ids.receipt_uuid })
     const action = await call(server.url, "GET", `/api/v1/actions/${ids.action_uuid}`, { token: a.key })
     expect(action.body.status).toBe("pending_approval")
     expect(action.body.legal_hold).toBe(false)
