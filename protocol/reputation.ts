@@ -11,7 +11,8 @@ import { Ed25519Signature, PageQuery, Pagination, Sha256Hash, Timestamp } from "
 import { AgentNotFound, accessRefusal, InvalidInput, refusal } from "./errors.js"
 import { DidNoVerificationMethod, DidUnsupportedKeyFormat } from "./mutual-signing.js"
 
-export const FORMULA_VERSION = "1.0"
+/** The formula lives with the offline verifier, so the server and an auditor compute the same. */
+export { REPUTATION_FORMULA_VERSION as FORMULA_VERSION } from "./verifier/reputation.js"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 

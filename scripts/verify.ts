@@ -3,13 +3,30 @@
  *
  *   npm run verify -- receipt.json --jwks <url|file> [--previous prev.json] [--replay-context replay.json]
  *   npm run verify -- settlement.json --jwks <url|file>
- *   npm run verify -- inclusion-proof.json [--receipt receipt.json] [--settlement settlement.json --jwks …]
+ *   npm run verify -- inclusion-proof.json [--receipt receipt.json] [--settlement settlement.json --jwks …] [--bundle bundle.json --jwks …]
  *   npm run verify -- consistency.json [--settlement from.json --settlement to.json --jwks …]
  *   npm run verify -- checkpoint.json --jwks <url|file>
  *   npm run verify -- report.json --jwks <url|file> [--pdf report.pdf]
  *   npm run verify -- explanation.json [--jwks <url|file>]
  *   npm run verify -- evidence-package.json --jwks <url|file>
  *   npm run verify -- compliance-snapshot.json --jwks <url|file>
+ *   npm run verify -- reputation.json --jwks <url|file>
+ *   npm run verify -- bundle-export.json --jwks <url|file>
+ *   npm run verify -- bundle.json --jwks <url|file>
+ *
+ * A reputation answer (GET /api/v1/agents/{slug}/reputation/verify, or one snapshot of
+ * .../reputation/history; read by `score_hash` and `inputs`): score and tier recomputed from the
+ * inputs with formula 1.0, score_hash over the JCS of {formula_version, inputs, score}, and the
+ * signature by the JWKS key `public_key_id`.
+ *
+ * A compliance bundle export (GET /api/v1/compliance/bundles/{id}/export, read by `bundle_hash` and
+ * `receipts`): the signed record `bundle` (hash, signature, its token's imprint = merkle_root), every
+ * receipt (payload_hash of its signed_payload text, signature by its public_key_id), the RFC 9162 root
+ * over the receipts in leaf order against merkle_root and the record's, and receipt_count. Only the
+ * JWKS given is trusted (never the export's own `signing.public_keys`). The file is read whole; an
+ * export of 50,000 receipts (~130 MB) fits. A bundle alone (GET .../bundles/{id}) is checked over
+ * exactly its record's keys. A bundle's inclusion proof is checked like a settlement's: against its own
+ * payload_hash (or --receipt), and with --bundle against the bundle's signed merkle_root.
  *
  * An evidence package (GET /api/v1/evidence/packages/{id}, read by `package_hash`) or a compliance
  * snapshot (as answered, read by `snapshot_hash`) is checked over exactly its signed keys: hash,
@@ -40,11 +57,14 @@ import {
   base64UrlDecode,
   type Ed25519Jwk,
   parseCheckpoint,
+  verifyBundle,
+  verifyBundleExport,
   verifyCheckpoint,
   verifyEvidencePackage,
   verifyExplanation,
   verifyReceipt,
   verifyReportDescriptor,
+  verifyReputation,
   verifySettlement,
   verifySettlementConsistency,
   verifySettlementInclusion,
@@ -54,7 +74,7 @@ import {
 const JWKS_PATH = "/api/v1/.well-known/jwks.json"
 
 const usage =
-  "usage: npm run verify -- <receipt|settlement|inclusion-proof|consistency|checkpoint|explanation|report|evidence-package|compliance-snapshot>.json [--jwks <url|file>] [--previous previous-receipt.json] [--replay-context replay.json] [--receipt receipt.json] [--settlement settlement.json]… [--pdf report.pdf]"
+  "usage: npm run verify -- <receipt|settlement|inclusion-proof|consistency|checkpoint|explanation|report|evidence-package|compliance-snapshot|reputation|bundle-export|bundle>.json [--jwks <url|file>] [--previous previous-receipt.json] [--replay-context replay.json] [--receipt receipt.json] [--settlement settlement.json]… [--bundle bundle.json] [--pdf report.pdf]"
 
 class UsageError extends Error {}
 
@@ -109,6 +129,7 @@ const main = async (): Promise<number> => {
       "replay-context": { type: "string" },
       receipt: { type: "string" },
       settlement: { type: "string", multiple: true },
+      bundle: { type: "string" },
       pdf: { type: "string" },
       help: { type: "boolean", short: "h" }
     }
@@ -125,10 +146,14 @@ const main = async (): Promise<number> => {
   if (isRecord(document) && (isRecord(document.descriptor) || (isRecord(document.report_metadata) && "content_hash" in document))) {
     return reportChecks(document, values.jwks, values.pdf)
   }
+  if (isRecord(document) && "score_hash" in document && "inputs" in document) return sealedKind(document, verifyReputation, values.jwks)
+  if (isRecord(document) && typeof document.bundle_hash === "string") {
+    return Array.isArray(document.receipts) ? bundleExportKind(document, values.jwks) : sealedKind(document, verifyBundle, values.jwks)
+  }
   if (isRecord(document) && typeof document.package_hash === "string") return sealedKind(document, verifyEvidencePackage, values.jwks)
   if (isRecord(document) && "snapshot_hash" in document && "snapshot_uuid" in document) return sealedKind(document, verifySnapshot, values.jwks)
   if (isRecord(document) && !isRecord(document.signed_payload)) {
-    return settlementKinds(document, { jwks: values.jwks, receipt: values.receipt, settlements: values.settlement ?? [] })
+    return settlementKinds(document, { jwks: values.jwks, receipt: values.receipt, settlements: values.settlement ?? [], bundle: values.bundle })
   }
   const receipt = document
   if (!isRecord(receipt) || !isRecord(receipt.signed_payload)) throw new UsageError("the receipt has no signed_payload object")
@@ -200,25 +225,60 @@ const explanationKind = async (document: Record<string, unknown>, jwks: string |
   return result.valid ? 0 : 1
 }
 
-/**
- * An evidence package (`GET /api/v1/evidence/packages/{id}`) or a compliance snapshot (its create
- * answer or list item): exactly its signed keys, against the JWKS key `public_key_id` names.
- */
-const sealedKind = async (
-  document: Record<string, unknown>,
-  verify: (document: Record<string, unknown>, key: Ed25519Jwk) => ReturnType<typeof verifyReceipt>,
-  jwks: string | undefined
-): Promise<number> => {
-  if (document.signature === null) throw new UsageError("this snapshot was recorded before snapshots were signed: it carries no signature to check")
-  const key = await requireJwks(jwks, document.public_key_id)
-  const result = verify(document, key)
-  for (const [check, passed] of Object.entries(result.checks)) {
+interface Verification {
+  readonly valid: boolean
+  readonly checks: object
+  readonly errors: ReadonlyArray<string>
+}
+
+/** One line per check, with the reasons of a failed one; `timestamp_imprint` noted when the document has no token. */
+const printChecks = (document: Record<string, unknown>, result: Verification, kid: string): number => {
+  const checks = result.checks as Record<string, boolean | undefined>
+  for (const [check, passed] of Object.entries(checks)) {
     const reasons = result.errors.filter((error) => error.startsWith(`${check}:`)).map((error) => error.slice(check.length + 1).trim())
     console.log(passed ? `ok   ${check}` : `FAIL ${check}: ${reasons.join("; ") || "failed"}`)
   }
-  if (result.checks.timestamp_imprint === undefined) console.log("note no timestamp_token: imprint not checked")
-  console.log(result.valid ? `valid (key ${String(document.public_key_id)})` : "INVALID")
+  if ("timestamp_token" in document && checks.timestamp_imprint === undefined) console.log("note no timestamp_token: imprint not checked")
+  console.log(result.valid ? `valid (key ${kid})` : "INVALID")
   return result.valid ? 0 : 1
+}
+
+/**
+ * An evidence package (`GET /api/v1/evidence/packages/{id}`), a compliance snapshot (its create
+ * answer or list item), a reputation answer or a compliance bundle: against the JWKS key
+ * `public_key_id` names.
+ */
+const sealedKind = async (document: Record<string, unknown>, verify: (document: Record<string, unknown>, key: Ed25519Jwk) => Verification, jwks: string | undefined): Promise<number> => {
+  if (document.signature === null) throw new UsageError("this snapshot was recorded before snapshots were signed: it carries no signature to check")
+  const key = await requireJwks(jwks, document.public_key_id)
+  return printChecks(document, verify(document, key), String(document.public_key_id))
+}
+
+/** The Ed25519 keys of a JWKS. */
+const jwksKeys = (source: unknown): ReadonlyArray<Ed25519Jwk> =>
+  isRecord(source) && Array.isArray(source.keys)
+    ? source.keys.filter((key): key is Ed25519Jwk => isRecord(key) && key.kty === "OKP" && key.crv === "Ed25519" && typeof key.x === "string")
+    : []
+
+/** A compliance bundle export: the record and every receipt against the keys of the JWKS given (never the export's own). */
+const bundleExportKind = async (document: Record<string, unknown>, jwks: string | undefined): Promise<number> => {
+  if (jwks === undefined) throw new UsageError(`--jwks is required to check a bundle export\n${usage}`)
+  const result = verifyBundleExport(document, jwksKeys(await loadJwks(jwks)))
+  const receipts = Array.isArray(document.receipts) ? document.receipts.length : 0
+  console.log(`note ${receipts} receipt${receipts === 1 ? "" : "s"}`)
+  return printChecks(document, result, String(document.public_key_id))
+}
+
+/** The signed bundle of `--bundle`: a bundle object, or an export (its record with the export's seal). */
+const bundleChecks = async (file: string, jwks: string | undefined): Promise<{ merkleRoot: unknown; checks: Array<readonly [string, boolean]> }> => {
+  const given = readJsonFile(file)
+  if (!isRecord(given) || typeof given.bundle_hash !== "string") throw new UsageError(`${file} is not a compliance bundle`)
+  const bundle = isRecord(given.bundle) ? { ...given.bundle, bundle_hash: given.bundle_hash, signature: given.signature } : given
+  const result = verifyBundle(bundle, await requireJwks(jwks, given.public_key_id))
+  return {
+    merkleRoot: bundle.merkle_root,
+    checks: Object.entries(result.checks).map(([check, passed]) => [`bundle ${check}`, passed === true] as const)
+  }
 }
 
 /** Prints each check; answers the exit code. */
@@ -276,7 +336,7 @@ const reportChecks = async (document: Record<string, unknown>, jwks: string | un
 
 const settlementKinds = async (
   document: Record<string, unknown>,
-  options: { jwks: string | undefined; receipt: string | undefined; settlements: ReadonlyArray<string> }
+  options: { jwks: string | undefined; receipt: string | undefined; settlements: ReadonlyArray<string>; bundle: string | undefined }
 ): Promise<number> => {
   const settlements = options.settlements.map((file) => {
     const settlement = readJsonFile(file)
@@ -292,7 +352,15 @@ const settlementKinds = async (
       if (!isRecord(receipt) || typeof receipt.payload_hash !== "string") throw new UsageError("the receipt has no payload_hash")
       payloadHash = receipt.payload_hash
     }
-    checks.push([payloadHash === undefined ? "inclusion" : "inclusion of the receipt's payload_hash", verifySettlementInclusion(document as never, payloadHash)])
+    // A bundle's proof names its receipt's payload_hash itself.
+    const own = payloadHash === undefined && typeof document.payload_hash === "string"
+    if (own) payloadHash = document.payload_hash as string
+    const label = payloadHash === undefined ? "inclusion" : own ? "inclusion of the proof's payload_hash" : "inclusion of the receipt's payload_hash"
+    checks.push([label, verifySettlementInclusion(document as never, payloadHash)])
+    if (options.bundle !== undefined) {
+      const bundle = await bundleChecks(options.bundle, options.jwks)
+      checks.push(["root is the bundle's merkle_root", bundle.merkleRoot === document.merkle_root], ...bundle.checks)
+    }
     for (const settlement of settlements) {
       checks.push(["root is the settlement's merkle_root", settlement.merkle_root === document.merkle_root], ...(await settlementChecks(settlement, options.jwks)))
     }

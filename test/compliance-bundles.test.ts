@@ -7,11 +7,12 @@
  * validation, roles, scopes, other organizations and the rate. Over the typed client; bodies outside
  * the contract go raw.
  */
-import { spawnSync } from "node:child_process"
+import { execFile, spawnSync } from "node:child_process"
 import { createHash, createPublicKey, verify } from "node:crypto"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { promisify } from "node:util"
 import { expect } from "@effect/vitest"
 import canonicalize from "canonicalize"
 import * as Context from "effect/Context"
@@ -109,6 +110,17 @@ const exported = (token: string, id: string) =>
   })
 
 const openssl = (args: ReadonlyArray<string>) => spawnSync("openssl", args, { encoding: "utf8" })
+
+/** `npm run verify` on the given arguments: its exit code and output. */
+const cli = (...args: string[]) =>
+  promisify(execFile)("npx", ["tsx", "scripts/verify.ts", ...args], { cwd: join(__dirname, "..") }).then(
+    ({ stdout }) => ({ code: 0, stdout }),
+    (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout })
+  )
+/** The check lines of the CLI's output, as `[check, passed]`. */
+const checkLines = (stdout: string) => stdout.split("\n").flatMap((line) => (/^(ok {2}|FAIL) /.test(line) ? [[line.slice(5).split(":")[0]!, line.startsWith("ok")] as const] : []))
+/** The text with its character at `at` changed (a hex digit stays a hex digit). */
+const oneByte = (text: string, at: number) => text.slice(0, at) + (text[at] === "0" ? "1" : "0") + text.slice(at + 1)
 const hasOpenssl = openssl(["version"]).status === 0
 
 liveLayer(Setup)((it) => {
@@ -549,6 +561,94 @@ liveLayer(Setup)((it) => {
           expect(doc.signing.public_keys.map((jwk: { kid: string }) => jwk.kid)).toEqual([bundle.public_key_id])
         }),
       60_000
+    )
+
+    it.effect(
+      "pass `npm run verify` offline against the JWKS alone, and fail it when one byte changes",
+      () =>
+        Effect.gen(function* () {
+          const server = yield* Gateway
+          const owner = yield* register("Verify CLI Org")
+          for (let i = 0; i < 3; i++) yield* act(owner, { action_type: "payment", agent_id: "payer" }, { outcome: i === 2 ? "failed" : "completed" })
+          const bundle = yield* sealed(owner.key, { framework: "aiuc_1", ...hourAround() })
+          const empty = yield* sealed(owner.key, { framework: "raw", period_start: "2020-01-01", period_end: "2020-01-31" })
+          // The answers exactly as sent.
+          const text = (yield* exported(owner.key, bundle.id)).text
+          const emptyText = (yield* exported(owner.key, empty.id)).text
+          const doc = JSON.parse(text)
+          expect(doc.receipts.length).toBe(3)
+          const receipt = doc.receipts[1]
+          const proof = yield* raw("GET", `/api/v1/compliance/bundles/${bundle.id}/inclusion-proof/${receipt.receipt_uuid}`, { token: owner.key })
+          expect(proof.status).toBe(200)
+
+          const dir = mkdtempSync(join(tmpdir(), "bundle-cli-"))
+          const file = (name: string, value: unknown) => {
+            const path = join(dir, `${name}.json`)
+            writeFileSync(path, typeof value === "string" ? value : JSON.stringify(value))
+            return path
+          }
+          const jwksFile = file("jwks", yield* jwks)
+          const jwksUrl = `${server.url}/api/v1/.well-known/jwks.json`
+          const exportFile = file("export", text)
+          const changed = (edit: (copy: any) => void) => {
+            const copy = JSON.parse(text)
+            edit(copy)
+            return copy
+          }
+          const results = yield* Effect.promise(() =>
+            Promise.all([
+              cli(exportFile, "--jwks", jwksFile),
+              cli(file("empty", emptyText), "--jwks", jwksUrl),
+              cli(file("bundle", bundle), "--jwks", jwksUrl),
+              cli(file("proof", proof.body), "--bundle", exportFile, "--jwks", jwksUrl),
+              // One byte changed: a receipt's signed payload, the export's root, the signed record's root, a payload hash.
+              cli(file("payload", changed((copy) => (copy.receipts[1].signed_payload = copy.receipts[1].signed_payload.replace(receipt.receipt_uuid, oneByte(receipt.receipt_uuid, receipt.receipt_uuid.length - 1))))), "--jwks", jwksFile),
+              cli(file("root", changed((copy) => (copy.merkle_root = oneByte(copy.merkle_root, 10)))), "--jwks", jwksFile),
+              cli(file("record-root", changed((copy) => (copy.bundle.merkle_root = oneByte(copy.bundle.merkle_root, 10)))), "--jwks", jwksFile),
+              cli(file("leaf", changed((copy) => (copy.receipts[0].payload_hash = oneByte(copy.receipts[0].payload_hash, 10)))), "--jwks", jwksFile),
+              cli(file("dropped", changed((copy) => copy.receipts.pop())), "--jwks", jwksFile),
+              cli(file("proof-root", { ...proof.body, merkle_root: oneByte(proof.body.merkle_root, 10) }), "--bundle", exportFile, "--jwks", jwksUrl)
+            ])
+          )
+          expect(results.map((result) => result.code)).toEqual([0, 0, 0, 0, 1, 1, 1, 1, 1, 1])
+          // Receipts timestamped by the TSA carry a token over their signed bytes, checked too.
+          const stamped = doc.receipts.some((item: { timestamp_token: string | null }) => item.timestamp_token !== null)
+          const passed = (stdout: string) => checkLines(stdout).filter(([, ok]) => ok).map(([check]) => check)
+          const failed = (stdout: string) => checkLines(stdout).filter(([, ok]) => !ok).map(([check]) => check)
+          for (const result of results.slice(0, 4)) {
+            expect(failed(result.stdout), result.stdout).toEqual([])
+            expect(result.stdout).toContain("\nvalid")
+          }
+          expect(passed(results[0]!.stdout)).toEqual([
+            "bundle_hash",
+            "signature",
+            "timestamp_imprint",
+            "header_matches_record",
+            "receipt_indexes",
+            "receipt_payload_hashes",
+            "receipt_signatures",
+            ...(stamped ? ["receipt_timestamp_imprints"] : []),
+            "merkle_root",
+            "record_merkle_root",
+            "receipt_count"
+          ])
+          expect(results[1]!.stdout).toContain("ok   merkle_root")
+          expect(passed(results[2]!.stdout)).toEqual(["bundle_hash", "signature", "timestamp_imprint"])
+          expect(passed(results[3]!.stdout)).toEqual([
+            "inclusion of the proof's payload_hash",
+            "root is the bundle's merkle_root",
+            "bundle bundle_hash",
+            "bundle signature",
+            "bundle timestamp_imprint"
+          ])
+          expect(failed(results[4]!.stdout)).toEqual(["receipt_payload_hashes", "receipt_signatures", ...(stamped ? ["receipt_timestamp_imprints"] : [])])
+          expect(failed(results[5]!.stdout)).toEqual(["merkle_root"])
+          expect(failed(results[6]!.stdout)).toEqual(["bundle_hash", "signature", "timestamp_imprint", "record_merkle_root"])
+          expect(failed(results[7]!.stdout)).toEqual(["receipt_payload_hashes", "merkle_root", "record_merkle_root"])
+          expect(failed(results[8]!.stdout)).toEqual(["merkle_root", "record_merkle_root", "receipt_count"])
+          expect(failed(results[9]!.stdout)).toEqual(["inclusion of the proof's payload_hash", "root is the bundle's merkle_root"])
+        }),
+      120_000
     )
 
     it.effect(

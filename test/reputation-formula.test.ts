@@ -100,6 +100,15 @@ describe("reputation formula 1.0", () => {
     expect(exactFloor(200, 10)).toBe(20)
   })
 
+  it("counts whose products pass 2^53 still floor the exact quotient", () => {
+    const max = Number.MAX_SAFE_INTEGER
+    // 40 × (M + 5) / (2M + 10) is exactly 20; the float product 40 × (M + 5) rounds down and would give 19.
+    const huge = { ...noHistory("huge"), notarized: max, failed: max }
+    expect(scoreParts(huge)).toEqual({ reliability: 20, compliance: 19, oversight: 0, endorsement: 0, tenure: 0 })
+    expect(scoreOf({ ...huge, human_approved: max, attested_success: max, age_days: max })).toBe(20 + 19 + 10 + 20 + 10)
+    expect(scoreOf({ ...huge, attested_failure: max, attested_success: max })).toBe(39)
+  })
+
   it("inputs equal apart from computed_at are the same inputs; any other difference is not", () => {
     fc.assert(
       fc.property(inputs, fc.date({ noInvalidDate: true }), (i, other) => {

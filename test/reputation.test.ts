@@ -7,8 +7,12 @@
  * document a local HTTPS server publishes: every refusal in the contract's order, the 10 per
  * minute per IP limit (requests sent from distinct loopback addresses), the exact text stored.
  */
+import { execFile } from "node:child_process"
 import { createHash } from "node:crypto"
-import { writeFileSync } from "node:fs"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
 import { expect } from "@effect/vitest"
 import * as ed from "@noble/ed25519"
 import bs58 from "bs58"
@@ -257,6 +261,69 @@ liveLayer(setUp)((it) => {
         const refused = yield* answer(theirs.reputation.attest({ params: { agent_slug: slug }, payload: {}, responseMode: "response-only" }))
         expect(refused.status).toBe(422)
       })
+    )
+
+    it.effect(
+      "verify and a history snapshot, saved as sent, pass `npm run verify` against the JWKS alone; one byte changed fails it",
+      () =>
+        Effect.gen(function* () {
+          const server = yield* Gateway
+          const { a } = yield* Parties
+          const slug = yield* newAgent(a)
+          yield* many(a, slug, "notarized", 3)
+          yield* act(a, slug, "failed")
+          yield* act(a, slug, "policy")
+          const api = yield* anonymous
+          const verified = yield* answer(api.reputation.verify({ params: { agent_slug: slug }, responseMode: "response-only" }))
+          expect(verified.status).toBe(200)
+          const history = yield* answer(api.reputation.history({ params: { agent_slug: slug }, query: {}, responseMode: "response-only" }))
+          const snapshot = history.body.snapshots[0]
+          expect(snapshot.score_hash).toBe(verified.body.score_hash)
+
+          const dir = mkdtempSync(join(tmpdir(), "reputation-cli-"))
+          const file = (name: string, value: unknown) => {
+            const path = join(dir, `${name}.json`)
+            writeFileSync(path, JSON.stringify(value))
+            return path
+          }
+          const jwksFile = file("jwks", yield* api.receiptsPublic.jwks())
+          const jwksUrl = `${server.url}/api/v1/.well-known/jwks.json`
+          const cli = (...args: string[]) =>
+            promisify(execFile)("npx", ["tsx", "scripts/verify.ts", ...args], { cwd: join(__dirname, "..") }).then(
+              ({ stdout }) => ({ code: 0, stdout }),
+              (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout })
+            )
+          const body = verified.body
+          const otherSlug = `${slug.slice(0, -1)}${slug.endsWith("0") ? "1" : "0"}`
+          const results = yield* Effect.promise(() =>
+            Promise.all([
+              cli(file("verify", body), "--jwks", jwksUrl),
+              cli(file("snapshot", snapshot), "--jwks", jwksFile),
+              // One byte changed: the score, a count, the agent of the inputs, the hash.
+              cli(file("score", { ...body, score: body.score + 1 }), "--jwks", jwksFile),
+              cli(file("count", { ...body, inputs: { ...body.inputs, failed: body.inputs.failed + 1 } }), "--jwks", jwksFile),
+              cli(file("agent", { ...body, inputs: { ...body.inputs, agent_slug: otherSlug } }), "--jwks", jwksFile),
+              cli(file("tier", { ...snapshot, tier: snapshot.tier === "exemplary" ? "trusted" : "exemplary" }), "--jwks", jwksFile)
+            ])
+          )
+          expect(results.map((result) => result.code)).toEqual([0, 0, 1, 1, 1, 1])
+          const lines = (stdout: string) => stdout.split("\n").filter((line) => /^(ok {2}|FAIL) /.test(line))
+          expect(lines(results[0]!.stdout)).toEqual(["ok   score", "ok   tier", "ok   score_hash", "ok   signature", "ok   agent_slug"])
+          expect(lines(results[1]!.stdout)).toEqual(["ok   score", "ok   tier", "ok   score_hash", "ok   signature"])
+          const failed = (stdout: string) => lines(stdout).filter((line) => line.startsWith("FAIL")).map((line) => line.slice(5).split(":")[0])
+          expect(failed(results[2]!.stdout)).toEqual(["score", "score_hash", "signature"])
+          // A count that moves the score fails it too; the signed bytes always change.
+          const moved = { ...zeroInputs, ...body.inputs, failed: body.inputs.failed + 1 }
+          expect(failed(results[3]!.stdout)).toEqual([
+            ...(expectedScore(moved) === body.score ? [] : ["score"]),
+            ...(expectedTier(moved, expectedScore(moved)) === body.tier ? [] : ["tier"]),
+            "score_hash",
+            "signature"
+          ])
+          expect(failed(results[4]!.stdout)).toEqual(["score_hash", "signature", "agent_slug"])
+          expect(failed(results[5]!.stdout)).toEqual(["tier"])
+        }),
+      120_000
     )
 
     it.effect("an unknown slug is 404 NOT_FOUND on every route", () =>

@@ -3,6 +3,14 @@
  * Imports only @noble/ed25519, @noble/hashes and canonicalize.
  */
 
+export {
+  BUNDLE_RECORD_KEYS,
+  type BundleChecks,
+  type BundleExportChecks,
+  type BundleVerification,
+  verifyBundle,
+  verifyBundleExport
+} from "./bundle.js"
 export { canonicalBytes, canonicalJson, payloadHash, sha256Tagged, textHash } from "./canonical.js"
 export {
   type Checkpoint,
@@ -50,6 +58,7 @@ export {
   type HashInput,
   hashBytes,
   leafHash,
+  MerkleRootBuilder,
   type NodeHasher,
   nodeHash,
   rootFromInclusionProof,
@@ -73,6 +82,20 @@ export {
   verifyEd25519,
   verifyReceipt
 } from "./receipt.js"
+export {
+  REPUTATION_COUNT_KEYS,
+  REPUTATION_FORMULA_VERSION,
+  type ReputationChecks,
+  type ReputationCounts,
+  type ReputationTierName,
+  type ReputationVerification,
+  reputationScore,
+  reputationStatement,
+  reputationTier,
+  type ScoreParts,
+  scoreParts,
+  verifyReputation
+} from "./reputation.js"
 export {
   SEALED_PACKAGE_KEYS,
   SNAPSHOT_SIGNED_KEYS,

@@ -170,3 +170,38 @@ export const verifyConsistency = (
     return false
   }
 }
+
+/**
+ * The RFC 9162 root of leaves given one at a time (leaf hashes, in order), holding only the
+ * perfect subtrees of the right edge (log2 n hashes), so a large tree needs no array of leaves.
+ * No leaves: SHA-256 of the empty string.
+ */
+export class MerkleRootBuilder {
+  private readonly stack: Array<{ hash: Uint8Array; size: number }> = []
+  private count = 0
+
+  constructor(private readonly hashNode: NodeHasher = nodeHash) {}
+
+  get size(): number {
+    return this.count
+  }
+
+  append(leafHashValue: Uint8Array): void {
+    let node = { hash: leafHashValue, size: 1 }
+    // Equal neighbours merge: the stack stays strictly decreasing powers of two.
+    while (this.stack.length > 0 && this.stack[this.stack.length - 1].size === node.size) {
+      const left = this.stack.pop()!
+      node = { hash: this.hashNode(left.hash, node.hash), size: left.size * 2 }
+    }
+    this.stack.push(node)
+    this.count++
+  }
+
+  /** MTH splits at the largest power of two below n, so the right edge folds from the right. */
+  root(): Uint8Array {
+    if (this.stack.length === 0) return sha256(new Uint8Array(0))
+    let hash = this.stack[this.stack.length - 1].hash
+    for (let i = this.stack.length - 2; i >= 0; i--) hash = this.hashNode(this.stack[i].hash, hash)
+    return hash
+  }
+}
