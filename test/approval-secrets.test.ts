@@ -14,11 +14,11 @@ import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
 import WebSocket from "ws"
-import { setLogLevel } from "../src/platform/log.js"
 import { client, member, register } from "./support/api.js"
 import type { Org } from "./support/client.js"
 import { liveLayer } from "./support/effect.js"
 import { eventuallyEffect } from "./support/eventually.js"
+import { captureDebugOutput } from "./support/log.js"
 import { type Grant, gatewayWithMail, Mailbox } from "./support/mail.js"
 import { Gateway } from "./support/server.js"
 
@@ -57,28 +57,7 @@ const ReceiverLayer = Layer.effect(
 const Server = gatewayWithMail({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", OUTBOUND_ALLOW_HTTP: "true" })
 
 // Once the server is up (it sets its own level as it starts): debug, and stdout kept.
-const LoggedLayer = Layer.effect(
-  Logged,
-  Effect.acquireRelease(
-    Effect.flatMap(Gateway, () =>
-      Effect.sync(() => {
-        const logged: Array<string> = []
-        const realWrite = process.stdout.write.bind(process.stdout)
-        setLogLevel("debug")
-        process.stdout.write = ((chunk: string | Uint8Array) => {
-          logged.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"))
-          return true
-        }) as typeof process.stdout.write
-        return { logged, realWrite }
-      })
-    ),
-    ({ realWrite }) =>
-      Effect.sync(() => {
-        process.stdout.write = realWrite
-        setLogLevel("silent")
-      })
-  ).pipe(Effect.map(({ logged }) => logged))
-)
+const LoggedLayer = Layer.effect(Logged, Effect.flatMap(Gateway, () => captureDebugOutput))
 
 const Setup = LoggedLayer.pipe(Layer.provideMerge(Server), Layer.provideMerge(ReceiverLayer))
 

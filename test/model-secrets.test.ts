@@ -11,10 +11,10 @@ import * as Effect from "effect/Effect"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql"
-import { setLogLevel } from "../src/platform/log.js"
 import { client, register } from "./support/api.js"
 import { liveLayer } from "./support/effect.js"
 import { type FakeLlm, startFakeLlm } from "./support/fake-llm.js"
+import { captureDebugOutput } from "./support/log.js"
 import { Gateway } from "./support/server.js"
 import { connected, subscribed } from "./support/socket-client.js"
 
@@ -33,30 +33,13 @@ const Setup = Gateway.layer({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", OUTBOUND_AL
 const AUTH = "Bearer sk-endpoint-secret-5f1e2d3c"
 const PROVIDER_KEY = "sk-provider-secret-9a8b7c6d"
 
-/** Debug logs written to stdout while the test's scope is open (the server start sets its own level, so this comes after it). */
-const captureLogs = Effect.acquireRelease(
-  Effect.sync(() => {
-    const logged: Array<string> = []
-    const realWrite = process.stdout.write.bind(process.stdout)
-    setLogLevel("debug")
-    process.stdout.write = ((chunk: string | Uint8Array) => {
-      logged.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"))
-      return true
-    }) as typeof process.stdout.write
-    return { logged, realWrite }
-  }),
-  ({ realWrite }) =>
-    Effect.sync(() => {
-      process.stdout.write = realWrite
-      setLogLevel("silent")
-    })
-)
 
 liveLayer(Setup)((it) => {
   it.describe("model credentials", () => {
     it.effect("appear nowhere, even when an endpoint quotes them back", () =>
       Effect.gen(function* () {
-        const { logged } = yield* captureLogs
+        // Opened after the server started, which sets its own level.
+        const logged = yield* captureDebugOutput
         const llm = yield* Llm
         const server = yield* Gateway
         const org = yield* register("Secrets Org")
