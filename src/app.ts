@@ -77,6 +77,7 @@ import { databaseLayer } from "./platform/db/index.js"
 import { loggerLayer } from "./platform/log.js"
 import { platformRedisLayer } from "./platform/redis/index.js"
 import { Secrets } from "./platform/secrets.js"
+import { SelfCalls } from "./platform/self-calls.js"
 import { PoliciesHttp } from "./policies/http.js"
 import { policiesLayer } from "./policies/service.js"
 import { ProviderCredentialsHttp } from "./provider-credentials/http.js"
@@ -122,7 +123,7 @@ export const servicesLayer = (config: AppConfig) => {
     Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive, Sso.layer, CaseReceiptsLookup)),
     Layer.provideMerge(ModelCalls.layer.pipe(Layer.provideMerge(ProviderCredentials.layer))),
     Layer.provideMerge(Flags.layer),
-    Layer.provideMerge(Secrets.layer),
+    Layer.provideMerge(Layer.mergeAll(Secrets.layer, SelfCalls.layer)),
     Layer.provideMerge(infrastructure)
   )
 }

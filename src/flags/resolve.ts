@@ -23,7 +23,9 @@ export const BUILT_IN_DEFAULTS: Readonly<Record<string, boolean>> = {
   // DORA module: on unless ENABLE_DORA (self-hosted) or a stored flag says otherwise (CONTRACT "DORA module").
   dora: true,
   slack_integration: true,
-  teams_integration: true
+  teams_integration: true,
+  // The LLM gateway (CONTRACT-sdk-beyond §6): on unless ENABLE_LLM_GATEWAY or a stored flag says otherwise.
+  llm_gateway: true
 }
 
 /**

@@ -154,6 +154,20 @@ export const appConfig = EffectConfig.all({
   complianceMaxBundleReceipts: int("COMPLIANCE_MAX_BUNDLE_RECEIPTS", 50_000, 1),
   /** How often every active drift baseline is checked (alerts pushed to `notifications` and webhooks). */
   driftCheckIntervalMs: int("DRIFT_CHECK_INTERVAL_MS", 15 * 60_000, 100),
+  /** Chat (CONTRACT-sdk-beyond §5): one answer's whole time budget, tool steps included. */
+  chatTimeoutMs: int("CHAT_TIMEOUT_MS", 60_000, 100, 600_000),
+  /** LLM gateway (CONTRACT-sdk-beyond §6): where `/gateway/openai/v1` and `/gateway/anthropic/v1` forward. */
+  openaiUpstreamUrl: string("OPENAI_UPSTREAM_URL", "https://api.openai.com/v1"),
+  anthropicUpstreamUrl: string("ANTHROPIC_UPSTREAM_URL", "https://api.anthropic.com"),
+  gatewayMaxBodyBytes: int("GATEWAY_MAX_BODY_BYTES", 32 * 1024 * 1024, 1024),
+  gatewayConnectTimeoutMs: int("GATEWAY_CONNECT_TIMEOUT_MS", 10_000, 10),
+  gatewayHeadersTimeoutMs: int("GATEWAY_HEADERS_TIMEOUT_MS", 600_000, 10),
+  gatewayIdleTimeoutMs: int("GATEWAY_IDLE_TIMEOUT_MS", 300_000, 10),
+  gatewayTotalTimeoutMs: int("GATEWAY_TOTAL_TIMEOUT_MS", 3_600_000, 10),
+  /** Calls per minute per key on `/gateway/*` (default RATE_LIMIT_PER_MINUTE). */
+  gatewayRateLimitPerMinute: optionalInt("GATEWAY_RATE_LIMIT_PER_MINUTE", 1),
+  /** How often calls a crash left open are notarized `failed` (5 min; tests shorten it). */
+  gatewaySweepMs: int("GATEWAY_SWEEP_MS", 300_000, 10),
   tsaUrl: optional("TSA_URL"),
   smtpUrl: optional("SMTP_URL"),
   /** Sender of approval e-mails (default `approvals@<host of BASE_URL>`). */
@@ -181,6 +195,7 @@ export const appConfig = EffectConfig.all({
       ...read,
       baseUrl,
       publicRateLimitPerMinute: read.publicRateLimitPerMinute ?? read.rateLimitPerMinute,
+      gatewayRateLimitPerMinute: read.gatewayRateLimitPerMinute ?? read.rateLimitPerMinute,
       runnerHost: read.runnerHost ?? read.host
     })
   })
