@@ -87,8 +87,22 @@ const pem = (label: string, der: Uint8Array | string) =>
 
 export const certificatePem = (base64Der: string) => pem("CERTIFICATE", base64Der)
 
-/** A fresh RSA-2048 key pair and a self-signed certificate naming the organization (PEM both), valid from an hour before `now` for ten years. */
-export const makeSpKeyPair = async (commonName: string, now: number): Promise<{ certPem: string; keyPem: string }> => {
+/**
+ * The certificate serial from 16 random bytes: a positive INTEGER that is already minimal DER. The
+ * encoder writes the bytes as given, and a leading 0x00 before a byte below 0x80 is padding that
+ * OpenSSL refuses ("illegal padding"), so the top byte is kept within 0x40..0x7f.
+ */
+const serialFrom = (random: Uint8Array): asn1js.Integer => {
+  const serial = Uint8Array.from(random)
+  serial[0] = (serial[0]! & 0x3f) | 0x40
+  return new asn1js.Integer({ valueHex: serial })
+}
+
+/**
+ * A fresh RSA-2048 key pair and a self-signed certificate naming the organization (PEM both), valid
+ * from an hour before `now` for ten years. `serialRandom` (16 bytes) is only given by tests.
+ */
+export const makeSpKeyPair = async (commonName: string, now: number, serialRandom: Uint8Array = randomBytes(16)): Promise<{ certPem: string; keyPem: string }> => {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
   const subtle = globalThis.crypto.subtle
   const algorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }
@@ -96,9 +110,7 @@ export const makeSpKeyPair = async (commonName: string, now: number): Promise<{ 
   const verifyKey = await subtle.importKey("spki", publicKey.export({ format: "der", type: "spki" }), algorithm, true, ["verify"])
   const certificate = new pkijs.Certificate()
   certificate.version = 2
-  const serial = randomBytes(16)
-  serial[0] = serial[0]! & 0x7f
-  certificate.serialNumber = new asn1js.Integer({ valueHex: serial })
+  certificate.serialNumber = serialFrom(serialRandom)
   const name = new pkijs.AttributeTypeAndValue({ type: "2.5.4.3", value: new asn1js.Utf8String({ value: commonName.slice(0, 64) }) })
   certificate.issuer.typesAndValues.push(name)
   certificate.subject.typesAndValues.push(name)
