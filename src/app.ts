@@ -78,6 +78,7 @@ import { loggerLayer } from "./platform/log.js"
 import { platformRedisLayer } from "./platform/redis/index.js"
 import { Secrets } from "./platform/secrets.js"
 import { SelfCalls } from "./platform/self-calls.js"
+import { UsageMeter } from "./platform/usage.js"
 import { PoliciesHttp } from "./policies/http.js"
 import { policiesLayer } from "./policies/service.js"
 import { ProviderCredentialsHttp } from "./provider-credentials/http.js"
@@ -123,7 +124,7 @@ export const servicesLayer = (config: AppConfig) => {
     Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive, Sso.layer, CaseReceiptsLookup)),
     Layer.provideMerge(ModelCalls.layer.pipe(Layer.provideMerge(ProviderCredentials.layer))),
     Layer.provideMerge(Flags.layer),
-    Layer.provideMerge(Layer.mergeAll(Secrets.layer, SelfCalls.layer)),
+    Layer.provideMerge(Layer.mergeAll(Secrets.layer, SelfCalls.layer, UsageMeter.layer())),
     Layer.provideMerge(infrastructure)
   )
 }

@@ -18,6 +18,7 @@ import { provide, respond, runOutcome, type SyncOutcome, syncMiddleware, syncSec
 import { addResponseHeaders, requestIdOf } from "../gateway/request.js"
 import { Config } from "../platform/config.js"
 import { type RateLimitResult, rateLimitHeaders } from "../platform/redis/index.js"
+import { callerAddress } from "../platform/self-calls.js"
 import type { CredentialsThrottled } from "./errors.js"
 import { Access } from "./service.js"
 
@@ -39,7 +40,7 @@ const failurePolicy = { address: "auth-failures-per-ip", key_prefix: "auth-failu
 export const throttledCredentialResponse = (reason: CredentialsThrottled, requestId: string) =>
   tooMany(reason.state, failurePolicy[reason.by], requestId, reason.message)
 
-const clientIp = (request: HttpServerRequest) => Option.getOrElse(request.remoteAddress, () => "unknown")
+const clientIp = (request: HttpServerRequest) => callerAddress(Option.getOrElse(request.remoteAddress, () => "unknown"), request.headers)
 
 /** Past the rate limit: the 429; otherwise its headers on the answer and `service` for the handler. */
 const admit = <I, S>(limit: RateLimitResult, policy: string, request: HttpServerRequest, key: Context.Key<I, S>, service: S): SyncOutcome => {

@@ -80,7 +80,9 @@ export const TransitionRequest = Schema.Union([
     outcome: Schema.Literals(["completed", "failed"]),
     outcome_hash: OptionalText,
     output_scan_flags: Schema.NullOr(Schema.Array(Json)),
-    read: ActionRead
+    read: ActionRead,
+    /** Set when the receipt's id was promised before it was minted (LLM gateway). */
+    receipt_uuid: Schema.optionalKey(Text)
   }),
   Schema.TaggedStruct("Expire", { action_uuid: Text, at: Text }),
   Schema.TaggedStruct("Deny", {

@@ -20,6 +20,7 @@ import { type ActionsContext, sha256Text } from "./context.js"
 import { DuplicateRequest, EndpointNotWhitelisted, EndpointTlsMismatch, ParentNotFound, PolicyDenied, refuse } from "./errors.js"
 import { IDEMPOTENCY_RETENTION_MS, requestDigest, type StoredAnswer } from "./idempotency.js"
 import { authorizeDecisions } from "./metrics.js"
+import type { AuthorizeOptions } from "./options.js"
 import { replayContextOf } from "./replay-context.js"
 
 // A stored answer that does not decode is a defect: only this module writes them.
@@ -69,7 +70,7 @@ export const makeAuthorize = ({ config, secrets, store, commit, announceStatus, 
         return yield* refuse(DuplicateRequest.of(key, "busy"))
     })
 
-    const authorize = Effect.fn("Actions.authorize")(function* (principal: Principal, input: AuthorizeRequest) {
+    const authorize = Effect.fn("Actions.authorize")(function* (principal: Principal, input: AuthorizeRequest, options?: AuthorizeOptions) {
       // The chain of actions sent without an agent is kept under this id: an agent may not join it.
       if (input.agent_id === DEFAULT_AGENT_ID) {
         return yield* refuse(InvalidInput.one("agent_id", `"${DEFAULT_AGENT_ID}" is reserved for the receipt chain of actions sent without an agent_id`))
@@ -80,12 +81,12 @@ export const makeAuthorize = ({ config, secrets, store, commit, announceStatus, 
         const previous = yield* claim(orgUuid, key, requestDigest(input as Record<string, unknown>))
         if (previous !== undefined) return yield* replay(previous)
       }
-      const run = authorizeFresh(principal, input, key)
+      const run = authorizeFresh(principal, input, key, options?.policyContext)
       // A failure that created nothing frees the key so a corrected retry can use it.
       return yield* key === null ? run : run.pipe(Effect.onError(() => store.releaseIdempotency(orgUuid, key)))
     })
 
-    const authorizeFresh = (principal: Principal, input: AuthorizeRequest, idempotencyKey: string | null) =>
+    const authorizeFresh = (principal: Principal, input: AuthorizeRequest, idempotencyKey: string | null, policyContext: Record<string, unknown> | undefined) =>
       Effect.gen(function* () {
         const orgUuid = principal.orgUuid
         const agentId = input.agent_id ?? null
@@ -124,7 +125,7 @@ export const makeAuthorize = ({ config, secrets, store, commit, announceStatus, 
           model_version: input.model_version ?? null,
           endpoint_url: endpointUrl,
           instruction_hash: input.instruction_hash ?? null,
-          context: input.context ?? null
+          context: policyContext ?? input.context ?? null
         })
         warnings.push(...verdict.warnings)
 

@@ -10,6 +10,7 @@ import { OutputFiltering } from "../policies/ports.js"
 import { filterOutput } from "../scan/output-filter.js"
 import { type ActionsContext, sha256Text } from "./context.js"
 import { ActionNotFound, InvalidActionState, InvalidOutcome, OutputScanViolation, refuse } from "./errors.js"
+import type { NotarizeOptions } from "./options.js"
 import { outputScanReport } from "./output-scan.js"
 
 export const makeNotarize = ({ store, announceStatus, mint }: ActionsContext) =>
@@ -19,7 +20,8 @@ export const makeNotarize = ({ store, announceStatus, mint }: ActionsContext) =>
     const notarize = Effect.fn("Actions.notarize")(function* (
       principal: Principal,
       actionUuid: string,
-      input: { outcome?: string | null; outcome_details?: string | null }
+      input: { outcome?: string | null; outcome_details?: string | null },
+      options?: NotarizeOptions
     ) {
       const outcome = input.outcome ?? "completed"
       if (outcome !== "completed" && outcome !== "failed") {
@@ -34,7 +36,9 @@ export const makeNotarize = ({ store, announceStatus, mint }: ActionsContext) =>
       let flags: ReadonlyArray<Record<string, unknown>> | null = null
       let report: OutputScanReport | null = null
       const warnings: Array<string> = []
-      if (details !== null) {
+      if (details !== null && options?.skipOutputScan === true) {
+        outcomeHash = sha256Text(details)
+      } else if (details !== null) {
         const policy = yield* outputFiltering.policyFor(orgUuid)
         const filtered = filterOutput(details, policy)
         if (filtered.denied) {
@@ -53,7 +57,8 @@ export const makeNotarize = ({ store, announceStatus, mint }: ActionsContext) =>
         outcome,
         outcome_hash: outcomeHash,
         output_scan_flags: flags,
-        read: current
+        read: current,
+        ...(options?.receiptUuid === undefined ? {} : { receipt_uuid: options.receiptUuid })
       })
       yield* announceStatus(done.action, status, { receipt_uuid: done.receipt.receipt_uuid })
       return {

@@ -41,13 +41,14 @@ import type { ActionsError } from "./errors.js"
 import { makeExpiry } from "./expiry.js"
 import { IDEMPOTENCY_RETENTION_MS } from "./idempotency.js"
 import { makeNotarize } from "./notarize.js"
+import type { AuthorizeOptions, NotarizeOptions } from "./options.js"
 import { makeOversight } from "./oversight.js"
 import { ApprovalsPort, type PendingApproval } from "./ports.js"
 import { type ActionFilter, makeReads } from "./reads.js"
 
 export interface ActionsService {
-  readonly authorize: (principal: Principal, input: AuthorizeRequest) => Effect.Effect<AuthorizeResponse, ActionsError>
-  readonly notarize: (principal: Principal, actionUuid: string, input: NotarizeRequest) => Effect.Effect<NotarizeResponse, ActionsError>
+  readonly authorize: (principal: Principal, input: AuthorizeRequest, options?: AuthorizeOptions) => Effect.Effect<AuthorizeResponse, ActionsError>
+  readonly notarize: (principal: Principal, actionUuid: string, input: NotarizeRequest, options?: NotarizeOptions) => Effect.Effect<NotarizeResponse, ActionsError>
   readonly get: (principal: Principal, actionUuid: string) => Effect.Effect<ActionDetail, ActionsError>
   readonly list: (
     principal: Principal,
@@ -98,6 +99,8 @@ export const makeActions = Effect.gen(function* () {
     )
   })
 })
+
+export type { AuthorizeOptions, NotarizeOptions }
 
 export class Actions extends Context.Service<Actions, ActionsService>()("gateway/Actions") {
   /** The service, plus the background sweep that expires pending approvals (and prunes idempotency records). */

@@ -39,7 +39,7 @@ const approvalOf = (row: Pick<ActionRow, "approved_at" | "approved_by" | "approv
     ? null
     : { decision: "approved", by: row.approved_by, at: row.approved_at, via: (row.approval_via ?? "dashboard") as ReceiptApproval["via"], reason: null }
 
-type ReceiptPart = Pick<ReceiptContent, "receipt_status" | "outcome" | "outcome_hash" | "output_scan_flags" | "approval">
+type ReceiptPart = Pick<ReceiptContent, "receipt_status" | "outcome" | "outcome_hash" | "output_scan_flags" | "approval" | "receipt_uuid">
 
 interface Plan {
   readonly update: Omit<TerminalUpdate, "receipt" | "agent_sequence">
@@ -94,7 +94,8 @@ export const makeTransitions = Effect.gen(function* () {
       parent_payload_hash: parentPayloadHash,
       agent_sequence: link.agent_sequence,
       previous_payload_hash: link.previous_payload_hash,
-      replay_context_hash: row.replay_context_hash
+      replay_context_hash: row.replay_context_hash,
+      receipt_uuid: part.receipt_uuid ?? null
     })
 
   /** Signs the receipt of `row` at the head of its agent chain (locked here unless the caller locked it); stores nothing. */
@@ -173,7 +174,8 @@ export const makeTransitions = Effect.gen(function* () {
         outcome: request.outcome,
         outcome_hash: request.outcome_hash,
         output_scan_flags: request.output_scan_flags,
-        approval: approvalOf(row)
+        approval: approvalOf(row),
+        receipt_uuid: request.receipt_uuid ?? null
       },
       events: (r, receipt) => [
         {

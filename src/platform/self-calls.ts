@@ -5,18 +5,48 @@
  * the route. The call goes over loopback to the port this process serves; the caller's
  * credential is passed on unchanged and never stored.
  */
+import { randomBytes, timingSafeEqual } from "node:crypto"
 import * as http from "node:http"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Config } from "./config.js"
 
+/** Who a self-call is made for: their credential, and the address their own request came from. */
+export interface Caller {
+  /** The caller's bearer credential (API key or JWT), sent as `Authorization: Bearer`. */
+  readonly credential: string
+  /** Public routes count their per-address limit against this, not against loopback. */
+  readonly clientIp: string
+}
+
+/**
+ * Proves a request came from this process's own SelfCalls: a secret drawn at start, known to no
+ * client. Only with it (and only over loopback) does a route read the caller's address from
+ * `x-aira-self-call-client` instead of the socket's.
+ */
+const SELF_CALL_SECRET = randomBytes(32).toString("base64url")
+const SECRET_BYTES = Buffer.from(SELF_CALL_SECRET)
+
+export const SELF_CALL_HEADER = "x-aira-self-call"
+export const SELF_CALL_CLIENT_HEADER = "x-aira-self-call-client"
+
+const isLoopback = (address: string): boolean => address === "127.0.0.1" || address === "::1" || address === "::ffff:127.0.0.1"
+
+/** The client address a request stands for: the socket's, or a self-call's caller when it proves where it comes from. */
+export const callerAddress = (socketAddress: string, headers: Readonly<Record<string, string | undefined>>): string => {
+  const proof = headers[SELF_CALL_HEADER]
+  if (proof === undefined || !isLoopback(socketAddress)) return socketAddress
+  const given = Buffer.from(proof)
+  if (given.byteLength !== SECRET_BYTES.byteLength || !timingSafeEqual(given, SECRET_BYTES)) return socketAddress
+  return headers[SELF_CALL_CLIENT_HEADER] ?? socketAddress
+}
+
 export interface SelfCallRequest {
   readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
   /** Path and query, e.g. `/api/v1/actions?per_page=5`. */
   readonly path: string
-  /** The caller's bearer credential (API key or JWT), sent as `Authorization: Bearer`. */
-  readonly credential: string
+  readonly caller: Caller
   /** Sent as JSON. */
   readonly body?: unknown
 }
@@ -57,7 +87,12 @@ export class SelfCalls extends Context.Service<SelfCalls, SelfCallsService>()("p
       const call = (request: SelfCallRequest) =>
         Effect.callback<SelfCallResponse, SelfCallFailed>((resume, signal) => {
           const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body))
-          const headers: Record<string, string> = { authorization: `Bearer ${request.credential}`, accept: "application/json" }
+          const headers: Record<string, string> = {
+            authorization: `Bearer ${request.caller.credential}`,
+            accept: "application/json",
+            [SELF_CALL_HEADER]: SELF_CALL_SECRET,
+            [SELF_CALL_CLIENT_HEADER]: request.caller.clientIp
+          }
           if (body !== undefined) {
             headers["content-type"] = "application/json"
             headers["content-length"] = String(body.byteLength)

@@ -42,6 +42,8 @@ export interface ReceiptContent {
   readonly previous_payload_hash: string | null
   /** The action's replay context hash: when set, the payload carries it and is version `1.3`. */
   readonly replay_context_hash?: string | null
+  /** An id told to the client before the receipt existed (the LLM gateway's `X-Aira-Receipt-Id`); fresh otherwise. */
+  readonly receipt_uuid?: string | null
 }
 
 export interface MintedReceipt extends ReceiptSummary {

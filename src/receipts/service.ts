@@ -180,7 +180,7 @@ export const makeReceipts = Effect.gen(function* () {
   // Every notarization and denial mints one: no span of its own on the hot path.
   const sign = Effect.fnUntraced(function* (content: ReceiptContent) {
     const activeSigner = yield* currentSigner
-    const receiptUuid = newId("rct")
+    const receiptUuid = content.receipt_uuid ?? newId("rct")
     const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
     const version = receiptVersionOf(content)
     const signed = signPayload(activeSigner, buildReceiptPayload(content, receiptUuid, createdAt, version))

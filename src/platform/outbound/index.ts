@@ -40,6 +40,7 @@ export {
   parseCidrList
 } from "./policy.js"
 export { Outbound, type OutboundService } from "./service.js"
+export { outboundStream, type StreamCall, type StreamReader, type StreamRequest } from "./stream.js"
 export { destinationProblem, type LookupFunction, type ResolvedAddress, systemLookup } from "./target.js"
 export {
   certificateFingerprint,

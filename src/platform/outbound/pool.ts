@@ -39,7 +39,7 @@ const KEEP_ALIVE_MS = 4_000
 /** A pool with nothing in flight for this long is closed (its sockets are long gone by then). */
 const IDLE_POOL_MS = 30_000
 
-interface Entry {
+export interface Entry {
   readonly pool: Pool
   inFlight: number
   lastUsed: number
@@ -72,7 +72,11 @@ const caKey = (ca: PooledRequest["ca"]): string => {
   return hash.digest("base64")
 }
 
-const poolOf = (target: Target, request: PooledRequest): Entry => {
+/** What a pool is keyed by besides the target. */
+export type PoolSettings = Pick<PooledRequest, "connectTimeoutMs" | "connections" | "pipelining" | "ca">
+
+/** The target's pool (made on first use) with its in-flight count; streaming callers count themselves. */
+export const poolOf = (target: Target, request: PoolSettings): Entry => {
   const { checked } = target
   const key = [checked.secure ? "https" : "http", target.connectHost, checked.port, target.servername ?? "", caKey(request.ca), request.connectTimeoutMs, request.connections, request.pipelining].join("|")
   const existing = pools.get(key)
@@ -99,7 +103,7 @@ const poolOf = (target: Target, request: PooledRequest): Entry => {
   return entry
 }
 
-const flatten = (headers: Record<string, string | Array<string> | undefined>): Record<string, string> => {
+export const flatten = (headers: Record<string, string | Array<string> | undefined>): Record<string, string> => {
   const out: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue
