@@ -33,6 +33,8 @@ import { NotificationChannelsHttp } from "./approvers/http.js"
 import { CasesHttp, CasesPublicHttp } from "./cases/http.js"
 import { CaseReceiptsLookup } from "./cases/receipt-lookup.js"
 import { Cases } from "./cases/service.js"
+import { ChatHttp } from "./chat/http.js"
+import { Chat } from "./chat/service.js"
 import { ComplianceBundlesHttp } from "./compliance/bundles-http.js"
 import { ComplianceBundles } from "./compliance/bundles-service.js"
 import { ComplianceHttp } from "./compliance/http.js"
@@ -115,6 +117,7 @@ export const servicesLayer = (config: AppConfig) => {
     Layer.provideMerge(reputationLayer),
     Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer, Explanations.layer)),
     (services) => Layer.provideMerge(Layer.mergeAll(Models.layer, CustomModels.layer), services),
+    (services) => Layer.provideMerge(Chat.layer, services),
     (services) => Layer.provideMerge(Cases.layer, services),
     (services) => Layer.provideMerge(Actions.live, services),
     (services) => Layer.provideMerge(Notifications.layer, services),
@@ -129,7 +132,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, ExplanationsHttp, ExplanationsPublicHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, DoraHttp, ComplianceHttp, ComplianceBundlesHttp, ReputationHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, ExplanationsHttp, ExplanationsPublicHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, DoraHttp, ComplianceHttp, ComplianceBundlesHttp, ReputationHttp, ChatHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive, DoraEnabledLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

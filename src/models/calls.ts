@@ -41,6 +41,18 @@ export interface ModelAnswer extends ModelVerdict {
   readonly latency_ms: number
 }
 
+/** A model ready for a free-form conversation (chat), with or without tool calling. */
+export interface ConversationModel {
+  readonly model: LanguageModel
+  readonly provider: string
+  /** The custom model's own system prompt, to put before the caller's. */
+  readonly system: string | undefined
+  /** Function calling: built-in models, and custom models with `request_schema.tools: true`. */
+  readonly tools: boolean
+  /** A failure of a call to this model as a message, with the call's secrets scrubbed out. */
+  readonly failure: (cause: unknown) => string
+}
+
 export class ModelCallFailed extends Data.TaggedError("ModelCallFailed")<{
   readonly model: string
   readonly provider: string
@@ -117,6 +129,9 @@ const messageOf = (cause: unknown): string => {
 interface Resolved {
   /** Built at the first call (a provider's SDK is imported then), not when the model is named. */
   readonly model: () => Promise<LanguageModel>
+  /** The same model for free-form answers: a custom model's fetch adds no verdict schema. */
+  readonly conversationModel: () => Promise<LanguageModel>
+  readonly tools: boolean
   readonly provider: string
   readonly upstreamId: string
   readonly timeoutMs: number
@@ -140,16 +155,20 @@ export const makeModelCalls = Effect.gen(function* () {
     const authorization = authorizationOf(row)
     const settings = row.request_schema
     const upstreamId = typeof settings.model === "string" && settings.model !== "" ? settings.model : row.model_id
-    return {
-      model: loadOnce(() =>
+    const build = (fetchSettings: CustomModelRow, schema: unknown) =>
+      loadOnce(() =>
         customModel({
           endpointUrl: row.endpoint_url,
           upstreamModel: upstreamId,
           authorization,
           // keepAlive: pooled sockets are keyed by the checked address, and every call still checks it.
-          fetch: customFetch(outboundFetch({ policy, ca, timeoutMs: row.timeout_ms, maxResponseBytes: MAX_MODEL_RESPONSE_BYTES, keepAlive: true }), row, verdictJsonSchema)
+          fetch: customFetch(outboundFetch({ policy, ca, timeoutMs: row.timeout_ms, maxResponseBytes: MAX_MODEL_RESPONSE_BYTES, keepAlive: true }), fetchSettings, schema)
         })
-      ),
+      )
+    return {
+      model: build(row, verdictJsonSchema),
+      conversationModel: build({ ...row, request_schema: { ...settings, guided_json: false } }, undefined),
+      tools: settings.tools === true,
       provider: "custom",
       upstreamId,
       timeoutMs: row.timeout_ms,
@@ -194,6 +213,8 @@ export const makeModelCalls = Effect.gen(function* () {
         const model = Promise.resolve(built.model)
         return {
           model: () => model,
+          conversationModel: () => model,
+          tools: true,
           provider: slug,
           upstreamId: id,
           timeoutMs: BUILTIN_TIMEOUT_MS,
@@ -238,6 +259,20 @@ export const makeModelCalls = Effect.gen(function* () {
       }
     })
 
+  /** The model for a conversation, or why it cannot be called (no credentials, unknown id). */
+  const conversation = (orgUuid: string, id: string): Effect.Effect<ConversationModel, ModelCallFailed> =>
+    Effect.gen(function* () {
+      const resolved = yield* Effect.mapError(resolve(orgUuid, id), (message) => new ModelCallFailed({ model: id, provider: providerOf(id), message, latency_ms: 0 }))
+      const model = yield* Effect.promise(() => resolved.conversationModel())
+      return {
+        model,
+        provider: resolved.provider,
+        system: resolved.system,
+        tools: resolved.tools,
+        failure: (cause: unknown) => scrub(messageOf(cause), resolved.secrets)
+      }
+    })
+
   /** Whether the organization can name this model (built-in, or one of its custom models). */
   const isKnown = (orgUuid: string, id: string) =>
     id.startsWith(CUSTOM_PREFIX)
@@ -250,12 +285,14 @@ export const makeModelCalls = Effect.gen(function* () {
       for (const key of customCache.keys()) if (key.startsWith(`${orgUuid}\n`)) customCache.delete(key)
     })
 
-  return ModelCalls.of({ ask, isKnown, forgetCustom, providerOf })
+  return ModelCalls.of({ ask, conversation, isKnown, forgetCustom, providerOf })
 })
 
 export interface ModelCallsService {
   /** One structured question to one model; failures carry a message with the call's secrets scrubbed out. */
   readonly ask: (input: AskInput) => Effect.Effect<ModelAnswer, ModelCallFailed>
+  /** A model for a free-form conversation (chat) with the organization's credentials, built, not yet called. */
+  readonly conversation: (orgUuid: string, id: string) => Effect.Effect<ConversationModel, ModelCallFailed>
   /** Whether the organization can name this model (built-in, or one of its custom models). */
   readonly isKnown: (orgUuid: string, id: string) => Effect.Effect<boolean>
   /** After a custom model of the organization changed here. */
