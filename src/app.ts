@@ -64,6 +64,7 @@ import type { AnyApi } from "./gateway/compiled/effect-internals.js"
 import { type CompiledRoutes, compiledRoutesLayer } from "./gateway/compiled/routes.js"
 import { RouteLabel } from "./gateway/observe.js"
 import { UwsApp, uwsServerLayer } from "./gateway/server.js"
+import { McpRoutes } from "./mcp/http.js"
 import { ModelCalls } from "./models/calls.js"
 import { CustomModels } from "./models/custom.js"
 import { CustomModelsHttp, ModelPreferencesHttp, ModelsHttp } from "./models/http.js"
@@ -140,7 +141,8 @@ export const apiRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(GatewayApi, { openapiPath: "/api/v1/openapi.json" }).pipe(Layer.provide(handlers), Layer.provide(middleware)),
   docsRoutes(GatewayApi),
   ApprovalPageRoutes,
-  DashboardRoutes
+  DashboardRoutes,
+  McpRoutes
 ).pipe(Layer.provide(RouteLabel))
 
 const SANITIZE_BODY_BYTES = 3_500_000
