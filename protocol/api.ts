@@ -23,6 +23,7 @@ import { EstateGroup } from "./estate.js"
 import { EvidenceGroup } from "./evidence.js"
 import { ExplanationsGroup, ExplanationsPublicGroup } from "./explanations.js"
 import { FlagsAdminGroup, FlagsGroup } from "./flags.js"
+import { LlmGatewayGroup } from "./llm-gateway.js"
 import { CustomModelsGroup, ModelPreferencesGroup, ModelsGroup } from "./models.js"
 import { MutualSignGroup, MutualSignPublicGroup } from "./mutual-signing.js"
 import { NotificationsGroup } from "./notifications.js"
@@ -41,7 +42,7 @@ import { WebhooksGroup } from "./webhooks.js"
 import { WhitelistGroup } from "./whitelist.js"
 
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, MutualSignPublicGroup, MutualSignGroup, ProviderCredentialsGroup, ModelsGroup, ModelPreferencesGroup, CustomModelsGroup, CasesGroup, CasesPublicGroup, SettlementsGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup, EvidenceGroup, ExplanationsGroup, ExplanationsPublicGroup, EscrowGroup, EstateGroup, SanitizeGroup, SanitizeFilesGroup, SanitizeFilesPublicGroup, FlagsGroup, FlagsAdminGroup, DriftGroup, SsoPublicGroup, SsoGroup, DoraGroup, ComplianceGroup, ComplianceBundlesGroup, ReputationGroup, ChatGroup)
+  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, MutualSignPublicGroup, MutualSignGroup, ProviderCredentialsGroup, ModelsGroup, ModelPreferencesGroup, CustomModelsGroup, CasesGroup, CasesPublicGroup, SettlementsGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup, EvidenceGroup, ExplanationsGroup, ExplanationsPublicGroup, EscrowGroup, EstateGroup, SanitizeGroup, SanitizeFilesGroup, SanitizeFilesPublicGroup, FlagsGroup, FlagsAdminGroup, DriftGroup, SsoPublicGroup, SsoGroup, DoraGroup, ComplianceGroup, ComplianceBundlesGroup, ReputationGroup, ChatGroup, LlmGatewayGroup)
   .middleware(ErrorShape)
   .annotate(HttpApi.ParseOptions, { errors: "all", onExcessProperty: "ignore" })
   .annotate(HttpApi.HeadersParseOptions, {})

@@ -64,6 +64,9 @@ import type { AnyApi } from "./gateway/compiled/effect-internals.js"
 import { type CompiledRoutes, compiledRoutesLayer } from "./gateway/compiled/routes.js"
 import { RouteLabel } from "./gateway/observe.js"
 import { UwsApp, uwsServerLayer } from "./gateway/server.js"
+import { LlmGatewayHttp } from "./llm-gateway/http.js"
+import { LlmGatewayRoutes } from "./llm-gateway/server.js"
+import { LlmGateway } from "./llm-gateway/service.js"
 import { McpRoutes } from "./mcp/http.js"
 import { ModelCalls } from "./models/calls.js"
 import { CustomModels } from "./models/custom.js"
@@ -123,6 +126,8 @@ export const servicesLayer = (config: AppConfig) => {
     (services) => Layer.provideMerge(Actions.live, services),
     (services) => Layer.provideMerge(Notifications.layer, services),
     (services) => Layer.provideMerge(MutualSigning.layer, services),
+    // The LLM gateway authorizes and notarizes through Actions.
+    (services) => Layer.provideMerge(LlmGateway.layer, services),
     Layer.provideMerge(actorsLayer(config)),
     Layer.provideMerge(actionCommitsLayer),
     Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive, Sso.layer, CaseReceiptsLookup)),
@@ -133,7 +138,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, ExplanationsHttp, ExplanationsPublicHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, DoraHttp, ComplianceHttp, ComplianceBundlesHttp, ReputationHttp, ChatHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, ExplanationsHttp, ExplanationsPublicHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, DoraHttp, ComplianceHttp, ComplianceBundlesHttp, ReputationHttp, LlmGatewayHttp, ChatHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive, DoraEnabledLive)
 
 /** Every route labels its request with its template (metrics and log lines). */
@@ -172,7 +177,7 @@ const compiledRoutes = compiledRoutesLayer(GatewayApi as unknown as AnyApi).pipe
   // The handlers' per-request requirements (SqlClient and the like) are in the app's context, as for the router.
 ) as unknown as Layer.Layer<CompiledRoutes, never, UwsApp>
 
-const served = Layer.mergeAll(HttpRouter.serve(apiRoutes, { disableLogger: true }), compiledRoutes, SocketsLive, MetricsListener.layer)
+const served = Layer.mergeAll(HttpRouter.serve(apiRoutes, { disableLogger: true }), compiledRoutes, SocketsLive, MetricsListener.layer, LlmGatewayRoutes)
 
 /**
  * PORT=0 (tests): the server binds first, on a port the system chooses, and the

@@ -17,6 +17,7 @@ import { CHAT_TOOL_RESULT_MAX_BYTES, ChatToolNames } from "../protocol/chat.js"
 import { fitResult } from "../src/chat/tools.js"
 import { client, member, register } from "./support/api.js"
 import { call, type Org } from "./support/client.js"
+import { rowsContainingIn } from "./support/database.js"
 import { liveLayer } from "./support/effect.js"
 import { type ChatCall, type FakeChatModel, startFakeChatModel } from "./support/fake-chat-model.js"
 import { captureDebugOutput } from "./support/log.js"
@@ -81,19 +82,7 @@ const chatUsage = (org: Org) =>
 
 /** Rows of every table (any schema but the system's) whose text contains `needle`, by table. */
 const rowsContaining = (needle: string) =>
-  sql((db) =>
-    Effect.gen(function* () {
-      const tables = yield* db<{ schema: string; name: string }>`SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
-        WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`
-      const found: Record<string, number> = {}
-      for (const table of tables) {
-        const quoted = `"${table.schema.replace(/"/g, '""')}"."${table.name.replace(/"/g, '""')}"`
-        const rows = yield* db.unsafe<{ n: number }>(`SELECT count(*)::int AS n FROM ${quoted} AS t WHERE t::text LIKE $1`, [`%${needle}%`])
-        if (rows[0]!.n > 0) found[`${table.schema}.${table.name}`] = rows[0]!.n
-      }
-      return found
-    })
-  )
+  sql((db) => rowsContainingIn(db, needle))
 
 class Orgs extends Context.Service<Orgs, { readonly a: Org; readonly b: Org }>()("test/chat/Orgs") {}
 

@@ -36,7 +36,7 @@ export const startGateway = async (options: {
       MASTER_KEY: "3333333333333333333333333333333333333333333333333333333333333333",
       RATE_LIMIT_PER_MINUTE: "1000000000",
       PUBLIC_RATE_LIMIT_PER_MINUTE: "1000000000",
-      LOG_LEVEL: "error",
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "error",
       ...options.env
     },
     stdio: ["ignore", "inherit", "inherit"]

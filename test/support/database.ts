@@ -81,3 +81,17 @@ export const modelCallsOnFreshDatabase = ModelCalls.layer.pipe(
   Layer.provideMerge(Secrets.layer),
   Layer.provideMerge(configLayer(loadConfig({ MASTER_KEY: randomBytes(32).toString("base64"), DATA_DIR: UNUSED_DATA_DIR })))
 )
+
+/** Rows of every table (any schema but the system's) whose text contains `needle`, counted by table: proof that a secret or a prompt is stored nowhere. */
+export const rowsContainingIn = (db: SqlClient.SqlClient, needle: string) =>
+  Effect.gen(function* () {
+    const tables = yield* db<{ schema: string; name: string }>`SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
+      WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`
+    const found: Record<string, number> = {}
+    for (const table of tables) {
+      const quoted = `"${table.schema.replace(/"/g, '""')}"."${table.name.replace(/"/g, '""')}"`
+      const rows = yield* db.unsafe<{ n: number }>(`SELECT count(*)::int AS n FROM ${quoted} AS t WHERE t::text LIKE $1`, [`%${needle}%`])
+      if (rows[0]!.n > 0) found[`${table.schema}.${table.name}`] = rows[0]!.n
+    }
+    return found
+  })

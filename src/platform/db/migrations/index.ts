@@ -44,6 +44,7 @@ import replayContext from "./0037_replay_context.js"
 import reputation from "./0038_reputation.js"
 import complianceBundles from "./0039_compliance_bundles.js"
 import sdkTolerant from "./0040_sdk_tolerant.js"
+import llmGateway from "./0041_llm_gateway.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -84,5 +85,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0037_replay_context": replayContext,
   "0038_reputation": reputation,
   "0039_compliance_bundles": complianceBundles,
-  "0040_sdk_tolerant": sdkTolerant
+  "0040_sdk_tolerant": sdkTolerant,
+  "0041_llm_gateway": llmGateway
 }
