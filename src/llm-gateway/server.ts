@@ -143,9 +143,9 @@ export const makeLlmGatewayRoutes = Effect.gen(function* () {
     call.headSent = true
   }
 
-  /** Notarizes the call once; answers what became of its receipt. */
+  /** Notarizes the call once; answers what became of its receipt (never rejects: at shutdown the sweep takes over). */
   const notarize = (call: Call, status: number | null, stream: boolean, reader: AnswerReader | undefined, end: End): Promise<"minted" | "failed"> =>
-    run(gateway.finish(call.principal!, call.started!, { statusCode: status, stream, answer: reader?.finish() ?? null, end }))
+    run(gateway.finish(call.principal!, call.started!, { statusCode: status, stream, answer: reader?.finish() ?? null, end })).catch(() => "failed" as const)
 
   const upstreamRefusal = (call: Call, error: OutboundError): Refusal =>
     error.kind === "timeout" || error.kind === "connect_timeout"
