@@ -418,6 +418,14 @@ describe("LLM gateway: refusals in the provider's format, nothing forwarded", ()
     expect(receivedWith(fake, `${marker}-last`)).toEqual([])
   })
 
+  it("422 VALIDATION_ERROR for an X-Aira-Agent-Id longer than the authorize route allows, nothing forwarded", async () => {
+    const marker = uniqueMarker("long-agent")
+    const reply = await rawCall(server, "POST", CHAT, { headers: openaiHeaders(org.key, { "x-aira-agent-id": "a".repeat(201) }), body: JSON.stringify(chatBody("gpt-test", marker)) })
+    expect(reply.status).toBe(422)
+    expect(reply.json).toEqual(openaiRefusal("invalid_request_error", "VALIDATION_ERROR"))
+    expect(receivedWith(fake, marker)).toEqual([])
+  })
+
   it("another organization's action is nobody's parent here: X-Aira-Parent-Action-Id of it answers 404, nothing forwarded", async () => {
     const other = await registerOrg(server.url, "Gateway Other Parent")
     const theirs = await openaiVia(server, other.key).chat.completions.create(chatBody("gpt-test", uniqueMarker("their-parent"))).withResponse()

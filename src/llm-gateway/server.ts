@@ -32,6 +32,8 @@ const BUFFER_LIMIT = 8 * 1024 * 1024
 /** Calls in flight per key at most. */
 const MAX_IN_FLIGHT_PER_KEY = 32
 const MINUTE_MS = 60_000
+/** `agent_id`, `agent_version` and `parent_action_uuid` on authorize are at most this long. */
+const MAX_HEADER_FIELD = 200
 const ROUTE_LABEL = "/gateway/*"
 
 /** Headers that belong to one connection, never forwarded either way. */
@@ -294,6 +296,13 @@ export const makeLlmGatewayRoutes = Effect.gen(function* () {
     call.keyId = keyId
     call.principal = principal
     if (!(await run(gateway.enabled(principal.orgUuid)))) return refuse(call, { code: "NOT_FOUND", message: "The LLM gateway is not enabled for this organization" })
+    const agentId = call.headers["x-aira-agent-id"] || null
+    const agentVersion = call.headers["x-aira-agent-version"] || null
+    const parentActionUuid = call.headers["x-aira-parent-action-id"] || null
+    // The limits the authorize route's schema sets on these fields.
+    if ([agentId, agentVersion, parentActionUuid].some((value) => value !== null && value.length > MAX_HEADER_FIELD)) {
+      return refuse(call, { code: "VALIDATION_ERROR", message: `X-Aira-Agent-Id, X-Aira-Agent-Version and X-Aira-Parent-Action-Id are at most ${MAX_HEADER_FIELD} characters` })
+    }
     const contentType = (call.headers["content-type"] ?? "").toLowerCase()
     const facts = requestFacts(call.body, contentType.includes("json") || (contentType === "" && call.body[0] === 0x7b))
     const started = await run(
@@ -303,9 +312,9 @@ export const makeLlmGatewayRoutes = Effect.gen(function* () {
           method: call.method,
           facts,
           body: call.body,
-          agentId: call.headers["x-aira-agent-id"] || null,
-          agentVersion: call.headers["x-aira-agent-version"] || null,
-          parentActionUuid: call.headers["x-aira-parent-action-id"] || null,
+          agentId,
+          agentVersion,
+          parentActionUuid,
           approvedActionUuid: call.headers["x-aira-action-id"] || null
         })
       )
