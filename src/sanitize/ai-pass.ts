@@ -38,7 +38,9 @@ const KNOWN_LIBRARY: Readonly<Record<string, Library>> = {
   healthcare_provider: "healthcare",
   prompt_injection: "prompt_injection",
   jailbreak_roleplay: "prompt_injection",
-  system_prompt_extraction: "prompt_injection"
+  system_prompt_extraction: "prompt_injection",
+  data_exfiltration: "prompt_injection",
+  tool_abuse: "prompt_injection"
 }
 
 /**

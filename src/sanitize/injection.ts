@@ -1,51 +1,200 @@
 /**
- * The `prompt_injection` library: instruction overrides, role-play jailbreaks and attempts to
- * pull out the system prompt. Phrases allow a few words of slack between their parts, each gap
- * bounded, so a match attempt costs a constant number of steps.
+ * The `prompt_injection` library, in four families: instruction override, role-play/jailbreak,
+ * exfiltration (system prompt, secrets, markdown-image beacons) and tool abuse. Patterns run on
+ * a normalized reading view of the text (see injection-normalize.ts), on its rot13, and on
+ * base64 fragments that decode to prose; hits map back to original offsets. Each finding's
+ * family is its entity type and the start of its description ("<Family>: ..."), so the wire
+ * finding keeps its shape. Gaps between a phrase's parts are bounded, so a match attempt costs
+ * a constant number of steps.
  */
-import { type Detector, type RegexRule, regexDetector } from "./detector.js"
+import type { Detector, Emit } from "./detector.js"
+import { MAX_HITS_PER_DETECTOR } from "./detector.js"
+import { base64Fragments, type ReadingView, ROT13_HINT, readingView, rot13 } from "./injection-normalize.js"
 
-/** Up to `n` filler words between two parts of a phrase. */
-const gap = (n: number): string => `(?:\\s{1,3}[\\w'’-]{1,20}){0,${n}}\\s{1,3}`
+/** Up to `n` filler words between two parts of a phrase; empty when spelled-out letters were joined ("ignoreallprevious"). */
+const gap = (n: number): string => `(?:(?:\\s{1,3}[\\w'’-]{1,20}){0,${n}}\\s{1,3}|)`
 
 const PREVIOUS = "(?:previous|prior|preceding|above|earlier|all|any|your|the|original|initial|system)"
-const INSTRUCTIONS = "(?:instructions?|prompts?|rules|directions|directives|guidelines|guardrails|constraints|restrictions|programming)"
+const INSTRUCTIONS = "(?:instructions?|prompts?|rules|directions|directives|guidelines|guardrails|guidance|constraints|restrictions|programming)"
+const SECRETS =
+  "(?:conversation|chat\\s{1,3}(?:history|log|transcript)|system\\s{1,3}prompt|api\\s{0,3}keys?|credentials|secrets|passwords?|access\\s{1,3}tokens?|private\\s{1,3}keys?|ssh\\s{1,3}keys?|env(?:ironment)?\\s{1,3}variables|\\.env|session\\s{1,3}cookies?)" +
+  // "password reset link", "API keys documentation": about the secret, not the secret.
+  "(?!\\s{1,3}(?:reset|change|policy|policies|manager|hint|requirements?|rules|link|form|page|field|documentation|docs|guide|rotation|expiry)\\b)"
+const DESTINATION = "(?:https?://[^\\s)\"'<>]{1,200}|[\\w.+-]{1,64}@[\\w-]{1,63}(?:\\.[\\w-]{1,63}){1,5})"
+const DANGEROUS_TOOL = /(?:delete|drop|remove|wipe|destroy|purge|truncate|erase|transfer|exec|shell|grant|revoke|shutdown|kill|payout|withdraw)/
+/** Query parameters and placeholders that carry data out through an image URL. */
+const BEACON_QUERY = /[?&;](?:data|d|q|secret|key|token|conv|conversation|chat|history|prompt|password|pass|msg|message|content|info|payload|leak|exfil|c|s)=|[{$<[]|%7b/
 
-const RULES: ReadonlyArray<RegexRule> = [
+interface Rule {
+  readonly pattern: RegExp
+  /** false rejects a match. */
+  readonly accept?: (match: RegExpExecArray) => boolean
+}
+
+interface Family {
+  readonly entity_type: string
+  readonly description: string
+  readonly rules: ReadonlyArray<Rule>
+}
+
+const rx = (source: string): RegExp => new RegExp(source, "g")
+
+const FAMILIES: ReadonlyArray<Family> = [
   {
     entity_type: "prompt_injection",
-    library: "prompt_injection",
-    severity: "critical",
-    description: "Attempt to override earlier instructions",
-    pattern: new RegExp(
-      `\\b(?:ignore|disregard|forget|override|bypass|skip|drop|abandon)${gap(2)}${PREVIOUS}${gap(2)}${INSTRUCTIONS}\\b` +
-        `|\\bnew instructions\\s{0,3}:|\\bfrom now on,?\\s{1,3}you (?:will|must|are)\\b|\\bdo not follow${gap(2)}${INSTRUCTIONS}\\b`,
-      "gi"
-    )
+    description: "Instruction override: attempt to override earlier instructions",
+    rules: [
+      { pattern: rx(`\\b(?:ignore|disregard|forget|override|bypass|neglect)${gap(2)}${PREVIOUS}${gap(2)}${INSTRUCTIONS}\\b`) },
+      { pattern: rx("\\b(?:forget|disregard|ignore)\\s{1,3}(?:everything|all)(?:\\s{1,3}(?:that\\s{1,3})?you\\s{1,3}(?:were|have\\s{1,3}been|was)\\s{1,3}(?:told|given|taught)|\\s{1,3}(?:above|before|previously|earlier|so\\s{1,3}far))") },
+      { pattern: rx("\\b(?:new|updated|revised|real|actual)\\s{1,3}(?:system\\s{1,3})?instructions\\s{0,3}:|(?<!\\b(?:our|the|my|your|a|this|their|its)\\s{1,3})\\bsystem\\s{0,3}prompt\\s{0,3}:|<\\|im_start\\|>\\s{0,3}system\\b|<<sys>>|\\bsystem\\s{1,3}override\\b") },
+      // Spelled-out letters joined without word gaps ("i g n o r e a l l p r e v i o u s ...").
+      { pattern: rx("\\b(?:ignore|disregard|forget|override|bypass)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding|original)?(?:instructions?|rules|prompts?|directives|guidelines)\\b") },
+      { pattern: rx(`\\bfrom now on,?\\s{1,3}you (?:will|must|are)\\b|\\bdo not follow${gap(2)}${INSTRUCTIONS}\\b`) }
+    ]
   },
   {
     entity_type: "jailbreak_roleplay",
-    library: "prompt_injection",
-    severity: "critical",
-    description: "Role-play or persona jailbreak",
-    pattern: new RegExp(
-      "\\b(?:you are now|act as|pretend (?:to be|you are|you're)|roleplay as|role-play as|imagine you are)" +
-        `${gap(3)}(?:dan|unrestricted|unfiltered|uncensored|jailbroken|evil|an? ai (?:with(?:out)?|that has no)\\s{1,3}(?:no )?(?:restrictions|limits|rules|filters))\\b` +
-        "|\\b(?:do anything now|developer mode (?:enabled|on|activated)|jailbreak mode|dan mode|no (?:ethical|moral) (?:guidelines|restrictions|constraints))\\b",
-      "gi"
-    )
+    description: "Role-play / jailbreak: persona or mode meant to drop the model's rules",
+    rules: [
+      {
+        pattern: rx(
+          "\\b(?:you are now|you're now|act as|pretend (?:to be|you are|you're)|roleplay as|role-play as|imagine you are)" +
+            `${gap(3)}(?:dan|unrestricted|unfiltered|uncensored|jailbroken|evil|an? ai (?:with(?:out)?|that has no)\\s{1,3}(?:no )?(?:restrictions|limits|rules|filters))\\b`
+        )
+      },
+      { pattern: rx("\\b(?:youarenow|actas|pretendyouare|pretendtobe)(?:an?)?(?:dan|unrestricted|unfiltered|uncensored|jailbroken)\\b") },
+      { pattern: rx("\\b(?:do anything now|jailbreak mode|dan mode|no (?:ethical|moral) (?:guidelines|restrictions|constraints))\\b") },
+      { pattern: rx("\\b(?:developer|dan|god) mode (?:enabled|activated|output)\\b|\\bdeveloper mode on(?=\\s{0,3}(?:[.!:;)\\]]|$))") },
+      { pattern: rx("\\b(?:you are|you're)(?:\\s{1,3}now)?\\s{1,3}(?:in|running in|operating in)\\s{1,3}(?:developer|dev|god|jailbreak|dan|unrestricted)\\s{1,3}mode\\b") },
+      { pattern: rx("\\byou (?:have|has) no\\s{1,3}(?:content\\s{1,3}polic(?:y|ies)|restrictions|filters|limits|guidelines|rules|ethics|morals|censorship)\\b|\\bno content\\s{1,3}(?:policy|policies|filters)\\b") },
+      { pattern: rx("\\b(?:you are|you're)\\s{1,3}an?\\s{1,3}(?:unrestricted|unfiltered|uncensored|jailbroken)\\s{1,3}(?:ai|assistant|model|chatbot|llm)\\b") },
+      { pattern: rx("\\b(?:you are|you're)\\s{1,3}(?:now\\s{1,3})?an?\\s{1,3}(?:ai|assistant|model|chatbot|llm)\\s{1,3}(?:with\\s{1,3}no|without(?:\\s{1,3}any)?)\\s{1,3}(?:restrictions|rules|limits|filters|guidelines|censorship)\\b") }
+    ]
   },
   {
     entity_type: "system_prompt_extraction",
-    library: "prompt_injection",
-    severity: "critical",
-    description: "Attempt to reveal the system prompt or hidden instructions",
-    pattern: new RegExp(
-      `\\b(?:reveal|show|print|repeat|output|display|tell|give|leak|dump|recite|write out)${gap(3)}(?:system|hidden|initial|secret|original|developer)\\s{1,3}(?:prompt|instructions|message|rules)\\b` +
-        "|\\bwhat (?:is|are|was|were) your (?:system|hidden|initial|original) (?:prompt|instructions)\\b",
-      "gi"
-    )
+    description: "Exfiltration: attempt to reveal the system prompt or hidden instructions",
+    rules: [
+      {
+        pattern: rx(
+          `\\b(?:reveal|show|print|repeat|output|display|tell|give|leak|dump|recite|write out)${gap(3)}(?:system|hidden|initial|secret|original|developer)\\s{1,3}(?:prompt|instructions|message|rules)\\b` +
+            "|\\bwhat (?:is|are|was|were) your (?:system|hidden|initial|original) (?:prompt|instructions)\\b"
+        )
+      },
+      { pattern: rx("\\b(?:reveal|print|show|repeat|output|display|dump)(?:your|the)?(?:system|hidden|initial|secret)(?:prompt|instructions)\\b") },
+      { pattern: rx("\\brepeat\\s{1,3}(?:everything|all|the\\s{1,3}(?:text|words|lines|messages?))\\s{1,3}(?:above|before|prior)\\b") },
+      {
+        pattern: rx(
+          `\\b(?:print|reveal|show|repeat|output|display|tell me|give me|list|dump|leak|write out)${gap(3)}(?:instructions|prompt|rules|guidelines)\\s{1,3}you\\s{1,3}(?:were|have\\s{1,3}been|got)\\s{1,3}(?:given|told|provided)\\b`
+        )
+      }
+    ]
+  },
+  {
+    entity_type: "data_exfiltration",
+    description: "Exfiltration: attempt to send conversation data or secrets to an outside address",
+    rules: [
+      { pattern: rx(`\\b(?:send|forward|post|upload|email|e-mail|mail|transmit|exfiltrate|leak|submit)${gap(5)}${SECRETS}${gap(6)}to\\s{1,3}${DESTINATION}`) },
+      // A markdown image the client renders fetches its URL: data in the query leaves with it.
+      { pattern: rx("!\\[[^\\]\\n]{0,200}\\]\\(\\s{0,3}https?://[^\\s)]{1,600}\\)"), accept: (m) => BEACON_QUERY.test(m[0].slice(m[0].indexOf("]("))) }
+    ]
+  },
+  {
+    entity_type: "tool_abuse",
+    description: "Tool abuse: attempt to make the agent run a destructive tool or shell command",
+    rules: [
+      {
+        pattern: rx("\\b(?:call|invoke|use|run|trigger|execute|exec)\\s{1,3}(?:the\\s{1,3}|your\\s{1,3})?`?([a-z0-9_.-]{1,60})`?(\\s{1,3}(?:tool|function|action|endpoint|command)\\b)?"),
+        accept: (m) => m[2] !== undefined && DANGEROUS_TOOL.test(m[1]!)
+      },
+      { pattern: rx("\\brm\\s{1,3}-(?:rf|fr|r\\s{1,3}-f|f\\s{1,3}-r)\\s{1,3}(?:--no-preserve-root\\s{1,3})?(?:/(?:\\*|etc|home|usr|var|root|boot|bin)?(?![\\w.-])|~|\\$home|\\*)") },
+      {
+        pattern: rx(
+          "\\b(?:execute|run)\\s{1,3}(?:the\\s{1,3})?(?:following|this|these|below)\\s{1,3}(?:shell|bash|terminal|system|powershell|cmd)\\s{1,3}commands?\\b" +
+            "|\\b(?:execute|run)\\s{1,3}(?:the\\s{1,3})?(?:following|this|these)\\s{1,3}commands?\\s{1,3}without\\s{1,3}(?:asking|confirmation|confirming|telling)\\b"
+        )
+      }
+    ]
   }
 ]
 
-export const INJECTION_DETECTORS: ReadonlyArray<Detector> = RULES.map(regexDetector)
+interface Scan {
+  readonly source: string
+  /** Hits per entity type, original offsets, sorted and merged. */
+  readonly hits: ReadonlyMap<string, ReadonlyArray<readonly [number, number]>>
+}
+
+let memo: Scan | undefined
+
+/** Drops the remembered text: the engine calls it after each scan, so no content outlives a request. */
+export const forgetInjectionScan = (): void => {
+  memo = undefined
+}
+
+const matchesIn = (text: string, rule: Rule, found: (start: number, end: number) => void): void => {
+  const pattern = new RegExp(rule.pattern.source, rule.pattern.flags)
+  let count = 0
+  let m: RegExpExecArray | null
+  while ((m = pattern.exec(text)) !== null) {
+    if (m[0].length === 0) {
+      pattern.lastIndex++
+      continue
+    }
+    if (rule.accept !== undefined && !rule.accept(m)) {
+      // Retry from the next character: a rejected long match may hide a shorter one inside.
+      pattern.lastIndex = m.index + 1
+      continue
+    }
+    found(m.index, m.index + m[0].length)
+    if (++count >= MAX_HITS_PER_DETECTOR) return
+  }
+}
+
+const merge = (spans: Array<[number, number]>): Array<readonly [number, number]> => {
+  spans.sort((a, b) => a[0] - b[0] || b[1] - a[1])
+  const out: Array<[number, number]> = []
+  for (const s of spans) {
+    const last = out[out.length - 1]
+    if (last !== undefined && s[0] < last[1]) last[1] = Math.max(last[1], s[1])
+    else out.push([s[0], s[1]])
+  }
+  return out
+}
+
+const scan = (source: string): Scan => {
+  if (memo !== undefined && memo.source === source) return memo
+  const view: ReadingView = readingView(source)
+  const rotated = ROT13_HINT.test(view.text) ? rot13(view.text) : ""
+  const fragments = base64Fragments(source).map((f) => ({ ...f, text: readingView(f.decoded).text }))
+  const hits = new Map<string, ReadonlyArray<readonly [number, number]>>()
+  for (const family of FAMILIES) {
+    const spans: Array<[number, number]> = []
+    const fromView = (start: number, end: number) => spans.push([view.starts[start]!, view.ends[end - 1]!])
+    for (const rule of family.rules) {
+      matchesIn(view.text, rule, fromView)
+      if (rotated !== "") matchesIn(rotated, rule, fromView)
+      for (const f of fragments) {
+        let hit = false
+        matchesIn(f.text, rule, () => {
+          hit = true
+        })
+        if (hit) spans.push([f.start, f.end])
+      }
+    }
+    hits.set(family.entity_type, merge(spans))
+  }
+  memo = { source, hits }
+  return memo
+}
+
+const familyDetector = (family: Family): Detector => ({
+  entity_type: family.entity_type,
+  library: "prompt_injection",
+  severity: "critical",
+  description: family.description,
+  run: (text: string, emit: Emit) => {
+    for (const [start, end] of scan(text).hits.get(family.entity_type) ?? []) if (!emit(start, end)) return
+  }
+})
+
+export const INJECTION_DETECTORS: ReadonlyArray<Detector> = FAMILIES.map(familyDetector)

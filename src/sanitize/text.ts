@@ -5,7 +5,7 @@
  */
 import type { Detector } from "./detector.js"
 import { HEALTHCARE_DETECTORS } from "./healthcare.js"
-import { INJECTION_DETECTORS } from "./injection.js"
+import { forgetInjectionScan, INJECTION_DETECTORS } from "./injection.js"
 import { CREDENTIAL_DETECTORS, PII_DETECTORS } from "./libraries.js"
 import { forgetNamedEntities, NER_DETECTORS } from "./ner.js"
 import type { DetectedSpan, Library, SanitizeFinding, SanitizeMode, SanitizePolicy, Severity } from "./types.js"
@@ -129,6 +129,7 @@ export const detect = (content: string, policy: SanitizePolicy): Array<Candidate
     }
   }
   forgetNamedEntities()
+  forgetInjectionScan()
   return out
 }
 
