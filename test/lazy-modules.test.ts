@@ -39,7 +39,9 @@ const LOADED_ON_FIRST_USE: ReadonlyArray<string> = [
   // The outbound client's connection pools: loaded by the first webhook send or model call.
   "undici",
   // The worker pools (PDF reports, file decoders, DICOM): loaded by their first job.
-  "piscina"
+  "piscina",
+  // Phone metadata of every region: loaded by the first text with a phone-like run of digits.
+  "libphonenumber-js"
 ]
 /** Scalar's bundled script (the /docs page), a file inside effect rather than a package of its own. */
 const SCALAR_BUNDLE = "/node_modules/effect/dist/http-api/internal/httpApiScalar.js"

@@ -3,8 +3,10 @@
  * spec names the entity differently) plus what only sanitize reports (URLs, street addresses,
  * NHS numbers, test-mode and Google keys, context-anchored high-entropy secrets).
  */
-import { CREDENTIAL_RECOGNIZERS, PII_RECOGNIZERS, type Recognizer, secretValueValid, ssnValid } from "../scan/index.js"
+import { CREDENTIAL_RECOGNIZERS, PII_RECOGNIZERS, type Recognizer, ssnValid } from "../scan/index.js"
 import { type Detector, type RegexRule, regexDetector } from "./detector.js"
+import { PHONE_DETECTORS } from "./phones.js"
+import { notCode, SECRET_RULES } from "./secrets.js"
 import { entropy, nhsNumberValid } from "./validators.js"
 
 const RENAMED: Readonly<Record<string, string>> = { email: "email_address", phone: "phone_number" }
@@ -13,12 +15,32 @@ const RENAMED: Readonly<Record<string, string>> = { email: "email_address", phon
 const outsideIban = (validate: NonNullable<Recognizer["validate"]>) => (match: string, text: string, start: number) =>
   /[A-Z]{2}\d{2} ?$/.test(text.slice(Math.max(0, start - 5), start)) ? 0 : validate(match)
 
-const fromScan = (recognizer: Recognizer): RegexRule => ({
-  ...recognizer,
-  entity_type: RENAMED[recognizer.entity_type] ?? recognizer.entity_type,
-  library: recognizer.library === "credentials" ? "credentials" : "pii",
-  ...(recognizer.entity_type === "credit_card" && recognizer.validate !== undefined ? { validate: outsideIban(recognizer.validate) } : {})
-})
+/** `user:pass@host` in a URL is a password and a host, not an e-mail address. */
+const outsideUrlUserInfo = (match: string, text: string, start: number) =>
+  !/:\/\/[^\s:/@]{0,64}:$/.test(text.slice(Math.max(0, start - 80), start)) && match.length > 0
+
+/** Sanitize's own validators for some scan recognizers (see src/sanitize/secrets.ts). */
+const sanitizeValidate = (recognizer: Recognizer): RegexRule["validate"] => {
+  const validate = recognizer.validate
+  if (recognizer.entity_type === "credit_card" && validate !== undefined) return outsideIban(validate)
+  if (recognizer.entity_type === "email")
+    return (match, text, start) => outsideUrlUserInfo(match, text, start) && (validate === undefined || validate(match) !== false)
+  if (recognizer.entity_type === "api_key_assignment" && validate !== undefined) return (match) => notCode(match) && validate(match)
+  return validate
+}
+
+const fromScan = (recognizer: Recognizer): RegexRule => {
+  const validate = sanitizeValidate(recognizer)
+  return {
+    ...recognizer,
+    entity_type: RENAMED[recognizer.entity_type] ?? recognizer.entity_type,
+    library: recognizer.library === "credentials" ? "credentials" : "pii",
+    ...(validate === undefined ? {} : { validate })
+  }
+}
+
+/** Sanitize's password rules (src/sanitize/secrets.ts) cover scan's and reject code references and labels. */
+const SCAN_CREDENTIALS = CREDENTIAL_RECOGNIZERS.filter((r) => r.entity_type !== "password_assignment")
 
 /** Trailing sentence punctuation is not part of a URL. */
 const urlLength = (match: string): number => {
@@ -80,32 +102,7 @@ const secretLength = (match: string): number => {
   return random ? end : 0
 }
 
-/** A spoken-style password ends before trailing sentence punctuation. */
-const passwordLength = (match: string): number => {
-  let end = match.length
-  while (end > 0 && ".,;:!?)'\"".includes(match[end - 1])) end--
-  return secretValueValid(match.slice(0, end)) ? end : 0
-}
-
 const CREDENTIAL_EXTRA: ReadonlyArray<RegexRule> = [
-  {
-    entity_type: "password_assignment",
-    library: "credentials",
-    severity: "critical",
-    description: "Password stated in prose (\"the password is ...\")",
-    pattern: /\b(?:password|passwd|passphrase|passcode|pin)\s{1,3}(?:is|was|will be)\s{1,3}:?\s{0,2}(\S{1,128})/dgi,
-    group: 1,
-    validate: passwordLength
-  },
-  {
-    entity_type: "password_assignment",
-    library: "credentials",
-    severity: "critical",
-    description: "Password in the user-info part of a URL",
-    hint: "://",
-    pattern: /:\/\/[^\s:/@]{1,64}:([^\s@/]{1,128})@/dg,
-    group: 1
-  },
   {
     entity_type: "gitlab_token",
     library: "credentials",
@@ -142,7 +139,10 @@ const CREDENTIAL_EXTRA: ReadonlyArray<RegexRule> = [
   }
 ]
 
-export const PII_DETECTORS: ReadonlyArray<Detector> = [...PII_RECOGNIZERS.map(fromScan), ...PII_EXTRA].map(regexDetector)
-export const CREDENTIAL_DETECTORS: ReadonlyArray<Detector> = [...CREDENTIAL_RECOGNIZERS.map(fromScan), ...CREDENTIAL_EXTRA].map(
+/** Sanitize finds phone numbers with its own rules (./phones.ts) rather than the scanner's pattern. */
+const SCAN_PII = PII_RECOGNIZERS.filter((recognizer) => recognizer.entity_type !== "phone")
+
+export const PII_DETECTORS: ReadonlyArray<Detector> = [...[...SCAN_PII.map(fromScan), ...PII_EXTRA].map(regexDetector), ...PHONE_DETECTORS]
+export const CREDENTIAL_DETECTORS: ReadonlyArray<Detector> = [...SCAN_CREDENTIALS.map(fromScan), ...SECRET_RULES, ...CREDENTIAL_EXTRA].map(
   regexDetector
 )
