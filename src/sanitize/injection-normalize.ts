@@ -61,8 +61,11 @@ const fold = (ch: string, cp: number): string => {
 
 const isAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57)
 
-/** Three isolated letters or digits with the same spacer between them, wherever a spelled-out word would start. */
-const SPELLED_RUN = /(?<![a-z0-9])[a-z0-9]([ ._*|/,+~·•-])[a-z0-9]\1[a-z0-9](?![a-z0-9])/
+/**
+ * Three isolated letters with the same spacer between them, wherever a spelled-out word would start: texts
+ * without one skip the join (digits alone, "1 2 3 4", are tables and phone numbers, not spelled words).
+ */
+const SPELLED_RUN = /(?<![a-z0-9])[a-z]([ ._*|/,+~·•-])[a-z]\1[a-z](?![a-z0-9])/
 
 /** Single characters people put between the letters of a spelled-out word. */
 const SPACERS = new Set([" ", ".", "-", "_", "*", "|", "/", ",", "+", "~", "·", "•"])

@@ -41,6 +41,7 @@ const NANP = /^(?:\+?1[ .-]?)?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}$/
 const EXTENSION = /^,? {0,2}(?:x|ext\.?|extn\.?|extension|ext:)[ .:]{0,2}(\d{1,6})(?!\d)/i
 
 const digitsOf = (text: string): string => text.replace(/\D/g, "")
+const SINGLE_DIGIT_GROUPS = /(?:^|[ ().-])\d[ .-]\d[ .-]\d[ .-]\d(?:[ ().-]|$)/
 
 /**
  * Parses left in the current scan. A parse costs 10-25 µs; a hostile text of digit groups could ask
@@ -109,6 +110,9 @@ const phoneShaped = (candidate: string, before: string): boolean => {
  * "415 555 0100 2 adults"): drops trailing groups until one is accepted; 0 when none is.
  */
 const phoneLength = (match: string, text: string, start: number): number => {
+  // Four one-digit groups in a row is no way of writing a phone number (and a text of digit groups
+  // would otherwise hand over a candidate every dozen characters): rejected before any other check.
+  if (SINGLE_DIGIT_GROUPS.test(match)) return 0
   let candidate = match
   let offset = 0
   // A parenthesis that opens the run but never closes belongs to the prose: "(call 415-555-0100)".
