@@ -4,6 +4,7 @@
  * NHS numbers, test-mode and Google keys, context-anchored high-entropy secrets).
  */
 import { CREDENTIAL_RECOGNIZERS, PII_RECOGNIZERS, type Recognizer, ssnValid } from "../scan/index.js"
+import { ADDRESS_DETECTOR } from "./addresses.js"
 import { type Detector, type RegexRule, regexDetector } from "./detector.js"
 import { PHONE_DETECTORS } from "./phones.js"
 import { notCode, SECRET_RULES } from "./secrets.js"
@@ -49,9 +50,6 @@ const urlLength = (match: string): number => {
   return end
 }
 
-const STREET_SUFFIX =
-  "(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq)"
-
 const PII_EXTRA: ReadonlyArray<RegexRule> = [
   {
     entity_type: "url",
@@ -60,17 +58,6 @@ const PII_EXTRA: ReadonlyArray<RegexRule> = [
     description: "Web address",
     pattern: /\b(?:[a-z][a-z0-9+.-]{1,15}:\/\/|www\.)[^\s<>"'`]{1,2048}/gi,
     validate: urlLength
-  },
-  {
-    entity_type: "street_address",
-    library: "pii",
-    severity: "warning",
-    description: "Street address",
-    pattern: new RegExp(
-      `\\b\\d{1,6} (?:[A-Z][a-z]{1,20} ){1,4}${STREET_SUFFIX}\\b\\.?` +
-        "(?:,? (?:Apt|Suite|Unit|#) ?[A-Za-z0-9]{1,6})?(?:, [A-Z][a-z]{1,20}(?: [A-Z][a-z]{1,20}){0,2})?(?:,? [A-Z]{2})?(?: \\d{5}(?:-\\d{4})?)?",
-      "g"
-    )
   },
   {
     entity_type: "us_ssn",
@@ -142,7 +129,7 @@ const CREDENTIAL_EXTRA: ReadonlyArray<RegexRule> = [
 /** Sanitize finds phone numbers with its own rules (./phones.ts) rather than the scanner's pattern. */
 const SCAN_PII = PII_RECOGNIZERS.filter((recognizer) => recognizer.entity_type !== "phone")
 
-export const PII_DETECTORS: ReadonlyArray<Detector> = [...[...SCAN_PII.map(fromScan), ...PII_EXTRA].map(regexDetector), ...PHONE_DETECTORS]
+export const PII_DETECTORS: ReadonlyArray<Detector> = [...[...SCAN_PII.map(fromScan), ...PII_EXTRA].map(regexDetector), ADDRESS_DETECTOR, ...PHONE_DETECTORS]
 export const CREDENTIAL_DETECTORS: ReadonlyArray<Detector> = [...SCAN_CREDENTIALS.map(fromScan), ...SECRET_RULES, ...CREDENTIAL_EXTRA].map(
   regexDetector
 )
