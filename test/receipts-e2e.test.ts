@@ -25,6 +25,7 @@ import { insertActiveKeyIfNone, receiptByUuid } from "../src/receipts/store.js"
 import { adminClient, answer, client, register } from "./support/api.js"
 import type { Org } from "./support/client.js"
 import { liveLayer } from "./support/effect.js"
+import { receiptContent as receiptContentOf } from "./support/receipt-content.js"
 import { Gateway } from "./support/server.js"
 
 class Orgs extends Context.Service<Orgs, { readonly org: Org; readonly other: Org }>()("test/receipts-e2e/Orgs") {}
@@ -32,27 +33,18 @@ class Orgs extends Context.Service<Orgs, { readonly org: Org; readonly other: Or
 const Setup = Layer.effect(Orgs, Effect.all({ org: register("Receipts Org"), other: register("Other Org") })).pipe(Layer.provideMerge(Gateway.layer()))
 
 
-const content = (orgUuid: string, overrides: Partial<ReceiptContent> = {}): ReceiptContent => ({
-  receipt_status: "notarized",
-  action_uuid: newId("act"),
-  org_uuid: orgUuid,
-  agent_id: "billing-bot",
-  agent_version: "2.1.0",
-  action_type: "payment.transfer",
-  action_details_hash: sha256Tagged("transfer 10 EUR to ACME"),
-  instruction_hash: null,
-  model_id: "gpt-x",
-  model_version: null,
-  outcome: "completed",
-  outcome_hash: sha256Tagged("done"),
-  output_scan_flags: null,
-  policy_uuid: null,
-  approval: null,
-  parent_payload_hash: null,
-  agent_sequence: 1,
-  previous_payload_hash: null,
-  ...overrides
-})
+const content = (orgUuid: string, overrides: Partial<ReceiptContent> = {}): ReceiptContent =>
+  receiptContentOf({
+    action_uuid: newId("act"),
+    org_uuid: orgUuid,
+    agent_id: "billing-bot",
+    agent_version: "2.1.0",
+    action_type: "payment.transfer",
+    action_details_hash: sha256Tagged("transfer 10 EUR to ACME"),
+    model_id: "gpt-x",
+    outcome_hash: sha256Tagged("done"),
+    ...overrides
+  })
 
 let agentCounter = 0
 

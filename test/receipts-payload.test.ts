@@ -21,6 +21,7 @@ import { buildReceiptPayload } from "../src/receipts/service.js"
 import { canonicalJsonBytes, generateSigningKey, importSigningKey, signPayload } from "../src/receipts/signing.js"
 import { receiptByUuid } from "../src/receipts/store.js"
 import { freshDatabaseUrl, UNUSED_DATA_DIR } from "./support/database.js"
+import { receiptContent } from "./support/receipt-content.js"
 
 const PAYLOAD_FIELDS = [
   "receipt_version", "receipt_uuid", "receipt_status", "action_uuid", "org_uuid", "agent_id", "agent_version",
@@ -115,26 +116,7 @@ describe("an external TSA that fails", () => {
     const scope = Effect.runSync(Scope.make())
     try {
       const services = await Effect.runPromise(Layer.buildWithScope(servicesLayer(config), scope))
-      const content: ReceiptContent = {
-        receipt_status: "failed",
-        action_uuid: "act_tsa",
-        org_uuid: "org_tsa",
-        agent_id: null,
-        agent_version: null,
-        action_type: "x",
-        action_details_hash: "sha256:00",
-        instruction_hash: null,
-        model_id: null,
-        model_version: null,
-        outcome: "failed",
-        outcome_hash: null,
-        output_scan_flags: null,
-        policy_uuid: null,
-        approval: null,
-        parent_payload_hash: null,
-        agent_sequence: 1,
-        previous_payload_hash: null
-      }
+      const content = receiptContent({ receipt_status: "failed", action_uuid: "act_tsa", org_uuid: "org_tsa", action_type: "x", action_details_hash: "sha256:00", outcome: "failed" })
       const { minted, stored } = await Effect.runPromise(
         Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient

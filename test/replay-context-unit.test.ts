@@ -7,30 +7,11 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { canonicalJson, replayContextHash as portableHash, REPLAY_RECEIPT_VERSION, sha256Tagged, verifyReceipt } from "../protocol/verifier/index.js"
 import { replayContextHash, replayContextOf } from "../src/actions/replay-context.js"
-import type { ReceiptContent } from "../src/receipts/ports.js"
 import { buildReceiptPayload } from "../src/receipts/service.js"
 import { generateSigningKey, importSigningKey, signPayload } from "../src/receipts/signing.js"
+import { receiptContent } from "./support/receipt-content.js"
 
-const content: ReceiptContent = {
-  receipt_status: "notarized",
-  action_uuid: "act_1",
-  org_uuid: "org_1",
-  agent_id: "bot",
-  agent_version: null,
-  action_type: "t",
-  action_details_hash: `sha256:${"00".repeat(32)}`,
-  instruction_hash: null,
-  model_id: null,
-  model_version: null,
-  outcome: "completed",
-  outcome_hash: null,
-  output_scan_flags: null,
-  policy_uuid: null,
-  approval: null,
-  parent_payload_hash: null,
-  agent_sequence: 1,
-  previous_payload_hash: null
-}
+const content = receiptContent({ agent_id: "bot" })
 
 describe("replayContextOf", () => {
   it("keeps nothing when none of the four is sent, or all are null", () => {

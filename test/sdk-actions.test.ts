@@ -17,10 +17,11 @@ import type { AuthorizeRequest } from "../protocol/actions.js"
 import { verifyReceipt } from "../protocol/verifier/index.js"
 import { Actions } from "../src/actions/service.js"
 import { newId } from "../src/platform/ids.js"
-import { type ReceiptContent, ReceiptMinter } from "../src/receipts/ports.js"
+import { ReceiptMinter } from "../src/receipts/ports.js"
 import { answer, client, type GatewayClient, raw, register } from "./support/api.js"
 import type { Org } from "./support/client.js"
 import { liveLayer } from "./support/effect.js"
+import { receiptContent } from "./support/receipt-content.js"
 import { Gateway } from "./support/server.js"
 
 class Orgs extends Context.Service<Orgs, { readonly org: Org; readonly other: Org }>()("test/sdk-actions/Orgs") {}
@@ -583,26 +584,8 @@ liveLayer(Setup)((it) => {
         }
 
         // A receipt whose chain link is wrong (minted directly, as a forged or corrupted chain would be).
-        const content = (sequence: number, previous: string | null): ReceiptContent => ({
-          receipt_status: "notarized",
-          action_uuid: newId("act"),
-          org_uuid: org.orgUuid,
-          agent_id: unique("broken-chain"),
-          agent_version: null,
-          action_type: "t",
-          action_details_hash: `sha256:${"00".repeat(32)}`,
-          instruction_hash: null,
-          model_id: null,
-          model_version: null,
-          outcome: "completed",
-          outcome_hash: null,
-          output_scan_flags: null,
-          policy_uuid: null,
-          approval: null,
-          parent_payload_hash: null,
-          agent_sequence: sequence,
-          previous_payload_hash: previous
-        })
+        const content = (sequence: number, previous: string | null) =>
+          receiptContent({ action_uuid: newId("act"), org_uuid: org.orgUuid, agent_id: unique("broken-chain"), agent_sequence: sequence, previous_payload_hash: previous })
         const broken = yield* Effect.promise(() =>
           server.run(
             Effect.gen(function* () {
