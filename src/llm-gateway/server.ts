@@ -237,20 +237,25 @@ export const makeLlmGatewayRoutes = Effect.gen(function* () {
           status = answerStatus
           upstreamHeaders = headers
           sse = (headers["content-type"] ?? "").toLowerCase().includes("text/event-stream")
-          reader = new AnswerReader(sse, BUFFER_LIMIT)
           const declared = Number(headers["content-length"])
+          const large = Number.isFinite(declared) && declared > BUFFER_LIMIT
+          // An answer too large to buffer is digested, not kept for its usage.
+          reader = new AnswerReader(sse, large ? 0 : BUFFER_LIMIT)
           if (call.aborted) return
-          if (sse || (Number.isFinite(declared) && declared > BUFFER_LIMIT)) startStreaming()
+          if (sse || large) startStreaming()
         },
         onData: (chunk) => {
           if (call.aborted) return true
-          reader!.add(chunk)
           if (mode === "buffer") {
-            buffered.push(Buffer.from(chunk))
+            // One copy, shared with the reader, which reads the usage from the same bytes at the end.
+            const owned = Buffer.from(chunk)
+            reader!.add(owned)
+            buffered.push(owned)
             bufferedBytes += chunk.byteLength
             if (bufferedBytes > BUFFER_LIMIT) startStreaming()
             return true
           }
+          reader!.add(chunk)
           let ok = true
           call.res.cork(() => {
             ok = call.res.write(chunk)

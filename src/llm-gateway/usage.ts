@@ -43,7 +43,8 @@ export class AnswerReader {
     this.bytes += chunk.byteLength
     if (this.sse) this.scan(chunk.toString("latin1"))
     else if (this.keptBytes + chunk.byteLength <= this.keepUpTo) {
-      this.kept.push(Buffer.from(chunk))
+      // Kept as given: the caller hands over chunks it owns (the transport's buffered copies).
+      this.kept.push(chunk)
       this.keptBytes += chunk.byteLength
     }
   }
