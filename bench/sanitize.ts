@@ -6,11 +6,16 @@
  *
  *   node --import ./scripts/check-node.mjs --import tsx bench/sanitize.ts
  *
+ * Then recall and precision per labelled type on the independent corpus (test/corpus/), default pack
+ * and hipaa pack, its tuning part and its held-out tenth apart; the tuning part's misses go to
+ * bench/tmp/sanitize-corpus-misses.txt, the held-out part's are never printed.
+ *
  * The machine is shared and noisy: read the ratios. The last line is one JSON object.
  */
-import { readFileSync } from "node:fs"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { type SanitizePolicy, sanitizeText } from "../src/sanitize/text.js"
+import { type CorpusScore, formatScore, isHeldOut, loadCorpus, scoreCorpus, summarize } from "../test/support/sanitize-corpus.js"
 
 const corpus: { cases: ReadonlyArray<{ text: string }> } = JSON.parse(readFileSync(join(import.meta.dirname, "../test/fixtures/sanitize/corpus.json"), "utf8"))
 const filler =
@@ -74,9 +79,39 @@ const main = () => {
     console.log(`500,000 characters (${name}, hipaa, tokenize): ${largest[name]} ms`)
   }
 
+  const independent = loadCorpus()
+  const tuning = independent.filter((t) => !isHeldOut(t.id))
+  const heldOut = independent.filter((t) => isHeldOut(t.id))
+  const figures = (score: CorpusScore) => {
+    const s = summarize(score)
+    const round = (x: number) => Number(x.toFixed(3))
+    return {
+      texts: score.texts,
+      recall: round(s.recall),
+      precision: round(s.precision),
+      decoys_changed: round(s.decoysChanged),
+      injection_recall: round(s.injectionRecall),
+      recall_by_type: Object.fromEntries(Object.entries(s.recallByType).map(([k, v]) => [k, round(v)]))
+    }
+  }
+  const corpusFigures: Record<string, ReturnType<typeof figures>> = {}
+  const misses: Array<string> = []
+  for (const policy of ["default", "hipaa"] as const) {
+    const tuned = scoreCorpus(tuning, policy)
+    const held = scoreCorpus(heldOut, policy)
+    console.log(`\n${formatScore(`corpus, ${policy} pack, tuning part`, tuned)}\n\n${formatScore(`corpus, ${policy} pack, held-out part`, held)}`)
+    corpusFigures[`${policy}_tuning`] = figures(tuned)
+    corpusFigures[`${policy}_held_out`] = figures(held)
+    misses.push(`# ${policy} pack, tuning part`, ...tuned.misses)
+  }
+  mkdirSync(join(import.meta.dirname, "tmp"), { recursive: true })
+  writeFileSync(join(import.meta.dirname, "tmp/sanitize-corpus-misses.txt"), `${misses.join("\n")}\n`)
+  console.log("\n(tuning misses: bench/tmp/sanitize-corpus-misses.txt)")
+
   console.log(
     JSON.stringify({
       bench: "sanitize",
+      corpus: corpusFigures,
       node: process.version,
       corpus_mb: Number(megabytes.toFixed(3)),
       packs,
