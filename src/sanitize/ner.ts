@@ -10,6 +10,7 @@
 import { createRequire } from "node:module"
 import type nlp from "compromise"
 import { type Detector, type Emit, MAX_HITS_PER_DETECTOR, regexDetector } from "./detector.js"
+import { findPersonNames } from "./names.js"
 
 interface Lexicon {
   /** The first tag compromise gives a word; honorifics are kept apart because they often carry two. */
@@ -145,6 +146,14 @@ const classifyRun = (text: string, run: ReadonlyArray<Word>, hits: Array<NerHit>
   }
 }
 
+/** A word of compromise's lexicon that is not a name, place or organization ("Foundation", "Station", "Payable"). */
+export const isEverydayWord = (lower: string): boolean => {
+  const { tags, orgWords } = loadLexicon()
+  if (orgWords.has(lower)) return true
+  const tag = tags.get(lower)
+  return tag !== undefined && !GIVEN_NAME.has(tag) && tag !== "LastName" && tag !== "Person" && tag !== "Honorific" && tag !== "ProperNoun"
+}
+
 let memo: { text: string; hits: Array<NerHit> } | undefined
 
 /** Drops the remembered text: the engine calls it after each scan, so no content outlives a request. */
@@ -159,11 +168,14 @@ export const namedEntities = (text: string): Array<NerHit> => {
   for (const m of text.matchAll(WORD)) {
     words.push({ start: m.index, end: m.index + m[0].length, lower: m[0].toLowerCase(), capitalized: isCapitalized(m[0]) })
   }
-  const hits: Array<NerHit> = []
+  const runHits: Array<NerHit> = []
   for (const run of capitalizedRuns(text, words)) {
     if (run.length > 8) continue // headings and shouting, not names
-    classifyRun(text, run, hits)
+    classifyRun(text, run, runHits)
   }
+  // Organizations from the lexicon; person names from the gazetteer with context (names.ts).
+  const hits = runHits.filter((h) => h.entity_type === "ner_organization")
+  for (const span of findPersonNames(text, words, isEverydayWord)) hits.push({ ...span, entity_type: "ner_person" })
   memo = { text, hits }
   return hits
 }
