@@ -37,7 +37,7 @@ const LABELLED: ReadonlyArray<Case> = [
   { name: "git clone url", text: "I cloned with `git clone https://deploy:ghx8Kq2Lm@git.example.org/team/repo.git` and it worked", secrets: ["ghx8Kq2Lm"] },
   { name: "redis url, empty user", text: "REDIS_URL=redis://:Sup3rR3dis@cache:6379/0", secrets: ["Sup3rR3dis"] },
   { name: "mongodb srv url", text: "uri: mongodb+srv://reporting:Rep0rt%21ng@cluster0.ab1cd.mongodb.net/?retryWrites=true", secrets: ["Rep0rt%21ng"] },
-  { name: "aws credentials file", text: `[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = ${AWS_1}\nregion = eu-west-1\n`, secrets: ["AKIAIOSFODNN7EXAMPLE", AWS_1] },
+  { name: "aws credentials file", text: `[default]\naws_access_key_id = AKIAIOSFODNN7QX4R2PL\naws_secret_access_key = ${AWS_1}\nregion = eu-west-1\n`, secrets: ["AKIAIOSFODNN7QX4R2PL", AWS_1] },
   { name: "aws env export", text: `export AWS_ACCESS_KEY_ID=AKIAJ7Q3ZXPLMN4R2T8K\nexport AWS_SECRET_ACCESS_KEY="${AWS_2}"`, secrets: ["AKIAJ7Q3ZXPLMN4R2T8K", AWS_2] },
   { name: "aws prose secret access key", text: `Here's the secret access key for the backup user: ${AWS_3} (the id is in 1Password).`, secrets: [AWS_3] },
   { name: "aws slack pair", text: `creds for the s3 bucket -> AKIA2OGYBAH6Q3XYZ7PL / ${AWS_4}  pls rotate after the demo`, secrets: ["AKIA2OGYBAH6Q3XYZ7PL", AWS_4] },

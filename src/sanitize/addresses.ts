@@ -67,12 +67,53 @@ const FRENCH = new RegExp(
 
 const PATTERNS: ReadonlyArray<RegExp> = [ENGLISH, PO_BOX, GERMANIC, TYPE_FIRST, FRENCH]
 
-/** "Flat 3, " written before the house number joins the address (checked here: a leading optional group slows the scan). */
-const UNIT_BEFORE = /(?:Flat|Apt|Apartment|Unit|Suite) [A-Z0-9]{1,5},? $/
+/**
+ * "Flat 3, ", "Flat 4, Block C, ", "Room 1804, Block B, " written before the house number join the address
+ * (checked here: a leading optional group slows the scan).
+ */
+const UNIT_BEFORE = /(?:(?:Flat|Apt|Apartment|Appartement|Unit|Suite|Room|Rm|Block|Tower|Floor|Building|Bldg)\.? [A-Z0-9]{1,5},? ){1,3}$/
 const withUnitBefore = (text: string, start: number): number => {
-  const before = text.slice(Math.max(0, start - 20), start)
+  const before = text.slice(Math.max(0, start - 60), start)
   const unit = UNIT_BEFORE.exec(before)
   return unit === null ? start : start - before.length + unit.index
+}
+
+/** One more part of the address after a comma or line break: a locality, district, postcode or state. */
+const NEXT_PART = /^(?:,[ \t]{0,2}|[ \t]{0,2}\n[ \t]{0,4}| )([^,\n]{1,40})/
+/** Every word of such a part: capitalised, a postcode or number piece, or a small joining word. */
+const LOCALITY_WORD =
+  /^(?:\p{Lu}[\p{L}'’.-]*(?:\/\p{Lu}{2})?|[A-Z]{1,3}[0-9][A-Z0-9]{0,3}|[0-9]{1,6}(?:-[0-9]{3,5})?|[0-9]{1,2}\.|Co\.|C\.P\.|CEP|am|an|de|del|la|sur|upon|on|the|bus|piso|apto\.?|int\.?|col\.)$/u
+
+/**
+ * The address goes on through up to four comma- or line-separated parts that read as a locality
+ * ("Dublin 2, D02 X285", "Co. Cork, P17 KD43", "Apt 12C\nAustin, TX 78745", "2. OG\n50968 Köln"), never
+ * through prose or a phone number (a part with more than eight digits).
+ */
+const withLocality = (text: string, end: number): number => {
+  let at = end
+  for (let parts = 0; parts < 4; parts++) {
+    const next = NEXT_PART.exec(text.slice(at, at + 48))
+    if (next === null) break
+    // The part's locality words, up to the first that is not one ("D02 X285 please" gives "D02 X285");
+    // sentence punctuation after a word ends the address there.
+    const words = next[1]!.trimEnd().split(/[ \t]+/)
+    let taken = 0
+    let length = 0
+    for (const [index, raw] of words.entries()) {
+      // Sentence punctuation ends the address after a part's last word ("…, P17 KD43."), not after "Co." inside it.
+      const word = index === words.length - 1 ? raw.replace(/[.;:!?)]+$/, "") : raw
+      if (taken >= 6 || !LOCALITY_WORD.test(word)) break
+      length += (taken > 0 ? 1 : 0) + word.length
+      taken++
+    }
+    const part = next[1]!.slice(0, length)
+    const digits = part.match(/[0-9]/g)?.length ?? 0
+    // Without a postcode or number a locality is one or two words, and the whole part ("Termin am Montag" is not one).
+    if (taken === 0 || digits > 8 || (digits === 0 && (taken > 2 || taken < words.length))) break
+    at += next[0].length - next[1]!.length + length
+    if (taken < words.length) break
+  }
+  return at
 }
 
 /** A trailing "." after a street-type abbreviation ends the sentence, not the address. */
@@ -88,7 +129,7 @@ const findAddresses = (text: string): Array<readonly [number, number]> => {
     let match: RegExpExecArray | null
     while ((match = pattern.exec(text)) !== null && hits.length < MAX_HITS_PER_DETECTOR) {
       const start = unitMayPrecede ? withUnitBefore(text, match.index) : match.index
-      hits.push([start, withoutFinalDot(text, start, match.index + match[0].length)])
+      hits.push([start, withLocality(text, withoutFinalDot(text, start, match.index + match[0].length))])
     }
   }
   // Patterns may overlap on one address: keep the earliest, then longest, and drop what it covers.

@@ -1,13 +1,11 @@
 /**
- * The `healthcare` library (HIPAA pack): medical record numbers, ICD-10 codes and diagnoses,
- * NPI numbers and care providers. Bare numbers and codes are too common to report on their
- * own, so every pattern here is anchored on a label in front of the value.
+ * Health detectors. Person-health data (diagnoses, ICD-10-CM codes, NPI, MRN; ./health.ts) is personal data in
+ * every pack: outside hipaa it reports in the `pii` library (HEALTH_PII_DETECTORS), under hipaa in `healthcare`,
+ * once. The hipaa pack adds medications and care providers.
  */
 import { type Detector, type RegexRule, regexDetector } from "./detector.js"
-import { npiValid } from "./validators.js"
-
-/** A record number carries at least one digit (so "MRN: pending" is not one). */
-const hasDigit = (value: string): boolean => /[0-9]/.test(value)
+import { clinicalNear, MEDICATION_DETECTOR, namesCondition, personHealthDetectors } from "./health.js"
+import type { Library } from "./types.js"
 
 const CLAUSE_WORDS = new Set(["and", "but", "on", "in", "at", "was", "were", "is", "since", "who", "which", "with", "for", "the", "by", "after", "to", "from"])
 
@@ -21,54 +19,40 @@ const diagnosisLength = (value: string): number => {
   return length
 }
 
-const RULES: ReadonlyArray<RegexRule> = [
-  {
-    entity_type: "mrn_pattern",
-    library: "healthcare",
-    severity: "critical",
-    description: "Medical record number next to its label",
-    pattern:
-      /\b(?:MRN|MR#|medical record(?: number| no\.?| #)?|patient (?:id|number|no\.?|#)|chart (?:number|no\.?|#)|record (?:number|no\.?|#))\s{0,3}[:#=-]?\s{0,3}([A-Z]{0,4}-?\d[A-Z0-9-]{3,15})\b/dgi,
-    group: 1,
-    validate: hasDigit
-  },
-  {
-    entity_type: "icd10_code",
-    library: "healthcare",
-    severity: "warning",
-    description: "ICD-10 diagnosis code next to a diagnosis label",
-    pattern:
-      /\b(?:ICD-?10(?:-CM)?|ICD|diagnosis code|dx code|dx|diagnosis|diag\.?)\s{0,3}(?:code)?\s{0,3}[:#=-]?\s{0,3}\(?([A-TV-Z][0-9][0-9AB](?:\.[0-9A-TV-Z]{1,4})?)\b/dgi,
-    group: 1
-  },
-  {
-    entity_type: "diagnosis",
-    library: "healthcare",
-    severity: "warning",
-    description: "Diagnosis or condition named after a clinical phrase",
-    pattern:
-      /\b(?:diagnosed with|diagnosis(?: of)?:?|dx:|suffers from|suffering from|history of|treated for|presents with|presenting with|positive for|admitted for)\s{1,3}([A-Za-z0-9'-]{2,30}(?: [A-Za-z0-9'-]{1,30}){0,5})/dgi,
-    group: 1,
-    validate: diagnosisLength
-  },
-  {
-    entity_type: "npi_number",
-    library: "healthcare",
-    severity: "warning",
-    description: "US National Provider Identifier (Luhn-valid with prefix 80840)",
-    hint: "NPI",
-    pattern: /\bNPI(?: number| no\.?| #)?\s{0,3}[:#=-]?\s{0,3}(\d{10})\b/dg,
-    group: 1,
-    validate: npiValid
-  },
-  {
-    entity_type: "healthcare_provider",
-    library: "healthcare",
-    severity: "warning",
-    description: "Care provider (hospital, clinic, practice)",
-    pattern:
-      /\b(?:[A-Z][A-Za-z'&.-]{1,25} ){1,4}(?:Hospital|Clinic|Medical Center|Medical Centre|Health System|Healthcare|Health Center|Infirmary|Hospice|Pharmacy|Medical Group|Surgery Center|Pediatrics|Cardiology|Oncology)\b/g
-  }
-]
+/** The phrase after a trigger counts when it names a known condition, or when the trigger stands among clinical or personal words. */
+const diagnosisAfterTrigger = (value: string, text: string, start: number): number => {
+  const length = diagnosisLength(value)
+  const phrase = value.slice(0, length)
+  if (namesCondition(phrase)) return length
+  return /^(?:diagnos|dx|present|admitted)/i.test(text.slice(Math.max(0, start - 24), start).trim().split(/\s+/).slice(-2).join(" ")) && clinicalNear(text, start) ? length : 0
+}
 
-export const HEALTHCARE_DETECTORS: ReadonlyArray<Detector> = RULES.map(regexDetector)
+const triggerRule = (library: Library): RegexRule => ({
+  entity_type: "diagnosis",
+  library,
+  severity: "warning",
+  description: "Diagnosis or condition named after a clinical phrase",
+  pattern:
+    /\b(?:diagnosed with|diagnosis(?: of)?:?|dx:|suffers from|suffering from|history of|treated for|presents with|presenting with|positive for|admitted for)\s{1,3}([A-Za-z0-9'-]{2,30}(?: [A-Za-z0-9'-]{1,30}){0,5})/dgi,
+  group: 1,
+  validate: diagnosisAfterTrigger
+})
+
+const PROVIDER: RegexRule = {
+  entity_type: "healthcare_provider",
+  library: "healthcare",
+  severity: "warning",
+  description: "Care provider (hospital, clinic, practice)",
+  pattern:
+    /\b(?:[A-Z][A-Za-z'&.-]{1,25} ){1,4}(?:Hospital|Clinic|Medical Center|Medical Centre|Health System|Healthcare|Health Center|Infirmary|Hospice|Pharmacy|Medical Group|Surgery Center|Pediatrics|Cardiology|Oncology)\b/g
+}
+
+/** Person-health detectors of the `pii` library (default, pci, legal packs); skipped when the pack runs `healthcare`. */
+export const HEALTH_PII_DETECTORS: ReadonlyArray<Detector> = [...personHealthDetectors("pii"), regexDetector(triggerRule("pii"))]
+
+export const HEALTHCARE_DETECTORS: ReadonlyArray<Detector> = [
+  ...personHealthDetectors("healthcare"),
+  regexDetector(triggerRule("healthcare")),
+  MEDICATION_DETECTOR,
+  regexDetector(PROVIDER)
+]

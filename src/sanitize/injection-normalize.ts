@@ -236,11 +236,12 @@ export const rot13 = (text: string): string => {
 }
 
 /**
- * The rot13 forms of words every injection family uses (ignore, disregard, forget, instructions, prompt,
- * system, previous, pretend, jailbreak, reveal, override): a text holding none of them has no rot13
+ * The word "rot13", or the rot13 forms of words every injection family uses (assistant, conversation,
+ * terminal, delete, execute, password, ignore, disregard, forget, instructions, prompt, system, previous,
+ * pretend, jailbreak, reveal, override): a text holding none of them has no rot13
  * injection, and is not scanned a second time.
  */
-export const ROT13_HINT = /vtaber|qvfertneq|sbetrg|vafgehpgvba|cebzcg|flfgrz|cerivbhf|cergraq|wnvyoernx|erirny|bireevqr/
+export const ROT13_HINT = /rot-?13|nffvfgnag|pbairefngvba|grezvany|qryrgr|rkrphgr|cnffjbeq|vtaber|qvfertneq|sbetrg|vafgehpgvba|cebzcg|flfgrz|cerivbhf|cergraq|wnvyoernx|erirny|bireevqr/
 
 /**
  * Base64 runs long enough to carry a sentence; bounded, and tried only where a run starts (without the

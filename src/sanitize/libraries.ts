@@ -6,8 +6,11 @@
 import { CREDENTIAL_RECOGNIZERS, PII_RECOGNIZERS, type Recognizer, ssnValid } from "../scan/index.js"
 import { ADDRESS_DETECTOR } from "./addresses.js"
 import { type Detector, type RegexRule, regexDetector } from "./detector.js"
+import { PERSONAL_DETECTORS } from "./personal.js"
 import { PHONE_DETECTORS } from "./phones.js"
 import { notCode, SECRET_RULES } from "./secrets.js"
+import { TABLE_DETECTORS } from "./tables.js"
+import { TOKEN_DETECTORS } from "./tokens.js"
 import { entropy, nhsNumberValid } from "./validators.js"
 
 const RENAMED: Readonly<Record<string, string>> = { email: "email_address", phone: "phone_number" }
@@ -20,10 +23,24 @@ const outsideIban = (validate: NonNullable<Recognizer["validate"]>) => (match: s
 const outsideUrlUserInfo = (match: string, text: string, start: number) =>
   !/:\/\/[^\s:/@]{0,64}:$/.test(text.slice(Math.max(0, start - 80), start)) && match.length > 0
 
+/** Numbers card networks publish for testing: nobody's card, and named as such just before ("test cards such as"). */
+const TEST_CARD_CONTEXT = /\b(?:(?:test|testing|sample|example|dummy|fake)[ -](?:mode|cards?|numbers?|visa|mastercard|payments?)|sandbox|test[ -]mode)\b[^\n]{0,60}$/i
+
+/** A card number right after "test card", "sandbox" or "example" is a documented test number. */
+const outsideTestContext = (validate: NonNullable<RegexRule["validate"]>) => (match: string, text: string, start: number) =>
+  TEST_CARD_CONTEXT.test(text.slice(Math.max(0, start - 80), start)) ? 0 : validate(match, text, start)
+
+/** A PEM header quoted in prose is not a key: a key block has its base64 body right after. */
+const pemBody = (_match: string, text: string, start: number): boolean =>
+  /^-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY-----\s{0,4}(?:[A-Za-z0-9+/=]{20}|Proc-Type|Comment)/.test(text.slice(start, start + 160))
+
 /** Sanitize's own validators for some scan recognizers (see src/sanitize/secrets.ts). */
 const sanitizeValidate = (recognizer: Recognizer): RegexRule["validate"] => {
   const validate = recognizer.validate
-  if (recognizer.entity_type === "credit_card" && validate !== undefined) return outsideIban(validate)
+  if (recognizer.entity_type === "credit_card" && validate !== undefined) return outsideTestContext(outsideIban(validate))
+  if (recognizer.entity_type === "private_key_block") return pemBody
+  // A token of letters and dashes only ("xoxb-your-bot-token") is a placeholder.
+  if (recognizer.entity_type === "slack_token") return (match) => /[0-9]/.test(match)
   if (recognizer.entity_type === "email")
     return (match, text, start) => outsideUrlUserInfo(match, text, start) && (validate === undefined || validate(match) !== false)
   if (recognizer.entity_type === "api_key_assignment" && validate !== undefined) return (match) => notCode(match) && validate(match)
@@ -129,7 +146,8 @@ const CREDENTIAL_EXTRA: ReadonlyArray<RegexRule> = [
 /** Sanitize finds phone numbers with its own rules (./phones.ts) rather than the scanner's pattern. */
 const SCAN_PII = PII_RECOGNIZERS.filter((recognizer) => recognizer.entity_type !== "phone")
 
-export const PII_DETECTORS: ReadonlyArray<Detector> = [...[...SCAN_PII.map(fromScan), ...PII_EXTRA].map(regexDetector), ADDRESS_DETECTOR, ...PHONE_DETECTORS]
-export const CREDENTIAL_DETECTORS: ReadonlyArray<Detector> = [...SCAN_CREDENTIALS.map(fromScan), ...SECRET_RULES, ...CREDENTIAL_EXTRA].map(
-  regexDetector
-)
+export const PII_DETECTORS: ReadonlyArray<Detector> = [...[...SCAN_PII.map(fromScan), ...PII_EXTRA].map(regexDetector), ADDRESS_DETECTOR, ...PHONE_DETECTORS, ...PERSONAL_DETECTORS, ...TABLE_DETECTORS]
+export const CREDENTIAL_DETECTORS: ReadonlyArray<Detector> = [
+  ...[...SCAN_CREDENTIALS.map(fromScan), ...SECRET_RULES, ...CREDENTIAL_EXTRA].map(regexDetector),
+  ...TOKEN_DETECTORS
+]

@@ -41,6 +41,15 @@ const NANP = /^(?:\+?1[ .-]?)?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}$/
 const EXTENSION = /^,? {0,2}(?:x|ext\.?|extn\.?|extension|ext:)[ .:]{0,2}(\d{1,6})(?!\d)/i
 
 const digitsOf = (text: string): string => text.replace(/\D/g, "")
+/**
+ * UK numbers no person holds: 03 (organisations' UK-wide lines), 0800/0808/0500 freephone, 084x/087x
+ * service numbers. (Ofcom's ranges kept for fiction, 020 7946 0xxx and 07700 900xxx, stay: writers use them
+ * as anyone's number.) US toll-free numbers stay: their
+ * vanity forms are asked for, and a business given as a contact is a contact.
+ */
+const UK_SERVICE = /^(?:(?:\+|00)44[ .-]?(?:\(0\)[ .-]?)?|0)(?:3\d\d|80[08]|500|84[2-5]|87[0-3])/
+/** A UPC/EAN as printed under a barcode: 1, 5, 5, 1 digits. */
+const PRINTED_BARCODE = /^\d \d{5} \d{5} \d$/
 const SINGLE_DIGIT_GROUPS = /(?:^|[ ().-])\d[ .-]\d[ .-]\d[ .-]\d(?:[ ().-]|$)/
 
 /**
@@ -86,7 +95,8 @@ const parseVerdict = (candidate: string, contextual: boolean): boolean => {
 /** Whether a digit run, as written, is a phone number rather than a date, version, address or amount. */
 const phoneShaped = (candidate: string, before: string): boolean => {
   const digits = digitsOf(candidate)
-  if (digits.length < 7 || digits.length > 15 || /^(\d)\1+$/.test(digits)) return false
+  if (digits.length < 7 || digits.length > 15 || new Set(digits).size <= 2) return false
+  if (UK_SERVICE.test(candidate) || PRINTED_BARCODE.test(candidate)) return false
   if (DATE.test(candidate) || IPV4.test(candidate)) return false
   // Versions and decimals: a dotted group of one digit.
   if (/(?:^|\.)\d(?:\.|$)/.test(candidate)) return false
@@ -112,7 +122,7 @@ const phoneShaped = (candidate: string, before: string): boolean => {
 const phoneLength = (match: string, text: string, start: number): number => {
   // Four one-digit groups in a row is no way of writing a phone number (and a text of digit groups
   // would otherwise hand over a candidate every dozen characters): rejected before any other check.
-  if (SINGLE_DIGIT_GROUPS.test(match)) return 0
+  if (SINGLE_DIGIT_GROUPS.test(match) || PRINTED_BARCODE.test(match)) return 0
   let candidate = match
   let offset = 0
   // A parenthesis that opens the run but never closes belongs to the prose: "(call 415-555-0100)".
@@ -122,7 +132,7 @@ const phoneLength = (match: string, text: string, start: number): number => {
   }
   const before = text.slice(Math.max(0, start - 40), start)
   const after = text.slice(start + match.length, start + match.length + 2)
-  if (/^(?:[A-Za-z0-9_%$€£@/]|[.,:-]\d)/.test(after) && !EXTENSION.test(text.slice(start + match.length))) {
+  if (/^(?:[A-Za-z0-9_%$€£@/]|[.,:-]\d|-[A-Za-z])/.test(after) && !EXTENSION.test(text.slice(start + match.length))) {
     return 0
   }
   for (let trims = 0; trims <= 3; trims++) {

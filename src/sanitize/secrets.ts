@@ -10,6 +10,8 @@ import type { RegexRule } from "./detector.js"
 import { entropy } from "./validators.js"
 
 const PASSWORD_WORD = "(?:password|passwd|passphrase|passcode|pwd|pass|pw)"
+/** Before the key word: no letter, or a lower-case one when the word starts a camel-case part (`adminPassword`). */
+const WORD_START = "(?:(?<![A-Za-z])|(?-i:(?<=[a-z0-9])(?=P)))"
 /** Between a key word and "is": "the passphrase for the offsite is ...". */
 const QUALIFIER = "(?:[ \\t](?:for|to|of|on)[ \\t][^\\n.:;!?]{1,40}?)?"
 /** Quoted (spaces allowed) or a bare run; `&name=` ends a bare value (query strings). */
@@ -22,13 +24,19 @@ const unquote = (value: string): string => (quoted(value) ? value.slice(1, -1) :
 const PLACEHOLDER = /^(?:\[[^\]]*\]|\$[A-Za-z_]\w*|\{\{.*\}\}|[•●*]+|(?:your|my|the|new|old)[-_ ].*|n\/a|tbd)$/i
 
 /** Unquoted values that are program text, not secrets: `req.body.password`, `getenv("X")`, `os.environ[...]`. */
-const CODE = /^(?:(?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*|[A-Za-z_$][\w$.]*\(.*|(?:os\.environ|process\.env|env|ENV|config|settings|params)\b.*)$/
+const CODE =
+  /^(?:(?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*|[A-Za-z_$][\w$.]*\(.*|(?:os\.environ|process\.env|env|ENV|config|settings|params)\b.*|[A-Z]+(?:_[A-Z]+)+;?)$/
 
 /** Words that follow "password:" as labels in forms and messages, not as values. */
 const LABEL_WORDS = new Set([
   "required", "optional", "incorrect", "invalid", "expired", "hidden", "reset", "empty", "blank", "unknown", "protected",
-  "missing", "needed", "sent", "same", "unchanged", "updated", "changed", "masked", "encrypted", "hashed", "provided", "set"
+  "missing", "needed", "sent", "same", "unchanged", "updated", "changed", "masked", "encrypted", "hashed", "provided", "set",
+  // Type names: `password: string;` declares a field.
+  "string", "str", "number", "int", "bytes", "text", "varchar", "boolean", "any", "secretstr"
 ])
+
+/** `PWD=/home/deploy` is a working directory and `@file` a file reference, not a password. */
+const PATH_OR_FILE = /^(?:\/[\w.-]+(?:\/[\w.-]+)*\/?|~\/\S*|@[\w./-]+`?)$/
 
 /** Digits, symbols or inner capitals: what sets a password apart from an ordinary prose word. */
 const valueLike = (value: string): boolean =>
@@ -36,7 +44,7 @@ const valueLike = (value: string): boolean =>
 
 const acceptable = (value: string): boolean => {
   const inner = unquote(value)
-  if (!secretValueValid(value) || PLACEHOLDER.test(inner)) return false
+  if (!secretValueValid(value) || PLACEHOLDER.test(inner) || PATH_OR_FILE.test(inner)) return false
   if (quoted(value)) return true
   return !CODE.test(inner) && !LABEL_WORDS.has(inner.toLowerCase()) && !inner.endsWith(":")
 }
@@ -67,11 +75,12 @@ const labelled = (match: string, text: string, start: number): number => {
   return configKey || valueLike(value) ? end : 0
 }
 
-/** Prose and bare forms: only value-looking tokens ("the secret is patience" stays). */
+/** Prose and bare forms: only value-looking tokens ("the secret is patience" stays, "password safely?" too). */
 const spoken = (match: string, text: string, start: number): number => {
   const end = trimmed(match, text, start)
   const value = match.slice(0, end)
-  return acceptable(value) && valueLike(value) ? end : 0
+  const word = quoted(value) ? value : value.replace(/[.,;:!?)]+$/, "")
+  return acceptable(value) && valueLike(word) ? end : 0
 }
 
 const MYSQL_LINE = /\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b/
@@ -114,10 +123,10 @@ const password = (description: string, pattern: RegExp, validate: NonNullable<Re
 export const SECRET_RULES: ReadonlyArray<RegexRule> = [
   password(
     "Password assigned in configuration, an env file or a command line",
-    new RegExp(`(?<![A-Za-z])${PASSWORD_WORD}["']?[ \\t]{0,4}(?:=>|:=|=)[ \\t]{0,4}${VALUE}`, "dgi"),
+    new RegExp(`${WORD_START}${PASSWORD_WORD}["']?[ \\t]{0,4}(?:=>|:=|=)[ \\t]{0,4}${VALUE}`, "dgi"),
     assigned
   ),
-  password("Password after a label or YAML/JSON key", new RegExp(`(?<![A-Za-z])${PASSWORD_WORD}["']?[ \\t]{0,4}:[ \\t]{0,4}${VALUE}`, "dgi"), labelled),
+  password("Password after a label or YAML/JSON key", new RegExp(`${WORD_START}${PASSWORD_WORD}["']?[ \\t]{0,4}:[ \\t]{0,4}${VALUE}`, "dgi"), labelled),
   password(
     "Password stated in prose (\"the password is ...\")",
     new RegExp(
@@ -127,6 +136,7 @@ export const SECRET_RULES: ReadonlyArray<RegexRule> = [
     spoken
   ),
   password("Password after a bare key word (.netrc, --password x)", /(?<![A-Za-z])(?:password|passwd)[ \t]{1,3}([^\s"'<>]{6,128})/dgi, spoken),
+  password("Password in quotes after a short key word (pw `x`, pass 'x')", /(?<![A-Za-z])(?:pw|pwd|pass|passwd|password)[ \t]{1,3}(`[^`\r\n]{4,128}`|"[^"\r\n]{4,128}"|'[^'\r\n]{4,128}')/dgi, spoken),
   password("Password given to -p on a command line", /(?<![\w-])-p[ \t]?("[^"\r\n]{1,128}"|'[^'\r\n]{1,128}'|[^\s"'-][^\s"']{0,127})/dg, dashP, "-p"),
   password(
     "Password in the user-info part of a URL",

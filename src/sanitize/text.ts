@@ -4,10 +4,12 @@
  * detector is linear in the input, and nothing here logs content.
  */
 import type { Detector } from "./detector.js"
-import { HEALTHCARE_DETECTORS } from "./healthcare.js"
+import { forgetHealthScan } from "./health.js"
+import { HEALTH_PII_DETECTORS, HEALTHCARE_DETECTORS } from "./healthcare.js"
 import { forgetInjectionScan, INJECTION_DETECTORS } from "./injection.js"
 import { CREDENTIAL_DETECTORS, PII_DETECTORS } from "./libraries.js"
 import { forgetNamedEntities, NER_DETECTORS } from "./ner.js"
+import { forgetTables } from "./tables.js"
 import type { DetectedSpan, Library, SanitizeFinding, SanitizeMode, SanitizePolicy, Severity } from "./types.js"
 
 export type { DetectedSpan, Library, SanitizeFinding, SanitizeMode, SanitizePolicy, Severity }
@@ -40,12 +42,18 @@ const SEVERITY_OVERRIDES: Readonly<Record<SanitizePolicy, Readonly<Record<string
 }
 
 const DETECTORS: Readonly<Record<Library, ReadonlyArray<Detector>>> = {
-  pii: PII_DETECTORS,
+  // Health data about a person is personal data (GDPR art. 9): `pii` carries the person-health detectors too.
+  pii: [...PII_DETECTORS, ...HEALTH_PII_DETECTORS],
   pii_ner: NER_DETECTORS,
   credentials: CREDENTIAL_DETECTORS,
   prompt_injection: INJECTION_DETECTORS,
   healthcare: HEALTHCARE_DETECTORS
 }
+
+/** Under a pack that runs `healthcare`, its own copies of the person-health detectors report them, once. */
+const SKIPPED_WITH_HEALTHCARE: ReadonlySet<Detector> = new Set(HEALTH_PII_DETECTORS)
+const detectorsOf = (policy: SanitizePolicy, library: Library): ReadonlyArray<Detector> =>
+  library === "pii" && POLICY_LIBRARIES[policy].includes("healthcare") ? DETECTORS.pii.filter((d) => !SKIPPED_WITH_HEALTHCARE.has(d)) : DETECTORS[library]
 
 /** Every entity type a pack can report, with its severity under that pack (documentation and tests). */
 export const entityCatalogue = (
@@ -53,7 +61,7 @@ export const entityCatalogue = (
 ): Array<{ entity_type: string; library: Library; severity: Severity; description: string }> => {
   const seen = new Map<string, { entity_type: string; library: Library; severity: Severity; description: string }>()
   for (const library of POLICY_LIBRARIES[policy]) {
-    for (const d of DETECTORS[library]) {
+    for (const d of detectorsOf(policy, library)) {
       if (!seen.has(d.entity_type)) {
         const severity = SEVERITY_OVERRIDES[policy][d.entity_type] ?? d.severity
         seen.set(d.entity_type, { entity_type: d.entity_type, library, severity, description: d.description })
@@ -120,7 +128,7 @@ export const detect = (content: string, policy: SanitizePolicy): Array<Candidate
   const out: Array<Candidate> = []
   if (content.length === 0) return out
   for (const library of POLICY_LIBRARIES[policy]) {
-    for (const d of DETECTORS[library]) {
+    for (const d of detectorsOf(policy, library)) {
       const severity = SEVERITY_OVERRIDES[policy][d.entity_type] ?? d.severity
       d.run(content, (start, end) => {
         out.push({ start, end, entity_type: d.entity_type, severity, library: d.library, description: d.description })
@@ -130,6 +138,8 @@ export const detect = (content: string, policy: SanitizePolicy): Array<Candidate
   }
   forgetNamedEntities()
   forgetInjectionScan()
+  forgetHealthScan()
+  forgetTables()
   return out
 }
 
