@@ -80,6 +80,7 @@ describe("compliance bundles across SIGKILL", () => {
 
     const keys: Array<string> = []
     const outcomes: Array<number | "cut"> = []
+    const cutKeys = new Set<string>()
     for (let kill = 0; kill < 3; kill += 1) {
       // Several seals in flight; the kill lands while some are sealing.
       const sent = Array.from({ length: 4 }, (_, index) => {
@@ -87,7 +88,10 @@ describe("compliance bundles across SIGKILL", () => {
         keys.push(key)
         return call(server!.url, "POST", "/api/v1/compliance/bundles", { token: org.key, body: { framework: "soc_2_cc7", ...period, idempotency_key: key } }).then(
           (reply) => void outcomes.push(reply.status),
-          () => void outcomes.push("cut")
+          () => {
+            outcomes.push("cut")
+            cutKeys.add(key)
+          }
         )
       })
       await new Promise((resolve) => setTimeout(resolve, 40 + kill * 60))
@@ -106,12 +110,16 @@ describe("compliance bundles across SIGKILL", () => {
       await expectWhole(server.url, org, bundle)
     }
 
-    // Each key either replays its sealed bundle or is refused while its cut-short claim holds.
+    // Each key replays its sealed bundle, or is refused while its cut-short claim holds; a key whose request was
+    // cut before the server claimed it has left nothing, so it seals anew — whole.
     const sealedIds = new Set(listed.body.data.map((bundle: { id: string }) => bundle.id))
     for (const key of keys) {
       const again = await call(server.url, "POST", "/api/v1/compliance/bundles", { token: org.key, body: { framework: "soc_2_cc7", ...period, idempotency_key: key } })
       if (again.status === 200) expect(sealedIds.has(again.body.id)).toBe(true)
-      else expect({ status: again.status, code: again.body.code }).toEqual({ status: 409, code: "DUPLICATE_REQUEST" })
+      else if (again.status === 201) {
+        expect(cutKeys.has(key)).toBe(true)
+        await expectWhole(server.url, org, again.body)
+      } else expect({ status: again.status, code: again.body.code }).toEqual({ status: 409, code: "DUPLICATE_REQUEST" })
     }
 
     const fresh = await call(server.url, "POST", "/api/v1/compliance/bundles", { token: org.key, body: { framework: "raw", ...period } })

@@ -28,8 +28,13 @@ describe("independent sanitize corpus", () => {
   })
 
   it("keeps its recall and precision on the tuning part (default pack)", () => {
+    // Floors a little under what was measured when they were set (recall 0.846, precision 0.922, injection 58/58,
+    // decoys changed 27.9 %): a regression fails here; the targets are printed by the benchmark.
     const s = summarize(scoreCorpus(corpus.filter((t) => !isHeldOut(t.id)), "default"))
-    expect(s.recall).toBeGreaterThanOrEqual(0)
-    expect(s.precision).toBeGreaterThanOrEqual(0)
+    expect(s.recall).toBeGreaterThanOrEqual(0.83)
+    expect(s.precision).toBeGreaterThanOrEqual(0.9)
+    expect(s.injectionRecall).toBeGreaterThanOrEqual(0.95)
+    expect(s.decoysChanged).toBeLessThanOrEqual(0.3)
+    for (const type of ["card", "iban", "email", "phone", "icd10", "npi", "aws_secret"]) expect(s.recallByType[type], type).toBeGreaterThanOrEqual(0.9)
   })
 })

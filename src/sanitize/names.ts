@@ -135,7 +135,7 @@ const NEVER_NAME = new Set(
   quem onde também ainda aqui ali
   jest są był była było ona oni one mój moja twój twoja jego jej nasz wasz tak nie dziękuję dzień dobry proszę kto gdzie kiedy jak
   dlaczego już jeszcze zawsze nigdy tutaj tam
-  thu thur thurs tue tues wed fri doe roe día durante bonne journée libro re author auth subject cc note ps
+  thu thur thurs tue tues wed fri doe roe mot passe gmail día durante bonne journée libro re author auth subject cc note ps
   i i'm i've i'd i'll im ive tel fax mob ext ref attn iban bic swift unit ticket operations master mom dad mum
   english german french spanish italian dutch polish portuguese russian chinese japanese korean arabic hindi turkish greek swedish
   norwegian danish finnish czech hungarian romanian ukrainian vietnamese thai indonesian irish scottish welsh british american
@@ -191,13 +191,13 @@ const PARTICLES = new Set(["van", "von", "der", "den", "de", "del", "della", "di
 
 /** Titles: the name follows ("Dr. Okafor", "Frau Müller", "Sra. Pérez"). */
 const TITLE =
-  /(?:^|[^\p{L}])(?:dr|mr|mrs|ms|mx|miss|mister|missus|prof|professor|sir|dame|lady|lord|madam|madame|mme|mlle|monsieur|herr|frau|fräulein|sr|sra|srta|señor|señora|senor|senora|señorita|sig|sig\.ra|signor|signora|dott|dott\.ssa|dottor|doctor|doktor|pan|pani|don|doña|dona|sheikh|shaikh|rev|reverend|fr|father|sister|brother|nurse|judge|justice|officer|detective|sgt|sergeant|capt|captain|lt|col|gen|hon|rabbi|imam|pastor|coach|uncle|aunt|auntie|grandma|grandpa|mama|papa|mom|mum|dad|meneer|mevrouw|dhr|mevr|m)\.?\s{1,2}$/iu
+  /(?:^|[^\p{L}])(?:dr|mr|mrs|ms|mx|miss|mister|missus|prof|professor|sir|dame|lady|lord|madam|madame|mme|mlle|monsieur|herr|frau|fräulein|sr|sra|srta|señor|señora|senor|senora|señorita|sig|sig\.ra|signor|signora|dott|dott\.ssa|dottor|doctor|doktor|pan|pani|don|doña|dona|sheikh|shaikh|rev|reverend|fr|father|sister|brother|nurse|judge|justice|officer|detective|sgt|sergeant|capt|captain|lt|col|gen|hon|rabbi|imam|pastor|coach|uncle|aunt|auntie|grandma|grandpa|mama|papa|mom|mum|dad|meneer|mevrouw|dhr|mevr|herrn|hr|fr|m)\.?\s{1,2}$/iu
 
 /** Salutations, role labels and phrases after which a name follows. */
 const STRONG_BEFORE = new RegExp(
   [
     "(?:^|[^\\p{L}])(?:dear|hi|hiya|hello|hey|hallo|hola|bonjour|ciao|salut|liebe|lieber|querida|querido|cher|chère|caro|cara|greetings|morning|afternoon|evening|thanks|thank you|attn|attention|cc|bcc|fao|c\\/o)[ ,]{1,3}$",
-    "(?:^|[^\\p{L}])(?:patient|pt|name|names|patient name|full name|first name|last name|surname|given name|family name|nombre|nom|prénom|vorname|nachname|nome|cognome|employee|staff|contact|emergency contact|tenant|landlord|client|customer|member|applicant|candidate|student|author|owner|witness|plaintiff|defendant|claimant|petitioner|respondent|beneficiary|insured|subscriber|guarantor|guardian|next of kin|nok|physician|provider|attending|resident|referring|surgeon|therapist|clinician|caregiver|driver|passenger|guest|visitor|sender|recipient|requester|reporter|assignee|reviewer|approver|manager|supervisor|signatory|signature|signed|from|to|victim|suspect|decedent|deceased|donor|mother|father|mom|mum|dad|son|daughter|wife|husband|spouse|partner|brother|sister|sibling|child|grandmother|grandfather|aunt|uncle|cousin|friend|colleague|coworker|boss|neighbor|neighbour|fiancé|fiancée|girlfriend|boyfriend|roommate|landlady)\\s{0,2}[:=#-]\\s{0,3}\"?$",
+    "(?:^|[^\\p{L}])(?:patient|pt|name|names|patient name|full name|first name|last name|surname|given name|family name|nombre|nom|prénom|vorname|nachname|nome|cognome|employee|staff|contact|emergency contact|tenant|landlord|client|customer|member|applicant|candidate|student|author|owner|witness|plaintiff|defendant|claimant|petitioner|respondent|beneficiary|insured|subscriber|guarantor|guardian|next of kin|nok|physician|provider|attending|resident|referring|surgeon|therapist|clinician|caregiver|driver|passenger|guest|visitor|sender|recipient|requester|reporter|assignee|reviewer|approver|manager|supervisor|signatory|signature|signed|from|to|victim|suspect|decedent|deceased|donor|mother|father|mom|mum|dad|son|daughter|wife|husband|spouse|partner|brother|sister|sibling|child|grandmother|grandfather|aunt|uncle|cousin|friend|colleague|coworker|boss|neighbor|neighbour|fiancé|fiancée|girlfriend|boyfriend|roommate|landlady|account holder|holder|cardholder|kind|given|payee|employer contact|referee|attendee|guest name|traveller|traveler|pax)\\s{0,2}[:=#-]\\s{0,3}\"?$",
     "(?:^|[^\\p{L}])(?:signed by|prepared by|written by|reviewed by|approved by|authorized by|authorised by|referred by|seen by|examined by|assigned to|reported by|submitted by|requested by|created by|entered by|dictated by|transcribed by|witnessed by|on behalf of|in the name of|care of|née|nee|aka|a\\.k\\.a\\.|my name is|name is|name's|i am|i'm|this is|je m'appelle|ich bin|ich heiße|me llamo|mi chiamo|soy)\\s{1,2}$",
     "(?:^|[^\\p{L}])(?:patient|mother|father|son|daughter|wife|husband|spouse|partner|brother|sister|child|grandmother|grandfather|aunt|uncle|cousin|friend|colleague|coworker|boss|neighbor|neighbour|girlfriend|boyfriend|roommate|employee|tenant|client|customer|mr|ms|mrs|nurse|doctor|dr|caller|contractor|intern|candidate|applicant|resident|member|student|officer|witness|baby|infant|toddler|teen|teenager|pt)\\s{1,2}$"
   ].join("|"),
@@ -424,8 +424,8 @@ const judge = (
   const gap = prevWord === undefined ? ctx : text.slice(prevWord.end, first.start)
   const triggered = prevWord === undefined || TRIGGER_WORDS.has(prevWord.lower) || /[:=#\n•*-]/.test(gap)
   const titled = triggered && TITLE.test(ctx)
-  const strong = triggered && (titled || STRONG_BEFORE.test(ctx) || SIGN_OFF.test(ctx) || /(?:^|\n)[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]{1,3}$/.test(ctx))
-  const listed = !titled && /(?:^|\n)[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]{1,3}$/.test(ctx)
+  const strong = triggered && (titled || STRONG_BEFORE.test(ctx) || SIGN_OFF.test(ctx) || /(?:^|\n)[ \t]*(?:[-*•✅❌❓✔✓☑▪◦→]\uFE0F?|\d{1,2}[.)])[ \t]{1,3}$/u.test(ctx))
+  const listed = !titled && /(?:^|\n)[ \t]*(?:[-*•✅❌❓✔✓☑▪◦→]\uFE0F?|\d{1,2}[.)])[ \t]{1,3}$/u.test(ctx)
   const names = parts.filter((p) => !PARTICLES.has(words[p].lower))
   const last = words[parts[parts.length - 1]]
   const after = text.slice(last.end - (last.lower.endsWith("'s") || last.lower.endsWith("’s") ? 2 : 0), last.end + 24)

@@ -56,11 +56,62 @@ interface Word {
   capitalized: boolean
 }
 
-const WORD = /[\p{L}][\p{L}'’-]{0,40}/gu
+/** Whether each UTF-16 code unit is a letter (\p{L}), computed once on first use: one table read per character. */
+let letterTable: Uint8Array | undefined
+const letters = (): Uint8Array => {
+  if (letterTable !== undefined) return letterTable
+  const table = new Uint8Array(65_536)
+  const letter = /\p{L}/u
+  for (let c = 0; c < 65_536; c++) {
+    if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) table[c] = 1
+    else if (c >= 0xaa && (c < 0xd800 || c > 0xdfff) && letter.test(String.fromCharCode(c))) table[c] = 1
+  }
+  letterTable = table
+  return table
+}
+
+/**
+ * The words of `text`: a letter, then up to 40 letters, apostrophes or hyphens (as /[\p{L}][\p{L}'’-]{0,40}/u
+ * would find them). A character loop over a letter table: a regex match per word allocated a match array each.
+ */
+const wordsOf = (text: string): Array<Word> => {
+  const table = letters()
+  const words: Array<Word> = []
+  const n = text.length
+  let i = 0
+  while (i < n) {
+    if (table[text.charCodeAt(i)] === 0) {
+      i++
+      continue
+    }
+    const start = i
+    let end = i + 1
+    while (end < n && end - start < 41) {
+      const c = text.charCodeAt(end)
+      if (table[c] === 1 || c === 39 || c === 0x2019 || c === 45) end++
+      else break
+    }
+    const word = text.slice(start, end)
+    words.push({ start, end, lower: lowerOf(word), capitalized: isCapitalized(word) })
+    i = end
+  }
+  return words
+}
 
 const isCapitalized = (word: string): boolean => {
+  const c = word.charCodeAt(0)
+  if (c < 128) return c >= 65 && c <= 90
   const first = word[0]
   return first !== first.toLowerCase() && first === first.toUpperCase()
+}
+
+/** Lower case without a new string for the words already in it (most of them). */
+const lowerOf = (word: string): string => {
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i)
+    if ((c >= 65 && c <= 90) || c >= 128) return word.toLowerCase()
+  }
+  return word
 }
 
 interface NerHit {
@@ -164,10 +215,7 @@ export const forgetNamedEntities = (): void => {
 /** Person and organization hits of `text`, computed once per text for both detectors. */
 export const namedEntities = (text: string): Array<NerHit> => {
   if (memo !== undefined && memo.text === text) return memo.hits
-  const words: Array<Word> = []
-  for (const m of text.matchAll(WORD)) {
-    words.push({ start: m.index, end: m.index + m[0].length, lower: m[0].toLowerCase(), capitalized: isCapitalized(m[0]) })
-  }
+  const words = wordsOf(text)
   const runHits: Array<NerHit> = []
   for (const run of capitalizedRuns(text, words)) {
     if (run.length > 8) continue // headings and shouting, not names

@@ -8,7 +8,7 @@
  */
 import { createRequire } from "node:module"
 import type { PhoneNumber } from "libphonenumber-js"
-import { type Detector, type RegexRule, regexDetector } from "./detector.js"
+import { type Detector, type Emit, MAX_HITS_PER_DETECTOR, type RegexRule, regexDetector } from "./detector.js"
 
 type Library = typeof import("libphonenumber-js/max")
 
@@ -25,10 +25,12 @@ const phoneLibrary = (): Library => {
 
 /** Regions whose national forms (no `+`) are accepted, most common in our traffic first. */
 const NATIONAL_REGIONS = ["US", "GB", "FR", "DE", "AU", "IE", "NL", "IT", "ES", "IN", "NZ", "CA"] as const
+/** Regions tried only when a phone word is right before the number (each try costs a parse). */
+const CONTEXT_REGIONS = ["PT", "PL", "NO", "SE", "DK", "FI", "AT", "CH", "BE", "MX", "BR", "AR", "CO", "ZA", "NG", "KE", "GH", "PH", "JP", "KR", "CN", "SG", "AE"] as const
 
 /** Words that make a bare number a phone number when they come shortly before it. */
 const PHONE_WORD =
-  /\b(?:phone|ph|tel|tél|telephone|téléphone|teléfono|telefon|telefono|mobile|mobil|mob|cell|cellphone|handy|fax|call|calls|called|caller|ring|text|sms|whatsapp|dial|contact|reach|reached|hotline|helpline|landline|switchboard|direct|home|work|office|desk|line)\b[^\n]{0,24}$/i
+  /\b(?:phone|ph|tel|tél|telephone|téléphone|teléfono|telefon|telefono|telefone|tlf|mobile|mobil|mob|móvil|movil|cell|cellphone|celular|cel|cellulare|portable|kom|komórka|fijo|handy|fax|call|calls|called|caller|llame|llama|llamar|llámame|ring|rung|text|sms|whatsapp|dial|contact|reach|reached|number|numero|número|nummer|numéro|hotline|helpline|landline|switchboard|direct|home|work|office|desk|line)\b[^\n]{0,24}$/i
 
 /** Words that make a number something else (an order, an account, a code) when they come right before it. */
 const OTHER_WORD =
@@ -81,7 +83,7 @@ const parseVerdict = (candidate: string, contextual: boolean): boolean => {
     const parsed: PhoneNumber | undefined = lib.parsePhoneNumberFromString(candidate.startsWith("00") ? `+${candidate.slice(2)}` : candidate)
     return parsed?.isPossible() === true
   }
-  for (const region of NATIONAL_REGIONS) {
+  for (const region of contextual ? [...NATIONAL_REGIONS, ...CONTEXT_REGIONS] : NATIONAL_REGIONS) {
     if (--parsesLeft < 0) return false
     const parsed = lib.parsePhoneNumberFromString(candidate, region)
     if (parsed === undefined) continue
@@ -110,6 +112,8 @@ const phoneShaped = (candidate: string, before: string): boolean => {
   // A bare run of digits is a phone number only when the text says so.
   if (!international && !separated && !phoneWord) return false
   if (NANP.test(candidate)) return true
+  // A North American local number ("555 0134") when the text says it is a number.
+  if (phoneWord && /^\d{3}[ .-]\d{4}$/.test(candidate)) return true
   // National forms outside North America start with a trunk 0; a run without one needs a phone word.
   if (!international && !candidate.startsWith("0") && !phoneWord) return false
   return regionNumber(candidate, phoneWord)
@@ -175,11 +179,72 @@ const PHONE_RULES: ReadonlyArray<RegexRule> = [
     description: "Telephone number",
     pattern: /(?<![\w+-])(?:\+?1[ .-]?)?\(?8(?:00|33|44|55|66|77|88)\)?[ .-]?[A-Z0-9]{2,7}(?:-[A-Z0-9]{1,7}){0,2}(?![\w-])/g,
     validate: vanityLength
+  },
+  {
+    entity_type: "phone_number",
+    library: "pii",
+    severity: "warning",
+    description: "Telephone number",
+    // Written inside brackets ("called (212.555.0122)"): the first rule skips a run that opens with one.
+    hint: "(",
+    pattern: /(?<=\()\+?\d[\d ./-]{4,22}\d(?=\))/g,
+    validate: phoneLength,
+    extend: withExtension
   }
 ]
 
+/** Digits as words, English and Spanish ("oh one two one", "double oh", "seis uno cinco"). */
+const DIGIT_WORDS: Readonly<Record<string, string>> = {
+  zero: "0", oh: "0", o: "0", nought: "0", one: "1", two: "2", three: "3", four: "4", five: "5", six: "6", seven: "7", eight: "8", nine: "9",
+  cero: "0", uno: "1", dos: "2", tres: "3", cuatro: "4", cinco: "5", seis: "6", siete: "7", ocho: "8", nueve: "9"
+}
+const SPOKEN_RUN =
+  /\b(?:(?:double|triple)[ -])?(?:zero|oh|o|nought|one|two|three|four|five|six|seven|eight|nine|cero|uno|dos|tres|cuatro|cinco|seis|siete|ocho|nueve)(?:(?:[ ,-]{1,3}|,? and )(?:(?:double|triple)[ -])?(?:zero|oh|o|nought|one|two|three|four|five|six|seven|eight|nine|cero|uno|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|hundred)){5,20}\b/gi
+
+/** How many digits a spoken run stands for ("double oh" two, "nine hundred" three). */
+const spokenDigits = (run: string): number => {
+  let count = 0
+  const words = run.toLowerCase().split(/[^a-z]+/).filter((w) => w.length > 0 && w !== "and")
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!
+    if (w === "double" || w === "triple") {
+      count += w === "double" ? 2 : 3
+      i++
+    } else if (w === "hundred") count += 2
+    else if (DIGIT_WORDS[w] !== undefined) count++
+  }
+  return count
+}
+
+/**
+ * Numbers read out or typed digit by digit ("four one two, five five five…", "0 8 7 - 2 2 1 - 4 4 0 9"):
+ * only after a phone word, and seven digits or more.
+ */
+const spelledNumbers = (text: string, emit: Emit): void => {
+  let hits = 0
+  const scan = (pattern: RegExp, digits: (run: string) => number) => {
+    for (const m of text.matchAll(pattern)) {
+      const before = text.slice(Math.max(0, m.index - 60), m.index)
+      const n = digits(m[0])
+      if (n < 7 || n > 15 || !SPELLED_CONTEXT.test(before)) continue
+      if (!emit(m.index, m.index + m[0].length) || ++hits >= MAX_HITS_PER_DETECTOR) return
+    }
+  }
+  if (/\d[ -]{1,3}\d[ -]{1,3}\d/.test(text)) scan(/(?<![\d-])\d(?:[ -]{1,3}\d){6,14}(?![\d-])/g, (run) => digitsOf(run).length)
+  if (/\b(?:oh|zero|one|two|three|four|five|six|seven|eight|nine|uno|dos|tres|cinco|seis)\b/i.test(text)) scan(SPOKEN_RUN, spokenDigits)
+}
+const SPELLED_CONTEXT = new RegExp(PHONE_WORD.source.replace("[^\\n]{0,24}$", "[^\\n]{0,48}$"), "i")
+
 /** The phone detectors of the `pii` library; each scan starts with a fresh parse budget. */
-export const PHONE_DETECTORS: ReadonlyArray<Detector> = PHONE_RULES.map(regexDetector).map((detector) => ({
+const SPELLED_DETECTOR: Detector = {
+  entity_type: "phone_number",
+  library: "pii",
+  severity: "warning",
+  description: "Telephone number read out or typed digit by digit",
+  run: spelledNumbers
+}
+
+export const PHONE_DETECTORS: ReadonlyArray<Detector> = [...PHONE_RULES.map(regexDetector), SPELLED_DETECTOR].map((detector) => ({
   ...detector,
   run: (text, emit) => {
     parsesLeft = PARSES_PER_SCAN

@@ -83,7 +83,12 @@ const spoken = (match: string, text: string, start: number): number => {
   return acceptable(value) && valueLike(word) ? end : 0
 }
 
-const MYSQL_LINE = /\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b/
+/** Codes that are not secrets: postcodes, dialling, error and status codes, promotions, bookings, billing and product codes. */
+const NOT_A_SECRET_CODE =
+  /\b(?:zip|post|postal|area|country|dial(?:ling)?|error|status|exit|response|http|promo|discount|coupon|voucher|gift|product|source|tracking|booking|confirmation|reference|order|iata|airport|sort|bank|branch|swift|bic|tax|icd|diagnosis|billing|procedure|cpt|hs|customs|class|course|qr|bar|colou?r|country|language|currency|region|cost)[ -]?code/i
+
+/** Command lines where an unquoted `-p` is the password: database clients, and `docker login -u … -p`. */
+const MYSQL_LINE = /\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|docker login|podman login|helm registry login)\b/
 
 /** `-p'x'` anywhere; unquoted `-px` only on a MySQL command line (elsewhere `-p8443:443` is a port). */
 const dashP = (match: string, text: string, start: number): boolean => {
@@ -123,7 +128,7 @@ const password = (description: string, pattern: RegExp, validate: NonNullable<Re
 export const SECRET_RULES: ReadonlyArray<RegexRule> = [
   password(
     "Password assigned in configuration, an env file or a command line",
-    new RegExp(`${WORD_START}${PASSWORD_WORD}["']?[ \\t]{0,4}(?:=>|:=|=)[ \\t]{0,4}${VALUE}`, "dgi"),
+    new RegExp(`${WORD_START}${PASSWORD_WORD}["']?[ \\t]{0,24}(?:=>|:=|=)[ \\t]{0,4}${VALUE}`, "dgi"),
     assigned
   ),
   password("Password after a label or YAML/JSON key", new RegExp(`${WORD_START}${PASSWORD_WORD}["']?[ \\t]{0,4}:[ \\t]{0,4}${VALUE}`, "dgi"), labelled),
@@ -137,6 +142,27 @@ export const SECRET_RULES: ReadonlyArray<RegexRule> = [
   ),
   password("Password after a bare key word (.netrc, --password x)", /(?<![A-Za-z])(?:password|passwd)[ \t]{1,3}([^\s"'<>]{6,128})/dgi, spoken),
   password("Password in quotes after a short key word (pw `x`, pass 'x')", /(?<![A-Za-z])(?:pw|pwd|pass|passwd|password)[ \t]{1,3}(`[^`\r\n]{4,128}`|"[^"\r\n]{4,128}"|'[^'\r\n]{4,128}')/dgi, spoken),
+  password(
+    "Password passed as the value of a secret-named constant (define('DB_PASSWORD', '…'))",
+    /\(\s{0,3}['"][A-Za-z0-9_]{0,40}(?:PASSWORD|PASSWD|PASS|PWD|password|passwd|pwd)['"]\s{0,3},\s{0,3}('[^'\r\n]{1,128}'|"[^"\r\n]{1,128}")/dg,
+    (match) => acceptable(match) && valueLike(match)
+  ),
+  password(
+    "PIN, passcode or door, gate or alarm code stated in a message",
+    /\b(?:pin|pin code|pincode|passcode|security code|access code|alarm code|gate code|door code|entry code|key ?safe(?: code)?|lock code|combination|combo|memorable word|c[oó]digo|code|codice|kod|pin-?code)\b[^\n\d]{0,24}?(?:\bis\b|\bwas\b|:|=|\bes\b|\best\b|\bist\b|\bto\b|\bstill\b)[ \t]{1,3}((?:[0-9][ -]?){3,7}[0-9](?:#| ?star| ?pound)?|(?-i:[A-Z]{4,20})(?![A-Za-z]))(?![0-9])/dgi,
+    (_match, text, start) => !NOT_A_SECRET_CODE.test(text.slice(Math.max(0, start - 48), start))
+  ),
+  password(
+    "Password given in another language or as a change (\"reset his password to …\", \"mot de passe … c'est …\")",
+    /\b(?:password|passwort|kennwort|senha|contrase[ñn]a|mot de passe|wachtwoord|has[łl]o|parola d'ordine|lösenord|passord)\b[^\n]{0,40}?(?:\bto\b|\bis\b|\bist\b|\bes\b|\best\b|c'est|\bé\b|\bjest\b|:)[ \t]{1,3}("[^"\r\n]{1,64}"|'[^'\r\n]{1,64}'|[^\s"']{4,64})/dgi,
+    spoken
+  ),
+  password(
+    "Password written after a login as \"user / password\"",
+    /(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}`?[ \t]{1,2}\/[ \t]{1,2}(`[^`\s]{4,64}`|[^\s`]{4,64})/dg,
+    spoken,
+    " / "
+  ),
   password("Password given to -p on a command line", /(?<![\w-])-p[ \t]?("[^"\r\n]{1,128}"|'[^'\r\n]{1,128}'|[^\s"'-][^\s"']{0,127})/dg, dashP, "-p"),
   password(
     "Password in the user-info part of a URL",
