@@ -97,3 +97,19 @@ describe("national identity numbers", () => {
     )
   })
 })
+
+describe("pasted tables", () => {
+  it("reads a cell by the column it sits under, in CSV, semicolon and psql layouts", () => {
+    const csv = "emp_no;name;dob;sort_code;account;salary\nE0412;Oliver Hughes;21-03-1993;20-45-77;43819027;41250"
+    const clean = redacted(csv)
+    for (const value of ["21-03-1993", "20-45-77", "43819027"]) expect(clean).not.toContain(value)
+    expect(clean).toContain("41250")
+    const psql = " id  | name          | birth_date | phone\n-----+---------------+------------+--------------\n 771 | Latoya Jenkins | 1988-05-14 | 918 555 0147\n"
+    expect(redacted(psql)).not.toContain("1988-05-14")
+  })
+
+  it("leaves tables whose columns name nothing personal", () => {
+    const text = "sku,colour,size,price\nA-1021,blue,42,19.99\nA-1022,red,40,21-03-1993"
+    expect(typesIn(text)).not.toContain("date_of_birth")
+  })
+})

@@ -91,9 +91,13 @@ const wordsOf = (text: string): Array<Word> => {
       if (table[c] === 1 || c === 39 || c === 0x2019 || c === 45) end++
       else break
     }
+    i = end
+    // A lone lower-case letter ("a", "x@x@…") is never part of a name or an organization, and a run of them
+    // would cost an object each; "y" stays, it joins Spanish family names.
+    const first = text.charCodeAt(start)
+    if (end - start === 1 && first >= 97 && first <= 122 && first !== 121) continue
     const word = text.slice(start, end)
     words.push({ start, end, lower: lowerOf(word), capitalized: isCapitalized(word) })
-    i = end
   }
   return words
 }
@@ -132,8 +136,10 @@ const capitalizedRuns = (text: string, words: ReadonlyArray<Word>): Array<Array<
       continue
     }
     if (prev !== undefined) {
-      const gap = text.slice(prev.end, w.start)
-      const joined = gap === " " || (gap === ". " && (prev.end - prev.start === 1 || loadLexicon().honorifics.has(prev.lower)))
+      // The gap read by character codes: a slice per word was most of this loop's cost.
+      const space = w.start === prev.end + 1 && text.charCodeAt(prev.end) === 32
+      const dotSpace = w.start === prev.end + 2 && text.charCodeAt(prev.end) === 46 && text.charCodeAt(prev.end + 1) === 32
+      const joined = space || (dotSpace && (prev.end - prev.start === 1 || loadLexicon().honorifics.has(prev.lower)))
       if (!joined) {
         runs.push(run)
         run = []

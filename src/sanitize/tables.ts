@@ -116,11 +116,23 @@ const tableCells = (text: string): Array<Found> => {
   return found
 }
 
+/** Some column name of COLUMN_NAMES is in the line: most lines are not headers, and say so without a split. */
+const HEADER_HINT = /dob|d\.o\.b|birth|geburt|nacimiento|naissance|acc|sort|routing|bsb|konto|ssn|nin|ni[ _-]|national|passport|pan|aadhaar|tax|tin|bsn|pesel|nhs|sin|dni|nie|cpf|curp|phone|mobile|cell|tel|addr|street|adres|direcci|indirizzo/i
+
+/** Whether `delimiter` occurs at least twice in `line` (searched within the line only: the scan stays linear). */
+const twice = (line: string, delimiter: string): boolean => {
+  const first = line.indexOf(delimiter)
+  return first !== -1 && line.indexOf(delimiter, first + 1) !== -1
+}
+
 const headerOf = (text: string, lineStart: number, lineEnd: number) => {
-  if (lineEnd - lineStart > 2_000) return undefined
+  if (lineEnd - lineStart > 2_000 || lineEnd - lineStart < 5) return undefined
+  const line = text.slice(lineStart, lineEnd)
+  let hinted: boolean | undefined
   for (const delimiter of DELIMITERS) {
-    const line = text.slice(lineStart, lineEnd)
-    if (line.split(delimiter).length < 3) continue
+    if (!twice(line, delimiter)) continue
+    hinted ??= HEADER_HINT.test(line)
+    if (!hinted) return undefined
     const cells = cellsOf(text, lineStart, lineEnd, delimiter)
     const names = cells.map((c) => text.slice(c.start, c.end))
     // A header is words, not values: no cell with digits beyond a trailing number ("address_line1").
