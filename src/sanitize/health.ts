@@ -39,11 +39,11 @@ const SIGNALS: ReadonlyMap<string, number> = (() => {
   }
   put(
     PERSON,
-    "i i'm i've i'd me my mine myself he he's she she's him his her hers himself herself mom mum mother dad father son daughter wife husband brother sister grandma grandmother grandpa grandfather aunt uncle niece nephew cousin child baby kid toddler infant newborn partner spouse boyfriend girlfriend fiance fiancé mr mrs ms miss dear male female man woman gentleman boy girl neighbor neighbour colleague coworker client employee member claimant insured beneficiary resident caller applicant student veteran"
+    "i i'm i've i'd me my mine myself he he's she she's him his her hers himself herself mom mum mother dad father son daughter wife husband brother sister grandma grandmother grandpa grandfather aunt uncle niece nephew cousin child baby kid toddler infant newborn partner spouse boyfriend girlfriend fiance fiancé mr mrs ms miss dear male female man woman gentleman boy girl neighbor neighbour colleague coworker client employee member claimant insured beneficiary resident caller applicant student veteran mi mis mio mia mein meine meiner meinem mon ma mes son sa ses su sus esposo esposa marido mujer hijo hija madre padre abuela abuelo sohn tochter mutter vater mann oma opa fils fille mère père mari femme zoon dochter moeder vader figlio figlia moglie marito nonna nonno mamma papà tiene tengo habe hat heeft ho ha tem"
   )
   put(
     CLINICAL,
-    "patient patient's pt pt's diagnosed diagnosis dx ddx hx pmh psh fhx hpi assessment impression presents presented presenting admitted admission admit discharged discharge complains complaint complaining mrn dob icd encounter referral referred prescribed prescription rx refill pharmacy dr md np hospitalized hospitalization inpatient outpatient chart claim authorization preauthorization copay medications meds allergies vitals labs a1c biopsy pathology radiology mri surgery surgical postoperative treated pcp oncologist cardiologist psychiatrist therapist neurologist endocrinologist dermatologist rheumatologist urologist surgeon fmla sick symptoms"
+    "patient patient's pt pt's diagnosed diagnosis dx ddx hx pmh psh fhx hpi assessment impression presents presented presenting admitted admission admit discharged discharge complains complaint complaining mrn dob icd encounter referral referred prescribed prescription rx refill pharmacy dr md np hospitalized hospitalization inpatient outpatient chart claim authorization preauthorization copay medications meds allergies vitals labs a1c biopsy pathology radiology mri surgery surgical postoperative treated pcp oncologist cardiologist psychiatrist therapist neurologist endocrinologist dermatologist rheumatologist urologist surgeon fmla sick symptoms paciente paziente patiënt patientin diagnosen diagnose diagnóstico diagnostic diagnosi diagnosticado diagnosticada diagnosticar diagnostiqué diagnostiquée diagnostiziert diagnosticato diagnosticata diagnostiek médico médecin arzt ärztin dottore huisarts"
   )
   put(LIST_HEAD, "problem")
   put(GENERIC, "million millions thousand thousands americans people adults worldwide percent population prevalence according study studies research statistics")
@@ -347,16 +347,20 @@ const npiScan = (text: string, emit: Emit): void => {
 
 /** Labels that name a medical record number wherever they stand. */
 const MRN_STRONG =
-  /\b(?:MRN|MR#|MR\s?(?:No\.?|number|num)|med(?:ical)?\.?\s?rec(?:ord)?\.?(?:\s?(?:#|No\.?|number|num))?|medical record(?:\s(?:number|no\.?|#|id))?|patient\s?(?:id|identifier|number|no\.?|#)|pt\.?\s?(?:id|#|no\.?|number)|hosp(?:ital)?\.?\s?(?:no\.?|#|number|id)|chart\s?(?:number|no\.?|#|id)|unit\s?(?:no\.?|#|number)|record\s?(?:number|no\.?|#))\s{0,3}[:#=-]?\s{0,3}(?:is\s)?([A-Z]{0,4}-?\d[A-Z0-9-]{3,15})\b/dgi
+  /\b(?:MRN|MR#|MR\s?(?:No\.?|number|num)|med(?:ical)?\.?\s?rec(?:ord)?\.?(?:\s?(?:#|No\.?|number|num))?|medical record(?:\s(?:number|no\.?|#|id))?|patient\s?(?:id|identifier|number|no\.?|#)|pt\.?\s?(?:id|#|no\.?|number)|hosp(?:ital)?\.?\s?(?:no\.?|#|number|id)|chart\s?(?:number|no\.?|#|id)|unit\s?(?:no\.?|#|number)|record\s?(?:number|no\.?|#))["'\\]{0,3}\s{0,3}[:#=-]?\s{0,3}["'\\]{0,3}(?:is\s)?([A-Z]{0,4}-?\d[A-Z0-9-]{3,15})\b/dgi
 /** Labels that name one only in a clinical text (account, encounter, member numbers). */
 const MRN_CLINICAL =
-  /\b(?:acct\.?|account|encounter|visit|member|subscriber|beneficiary|medicaid|medicare|MBI|health plan|chart)\s?(?:id|#|no\.?|number|num)?\s{0,3}[:#=-]\s{0,3}([A-Z]{0,4}-?\d[A-Z0-9-]{3,15})\b/dgi
+  /\b(?:(?:acct\.?|account|encounter|visit|member|subscriber|beneficiary|insured|medicaid|medicare|MBI|health plan|chart)(?:\s?(?:id|#|no\.?|number|num)\s{0,3}[:#=-]?|\s{0,3}[:#=-])|(?:member|insured|subscriber|chart)(?=\s{1,3}[A-Z]{0,4}-?\d{4}))\s{0,3}([A-Z]{0,4}-?\d[A-Z0-9-]{3,15})\b/dgi
+/** A record number in brackets right after the patient's name: "Pt: Ahmad bin Yusof (HX595045)". */
+const MRN_AFTER_NAME =
+  /\b(?:pt|patient|mr|mrs|ms|miss|mx)\.?:?[ \t]{1,3}(?:[\p{L}'’.-]{1,25}[ \t]){1,5}\(([A-Z]{0,4}-?[0-9]{5,12})\)/dgiu
 
 const mrnScan = (text: string, emit: Emit): void => {
   let hits = 0
   for (const [source, clinicalOnly] of [
     [MRN_STRONG, false],
-    [MRN_CLINICAL, true]
+    [MRN_CLINICAL, true],
+    [MRN_AFTER_NAME, true]
   ] as const) {
     const pattern = new RegExp(source.source, source.flags)
     let match: RegExpExecArray | null
