@@ -183,6 +183,20 @@ const embedded = (text: string, start: number, end: number): boolean => {
   return false
 }
 
+/**
+ * A transcript's speaker: the same label opens two lines or more ("Pam: …", "Dev: …"), so a given name that is
+ * also a word ("Will", "Pam") is a person there.
+ */
+const speaksTwice = (text: string, start: number, end: number): boolean => {
+  const label = text.slice(start, end)
+  let count = 0
+  for (let at = text.indexOf(`${label}:`); at !== -1 && count < 2; at = text.indexOf(`${label}:`, at + 1)) {
+    const lineStart = text.lastIndexOf("\n", at - 1) + 1
+    if (SPEAKER_PREFIX.test(text.slice(lineStart, at))) count++
+  }
+  return count >= 2
+}
+
 /** What may stand before a speaker's name on its line: a time stamp, a bracketed date, a bullet. */
 const SPEAKER_PREFIX = /^[ \t]*(?:\[[^\]\n]{1,30}\][ \t]*|[0-9]{1,2}[:.][0-9]{2}(?:[:.][0-9]{2})?(?:[ \t]*[ap]m)?[ \t,-]*|[-*•>][ \t]*)?$/i
 
@@ -383,6 +397,38 @@ export const findPersonNames = (text: string, words: ReadonlyArray<NameWord>, is
   }
   for (const s of structured(text, gz)) out.push(s)
   for (const s of handles(text, gz)) out.push(s)
+  for (const s of mentionsAgain(text, words, out)) out.push(s)
+  return out
+}
+
+/**
+ * A person named once is named again by a part of that name ("Nguyễn Thị Lan … Lan cut the backlog",
+ * "Svetlana Ivanova … can you pick up Svetlana"): every later word written exactly as a part of a found
+ * name (two letters or more, capitalised, not a month, a place or a word that is never a name) is that person.
+ */
+const mentionsAgain = (text: string, words: ReadonlyArray<NameWord>, found: ReadonlyArray<Span>): Array<Span> => {
+  const out: Array<Span> = []
+  if (found.length === 0) return out
+  const parts = new Set<string>()
+  for (const span of found) {
+    for (const part of text.slice(span.start, span.end).split(/[\s,]+/)) {
+      const bare = part.replace(/['’]s$/, "")
+      const lower = bare.toLowerCase()
+      if (bare.length >= 2 && isUpperStart(bare) && !NEVER_NAME.has(lower) && !CALENDAR.has(lower) && !PLACES_AND_THINGS.has(lower) && !PARTICLES.has(lower) && !TITLES.has(lower))
+        parts.add(bare)
+    }
+  }
+  if (parts.size === 0) return out
+  const covered = [...found].sort((a, b) => a.start - b.start)
+  let c = 0
+  for (const w of words) {
+    if (!w.capitalized) continue
+    while (c < covered.length && covered[c]!.end <= w.start) c++
+    if (c < covered.length && covered[c]!.start <= w.start) continue
+    let end = w.end
+    if (w.lower.endsWith("'s") || w.lower.endsWith("’s")) end -= 2
+    if (parts.has(text.slice(w.start, end)) && !embedded(text, w.start, end)) out.push({ start: w.start, end })
+  }
   return out
 }
 
@@ -449,7 +495,7 @@ const judge = (
     text[last.end] === ":" &&
     SPEAKER_PREFIX.test(text.slice(lineStart, first.start)) &&
     names.length <= 3 &&
-    names.every((p) => isInitial(p) || (pureName(info(p)) && !isWord(words[p].lower))) &&
+    names.every((p) => isInitial(p) || (pureName(info(p)) && !isWord(words[p].lower)) || (info(p).g >= 3 && speaksTwice(text, first.start, last.end))) &&
     !NOT_A_NAME_AFTER_CONTEXT.has(words[names[0]].lower)
   )
     return span(parts[0], names[names.length - 1])
