@@ -17,7 +17,7 @@ const NOT_AFTER = "(?<![\\p{L}\\d.,:/-])"
 const NOT_BEFORE = "(?![\\p{L}\\d]|[.,]\\d)"
 
 const EN_TYPE =
-  "(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Terrace|Ter|Way|Square|Sq|Parkway|Pkwy|Highway|Hwy|Close|Crescent|Gardens|Circle|Cir|Loop|Trail|Mews|Row|Alley|Plaza)"
+  "(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Terrace|Ter|Way|Square|Sq|Parkway|Pkwy|Highway|Hwy|Close|Crescent|Gardens|Circle|Cir|Loop|Trail|Mews|Row|Alley|Plaza|Grove|Rise|Hill|Green|View|Vale|Wynd|Gate|Parade|Pde|Esplanade|Embankment|Quay|Wharf|Hollow|Heights|Approach|Broadway|Causeway|Ridge)"
 const DIRECTION = "(?: (?:NW|NE|SW|SE|N|S|E|W)(?![\\p{L}\\d]))?"
 const UNIT = "(?:,? (?:(?:Apt|Apartment|Suite|Ste|Unit|Flat|Floor|Fl|Room|Rm)\\.? ?#?|#)[A-Z0-9][A-Za-z0-9-]{0,5}(?![\\p{L}\\d]))?"
 const UK_POSTCODE = "[A-Z]{1,2}\\d[A-Z\\d]? \\d[A-Z]{2}"
@@ -35,15 +35,17 @@ const ENGLISH = new RegExp(
 const PO_BOX = new RegExp(`\\b(?:P\\. ?O\\.|PO|Post Office) Box \\d{1,10}(?!\\d)${TRAILING_CITY}`, "gu")
 
 /** The house number after the street name, a Spanish floor ("3º") and a postcode with its city. */
-const EU_NUMBER = "\\d{1,4}[a-z]?(?:[-/]\\d{1,4}[a-z]?)?"
+const EU_NUMBER = "\\d{1,4}[A-Za-z]?(?:[-/]\\d{1,4}[A-Za-z]?){0,2}"
 const EU_FLOOR = "(?:,? \\d{1,2}[º°ª](?: ?(?:izq|dcha|[A-D])(?![\\p{L}\\d]))?)?"
 const EU_POSTCODE_CITY = "(?:,? (?:\\d{5}|\\d{4}(?: [A-Z]{2})?|\\d{2}-\\d{3}) \\p{Lu}\\p{L}{1,24}(?: \\p{Lu}\\p{L}{1,24})?)?"
 const EU_TAIL = ` ${EU_NUMBER}${NOT_BEFORE}${EU_FLOOR}${EU_POSTCODE_CITY}`
 
 /** "Hauptstraße 5", "Kurfürstendamm 21", "Bahnhofstr. 44", "Leidsestraat 45", "Schönbrunner Allee 8". */
 const GERMANIC = new RegExp(
-  "(?<![\\p{L}])(?:\\p{Lu}\\p{Ll}{1,30}(?:straße|strasse|str\\.|weg|platz|gasse|allee|damm|ufer|straat|laan|plein|gracht|steeg|vej|gatan|vägen)" +
-    "|(?:\\p{Lu}\\p{Ll}{1,20}[ -]){1,2}(?:Straße|Strasse|Str\\.|Weg|Platz|Gasse|Allee|Damm|Ufer|Ring))" +
+  "(?<![\\p{L}])(?:\\p{Lu}\\p{Ll}{1,30}(?:straße|strasse|str\\.|weg|platz|gasse|allee|damm|ufer|ring|chaussee|markt|straat|laan|plein|gracht|steeg|kade|singel|vej|gade|gatan|vägen|gata|veien|vei|gate|ská|ká|ova|ovo|utca|út)" +
+    "|(?:\\p{Lu}\\p{Ll}{1,20}[ -]){1,2}(?:Straße|Strasse|Str\\.|Weg|Platz|Gasse|Allee|Damm|Ufer|Ring|Gürtel|gate|gata)" +
+    // "Am Mühlbach 7", "Am Neuen Garten 9", "Auf der Heide 3", "An der Alster 1".
+    "|(?:Am|Im|An der|Auf der|Auf dem|In der|Zum|Zur) (?:\\p{Lu}\\p{Ll}{1,20} ){0,2}\\p{Lu}\\p{Ll}{1,24})" +
     EU_TAIL,
   "gu"
 )
