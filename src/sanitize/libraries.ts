@@ -9,7 +9,7 @@ import { type Detector, type RegexRule, regexDetector } from "./detector.js"
 import { PERSONAL_DETECTORS } from "./personal.js"
 import { PHONE_DETECTORS } from "./phones.js"
 import { notCode, SECRET_RULES } from "./secrets.js"
-import { TABLE_DETECTORS } from "./tables.js"
+import { TABLE_DETECTORS, TABLE_SECRET_DETECTOR } from "./tables.js"
 import { TOKEN_DETECTORS } from "./tokens.js"
 import { entropy, nhsNumberValid } from "./validators.js"
 
@@ -149,5 +149,6 @@ const SCAN_PII = PII_RECOGNIZERS.filter((recognizer) => recognizer.entity_type !
 export const PII_DETECTORS: ReadonlyArray<Detector> = [...[...SCAN_PII.map(fromScan), ...PII_EXTRA].map(regexDetector), ADDRESS_DETECTOR, ...PHONE_DETECTORS, ...PERSONAL_DETECTORS, ...TABLE_DETECTORS]
 export const CREDENTIAL_DETECTORS: ReadonlyArray<Detector> = [
   ...[...SCAN_CREDENTIALS.map(fromScan), ...SECRET_RULES, ...CREDENTIAL_EXTRA].map(regexDetector),
-  ...TOKEN_DETECTORS
+  ...TOKEN_DETECTORS,
+  TABLE_SECRET_DETECTOR
 ]

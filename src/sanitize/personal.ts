@@ -143,8 +143,8 @@ const BANK_ACCOUNT: RegexRule = {
 }
 
 /** "[at]", "(at)", "{at}", "<at>", or the bare word "at" between spaces. */
-const AT = /\s{0,2}(?:[[({<]\s?(?:at|@)\s?[\])}>]|(?<=\s)at(?=\s))\s{0,2}/gi
-const DOT = String.raw`(?:\s?[[({<]\s?(?:dot|\.)\s?[\])}>]\s?|\s(?:dot|punkt|point|punto)\s|\.)`
+const AT = /\s{0,2}(?:[[({<]\s?(?:at|@|arobase|chiocciola|arroba|klammeraffe)\s?[\])}>]|(?<=\s)(?:at|arobase|arroba)(?=\s))\s{0,2}/gi
+const DOT = String.raw`(?:\s?[[({<]\s?(?:dot|point|punto|punkt|\.)\s?[\])}>]\s?|\s(?:dot|punkt|point|punto)\s|\.)`
 const DOMAIN = new RegExp(`([A-Za-z0-9-]{1,63}(?:${DOT}[A-Za-z0-9-]{1,63}){1,4})`, "iy")
 const LOCAL = new RegExp(String.raw`(?:^|[^\w.@])([A-Za-z0-9_%+-]{1,64}(?:${DOT}[A-Za-z0-9_%+-]{1,64}){0,4})$`, "i")
 const WRITTEN_DOT = /\s?[[({<]\s?(?:dot|\.)\s?[\])}>]\s?|\s(?:dot|punkt|point|punto)\s/i
@@ -162,7 +162,7 @@ const lastLabel = (domain: string): string => {
  * counts only with a written dot somewhere, a known mail provider, or a local part no word has.
  */
 const writtenEmails = (text: string, emit: Emit): void => {
-  if (!/\bat\b|[[({<]\s?@/i.test(text)) return
+  if (!/\b(?:at|arobase|arroba|chiocciola|klammeraffe)\b|[[({<]\s?@/i.test(text)) return
   const at = new RegExp(AT.source, AT.flags)
   let hits = 0
   for (let m = at.exec(text); m !== null; m = at.exec(text)) {
@@ -283,7 +283,7 @@ const ID_ACRONYM =
  * Between the label and the number: a qualifier in brackets ("(NSW)", "(Nigeria)"), "no."/"nos."/
  * "n.º"/"số", "is", "for verification", field punctuation or dotted leaders (`id (PPSN) .. 6183924KA`).
  */
-const ID_NUMBER = String.raw`(?:\s{0,2}\([^)\n]{1,24}\))?(?i:\s{0,2}(?:nos?\.?|nr\.?|number|num[ée]ro|n\.?[°º]|#|số|for verification))?(?i:\s{1,3}(?:is|was|on file))?[\s:：#=\-–.()]{0,20}?([A-Z0-9](?:[A-Z0-9]|[ ./-](?=[A-Z0-9])){4,24})(?![\p{L}0-9])`
+const ID_NUMBER = String.raw`(?:\s{0,2}\([^)\n]{1,24}\))?(?i:\s{0,2}(?:nos?\.?|nr\.?|number|num[ée]ro|n\.?[°º]|#|số|for verification))?(?i:\s{1,3}(?:is|was|on file))?[\s:：#=\-–.()"'\\]{0,20}?([A-Z0-9](?:[A-Z0-9]|[ ./-](?=[A-Z0-9])){4,24})(?![\p{L}0-9])`
 
 /** An identity number has at least six characters, four of them digits ("RFC 9162" is a document). */
 /** Six characters or more, five digits or more ("MIT 2024" after "license" is not one), or India's PAN shape. */

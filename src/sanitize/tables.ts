@@ -8,9 +8,10 @@
 import type { Detector, Emit } from "./detector.js"
 import { MAX_HITS_PER_DETECTOR } from "./detector.js"
 import { EMPLOYER_ID } from "./personal.js"
+import { secretName, secretValue } from "./tokens.js"
 import type { Library, Severity } from "./types.js"
 
-type ColumnKind = "date_of_birth" | "bank_account" | "national_id" | "phone_number" | "street_address"
+type ColumnKind = "date_of_birth" | "bank_account" | "national_id" | "phone_number" | "street_address" | "generic_secret"
 
 const COLUMN_NAMES: ReadonlyArray<readonly [ColumnKind, RegExp]> = [
   ["date_of_birth", /^(?:dob|d\.o\.b\.?|date[ _-]?of[ _-]?birth|birth[ _-]?date|birthday|geburtsdatum|fecha[ _-]de[ _-]nacimiento|date[ _-]de[ _-]naissance)$/i],
@@ -62,7 +63,9 @@ const cellsOf = (text: string, lineStart: number, lineEnd: number, delimiter: st
   return cells
 }
 
-const kindOf = (header: string): ColumnKind | undefined => COLUMN_NAMES.find(([, pattern]) => pattern.test(header))?.[0]
+/** Secret columns are named as secret keys are (`api_token`, `password_hash` is not one: see tokens.ts). */
+const kindOf = (header: string): ColumnKind | undefined =>
+  COLUMN_NAMES.find(([, pattern]) => pattern.test(header))?.[0] ?? (/^[A-Za-z][\w .-]{0,40}$/.test(header) && secretName(header) ? "generic_secret" : undefined)
 
 /** What a cell under each kind of column must look like to count. */
 const CELL_SHAPES: Readonly<Record<ColumnKind, RegExp>> = {
@@ -70,7 +73,8 @@ const CELL_SHAPES: Readonly<Record<ColumnKind, RegExp>> = {
   bank_account: /^[0-9][0-9 .\-/]{3,32}[0-9]$/,
   national_id: /^(?=.*[0-9].*[0-9].*[0-9].*[0-9])[A-Z0-9][A-Z0-9 .-]{3,22}[A-Z0-9]$/,
   phone_number: /^\+?[0-9(][0-9 ().-]{5,20}[0-9]$/,
-  street_address: /^(?=.*[0-9])(?=.*\p{L}{3}).{6,120}$/u
+  street_address: /^(?=.*[0-9])(?=.*\p{L}{3}).{6,120}$/u,
+  generic_secret: /^\S{8,512}$/
 }
 
 interface Found {
@@ -102,7 +106,9 @@ const tableCells = (text: string): Array<Found> => {
           const kind = header!.kinds[i]
           if (kind === undefined || cell.end <= cell.start) return
           const value = text.slice(cell.start, cell.end)
-          if (CELL_SHAPES[kind].test(value) && !(kind === "national_id" && EMPLOYER_ID.test(value))) found.push({ kind, start: cell.start, end: cell.end })
+          if (!CELL_SHAPES[kind].test(value) || (kind === "national_id" && EMPLOYER_ID.test(value))) return
+          if (kind === "generic_secret" && !secretValue(value, false)) return
+          found.push({ kind, start: cell.start, end: cell.end })
         })
       } else if (++misses > 1) {
         header = undefined
@@ -117,7 +123,7 @@ const tableCells = (text: string): Array<Found> => {
 }
 
 /** Some column name of COLUMN_NAMES is in the line: most lines are not headers, and say so without a split. */
-const HEADER_HINT = /dob|d\.o\.b|birth|geburt|nacimiento|naissance|acc|sort|routing|bsb|konto|ssn|nin|ni[ _-]|national|passport|pan|aadhaar|tax|tin|bsn|pesel|nhs|sin|dni|nie|cpf|curp|phone|mobile|cell|tel|addr|street|adres|direcci|indirizzo/i
+const HEADER_HINT = /secret|token|key|pass|pwd|cookie|salt|dob|d\.o\.b|birth|geburt|nacimiento|naissance|acc|sort|routing|bsb|konto|ssn|nin|ni[ _-]|national|passport|pan|aadhaar|tax|tin|bsn|pesel|nhs|sin|dni|nie|cpf|curp|phone|mobile|cell|tel|addr|street|adres|direcci|indirizzo/i
 
 /** Whether `delimiter` occurs at least twice in `line` (searched within the line only: the scan stays linear). */
 const twice = (line: string, delimiter: string): boolean => {
@@ -154,7 +160,8 @@ const SEVERITY: Readonly<Record<ColumnKind, Severity>> = {
   bank_account: "critical",
   national_id: "critical",
   phone_number: "warning",
-  street_address: "warning"
+  street_address: "warning",
+  generic_secret: "critical"
 }
 
 const column = (kind: ColumnKind, library: Library, description: string): Detector => ({
@@ -179,3 +186,6 @@ export const TABLE_DETECTORS: ReadonlyArray<Detector> = [
   column("phone_number", "pii", "Telephone number in a table column named for it"),
   column("street_address", "pii", "Street address in a table column named for it")
 ]
+
+/** Secrets in columns named as secret keys are (`api_token`, `webhook_secret`): part of the `credentials` library. */
+export const TABLE_SECRET_DETECTOR: Detector = column("generic_secret", "credentials", "Secret value in a table column named for it")
