@@ -44,7 +44,6 @@ const PREFIXED = [
   "NRAK-[A-Z0-9]{27}",
   "xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}",
   "key-[a-f0-9]{32}",
-  "SK[a-f0-9]{32}",
   "AGE-SECRET-KEY-1[A-Z0-9]{58}",
   "[A-Za-z0-9]{14}\\.atlasv1\\.[A-Za-z0-9_=-]{60,100}",
   "[A-Za-z0-9_~.-]{3}8Q~[A-Za-z0-9_~.-]{31,34}",
