@@ -69,6 +69,7 @@ const SPELLED_RUN = /(?<![a-z0-9])[a-z]([ ._*|/,+~·•-])[a-z]\1[a-z](?![a-z0-9
 
 /** Single characters people put between the letters of a spelled-out word. */
 const SPACERS = new Set([" ", ".", "-", "_", "*", "|", "/", ",", "+", "~", "·", "•"])
+const SPACER_CODES: ReadonlySet<number> = new Set([...SPACERS].map((spacer) => spacer.charCodeAt(0)))
 
 /** Leetspeak digits and signs (by char code), folded only inside tokens that also hold letters. */
 const LEET = new Map<number, number>(
@@ -110,6 +111,30 @@ class Builder {
   push(chars: string, start: number, end: number): void {
     for (let i = 0; i < chars.length; i++) this.unit(chars.charCodeAt(i), start, end)
   }
+  /** Copies view characters [from, to) as they are: offsets in bulk, code units in one loop. */
+  copy(view: ReadingView, from: number, to: number): void {
+    const count = to - from
+    if (count <= 0) return
+    while (this.length + count > this.units.length) this.grow()
+    const { text } = view
+    for (let p = from, q = this.length; p < to; p++, q++) this.units[q] = text.charCodeAt(p)
+    this.starts.set(view.starts.subarray(from, to), this.length)
+    this.ends.set(view.ends.subarray(from, to), this.length)
+    this.length += count
+  }
+  /** Lower-cased ASCII characters [from, to) of the original text, one view character each. */
+  ascii(original: string, from: number, to: number): void {
+    const count = to - from
+    if (count <= 0) return
+    while (this.length + count > this.units.length) this.grow()
+    for (let p = from, q = this.length; p < to; p++, q++) {
+      const c = original.charCodeAt(p)
+      this.units[q] = c >= 65 && c <= 90 ? c + 32 : c
+      this.starts[q] = p
+      this.ends[q] = p + 1
+    }
+    this.length += count
+  }
   build(): ReadingView {
     const units = this.units.subarray(0, this.length)
     return { text: UTF16.decode(units), starts: this.starts.slice(0, this.length), ends: this.ends.slice(0, this.length) }
@@ -135,8 +160,11 @@ const foldCharacters = (original: string): ReadingView => {
   while (i < original.length) {
     const c = original.charCodeAt(i)
     if (c < 0x80) {
-      out.unit(c >= 65 && c <= 90 ? c + 32 : c, i, i + 1)
-      i++
+      // A run of ASCII in one call.
+      let j = i + 1
+      while (j < original.length && original.charCodeAt(j) < 0x80) j++
+      out.ascii(original, i, j)
+      i = j
       continue
     }
     const cp = original.codePointAt(i)!
@@ -155,23 +183,35 @@ const joinSpelledLetters = (view: ReadingView): ReadingView => {
   const { text } = view
   // Most texts hold no such run: one native scan says so before the character loop.
   if (!SPELLED_RUN.test(text)) return view
-  const isolatedAt = (p: number) => p < text.length && isAlnum(text.charCodeAt(p)) && (p === 0 || !isAlnum(text.charCodeAt(p - 1))) && (p + 1 >= text.length || !isAlnum(text.charCodeAt(p + 1)))
+  const n = text.length
+  const isolatedAt = (p: number) => p < n && isAlnum(text.charCodeAt(p)) && (p === 0 || !isAlnum(text.charCodeAt(p - 1))) && (p + 1 >= n || !isAlnum(text.charCodeAt(p + 1)))
   let out: Builder | undefined
   let copied = 0
   let i = 0
-  while (i < text.length) {
-    const spacer = text[i + 1]
-    if (spacer !== undefined && SPACERS.has(spacer) && isolatedAt(i)) {
+  while (i < n) {
+    const c = text.charCodeAt(i)
+    if (!isAlnum(c)) {
+      i++
+      continue
+    }
+    // Inside a word of two or more characters: skip to its end (no letter of it is isolated).
+    if (i + 1 < n && isAlnum(text.charCodeAt(i + 1))) {
+      i += 2
+      while (i < n && isAlnum(text.charCodeAt(i))) i++
+      continue
+    }
+    const spacer = i + 1 < n ? text.charCodeAt(i + 1) : -1
+    if (spacer >= 0 && SPACER_CODES.has(spacer) && isolatedAt(i)) {
       let last = i
       let count = 1
-      while (last + 2 < text.length && text[last + 1] === spacer && isolatedAt(last + 2)) {
+      while (last + 2 < n && text.charCodeAt(last + 1) === spacer && isolatedAt(last + 2)) {
         last += 2
         count++
       }
       if (count >= 3) {
         // Built only once a run shows up: most texts have none and keep their view.
-        out ??= new Builder(text.length)
-        for (let p = copied; p < i; p++) out.unit(text.charCodeAt(p), view.starts[p]!, view.ends[p]!)
+        out ??= new Builder(n)
+        out.copy(view, copied, i)
         for (let p = i; p <= last; p += 2) out.unit(text.charCodeAt(p), view.starts[p]!, view.ends[p]!)
         i = last + 1
         copied = i
@@ -183,7 +223,7 @@ const joinSpelledLetters = (view: ReadingView): ReadingView => {
     i++
   }
   if (out === undefined) return view
-  for (let p = copied; p < text.length; p++) out.unit(text.charCodeAt(p), view.starts[p]!, view.ends[p]!)
+  out.copy(view, copied, n)
   return out.build()
 }
 
