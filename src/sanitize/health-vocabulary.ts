@@ -52,6 +52,9 @@ export const icd10Valid = (raw: string): boolean => {
 export const isWordCode = (c: number): boolean =>
   (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 39 || c === 0x2019 || (c >= 0xc0 && c <= 0x17f && c !== 0xd7 && c !== 0xf7)
 
+/** Whether a word begins at `i`: a word character with none right before it. */
+export const isWordStart = (text: string, i: number): boolean => isWordCode(text.charCodeAt(i)) && (i === 0 || !isWordCode(text.charCodeAt(i - 1)))
+
 /** 0 end, 1-26 letters, 27-36 digits, 37 anything else that makes a word. */
 const symbol = (c: number): number => {
   if (c >= 97 && c <= 122) return c - 96

@@ -10,7 +10,7 @@ import {
   conditionLexicon,
   icd10Valid,
   inTable,
-  isWordCode,
+  isWordStart,
   keyTable,
   type Lexicon,
   matchTerm,
@@ -81,8 +81,7 @@ const signalsOf = (text: string): Signals => {
   let i = 0
   const n = text.length
   while (i < n) {
-    const c = text.charCodeAt(i)
-    if (!isWordCode(c) || (i > 0 && isWordCode(text.charCodeAt(i - 1)))) {
+    if (!isWordStart(text, i)) {
       i++
       continue
     }
@@ -250,8 +249,7 @@ const scan = (kind: Kind, text: string, emit: Emit): void => {
   let lastAccepted = -1_000
   let i = 0
   while (i < n) {
-    const c = text.charCodeAt(i)
-    if (!isWordCode(c) || (i > 0 && isWordCode(text.charCodeAt(i - 1)))) {
+    if (!isWordStart(text, i)) {
       i++
       continue
     }
