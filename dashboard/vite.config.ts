@@ -1,4 +1,5 @@
 // Builds the dashboard into dist/dashboard/, served by the gateway under /dashboard (src/dashboard/).
+import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import preact from "@preact/preset-vite"
 import { defineConfig } from "vite"
@@ -9,12 +10,24 @@ export default defineConfig({
   publicDir: false,
   plugins: [preact()],
   build: {
-    outDir: fileURLToPath(new URL("../dist/dashboard", import.meta.url)),
+    // DASHBOARD_DIR as the gateway reads it (relative to the project), so a build and the server agree.
+    outDir: process.env.DASHBOARD_DIR === undefined ? fileURLToPath(new URL("../dist/dashboard", import.meta.url)) : resolve(fileURLToPath(new URL("..", import.meta.url)), process.env.DASHBOARD_DIR),
     emptyOutDir: true,
     assetsDir: "assets",
     // Files only: a data: URI would need a CSP exception, an inline script or style would too.
     assetsInlineLimit: 0,
     modulePreload: { polyfill: false },
+    // Chunks named for what they hold (area-ledgers-…, chart-…), so a network panel or a size report reads plainly.
+    rollupOptions: {
+      output: {
+        chunkFileNames: (chunk) => {
+          const area = /\/areas\/([^/]+)\/page\.tsx$/.exec(chunk.facadeModuleId ?? "")?.[1]
+          if (area !== undefined) return `assets/area-${area}-[hash].js`
+          if (/\/chart\/draw\.ts$/.test(chunk.facadeModuleId ?? "")) return "assets/chart-[hash].js"
+          return "assets/[name]-[hash].js"
+        }
+      }
+    },
     target: "es2022",
     sourcemap: false
   },

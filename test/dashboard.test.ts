@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { call } from "./support/client.js"
@@ -18,17 +19,20 @@ import { Gateway } from "./support/server.js"
 const get = (path: string, headers?: Record<string, string>) =>
   Effect.flatMap(Gateway, (server) => Effect.promise(() => call(server.url, "GET", path, { headers })))
 
-/** A request whose path is sent byte for byte (fetch would resolve `..` first). */
-const rawGet = (path: string) =>
+/** A request whose path and headers are sent byte for byte (fetch would resolve `..` first and decompress). */
+const rawGet = (path: string, headers: Record<string, string> = {}) =>
   Effect.flatMap(Gateway, (server) =>
     Effect.promise(
       () =>
-        new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }>((resolve, reject) => {
+        new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; bytes: Buffer }>((resolve, reject) => {
           const url = new URL(server.url)
-          const req = request({ host: url.hostname, port: url.port, path, method: "GET" }, (res) => {
+          const req = request({ host: url.hostname, port: url.port, path, method: "GET", headers }, (res) => {
             const chunks: Buffer[] = []
             res.on("data", (chunk) => chunks.push(chunk))
-            res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") }))
+            res.on("end", () => {
+              const bytes = Buffer.concat(chunks)
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, text: bytes.toString("utf8"), bytes })
+            })
           })
           req.on("error", reject)
           req.end()
@@ -87,6 +91,36 @@ liveLayer(Gateway.layer())("dashboard static files", (it) => {
       expect(css.status).toBe(200)
       expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8")
       expect(css.headers.get("cache-control")).toBe("public, max-age=31536000, immutable")
+    })
+  )
+
+  it.effect("serves brotli, gzip or plain as the client accepts, each with its own entity tag", () =>
+    Effect.gen(function* () {
+      const index = (yield* get("/dashboard")).text
+      const script = /<script[^>]*src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(index)![1]!
+      const plain = yield* rawGet(script)
+      expect(plain.headers["content-encoding"]).toBeUndefined()
+      expect(plain.headers.vary).toBe("accept-encoding")
+      const br = yield* rawGet(script, { "accept-encoding": "gzip, deflate, br" })
+      expect(br.headers["content-encoding"]).toBe("br")
+      expect(brotliDecompressSync(br.bytes).equals(plain.bytes)).toBe(true)
+      expect(br.bytes.length).toBeLessThan(plain.bytes.length / 2)
+      const gzip = yield* rawGet(script, { "accept-encoding": "gzip" })
+      expect(gzip.headers["content-encoding"]).toBe("gzip")
+      expect(gunzipSync(gzip.bytes).equals(plain.bytes)).toBe(true)
+      // q=0 refuses an encoding.
+      expect((yield* rawGet(script, { "accept-encoding": "br;q=0, gzip" })).headers["content-encoding"]).toBe("gzip")
+      expect((yield* rawGet(script, { "accept-encoding": "identity" })).headers["content-encoding"]).toBeUndefined()
+      const tags = new Set([plain.headers.etag, br.headers.etag, gzip.headers.etag])
+      expect(tags.size).toBe(3)
+      // A revalidation answers 304 for the tag of the encoding asked for.
+      expect((yield* rawGet(script, { "accept-encoding": "br", "if-none-match": String(br.headers.etag) })).status).toBe(304)
+      expect((yield* rawGet(script, { "accept-encoding": "gzip", "if-none-match": String(br.headers.etag) })).status).toBe(200)
+      // index.html too, keeping its CSP.
+      const html = yield* rawGet("/dashboard/agents", { "accept-encoding": "br" })
+      expect(html.headers["content-encoding"]).toBe("br")
+      expect(html.headers["content-security-policy"]).toContain("script-src 'self'")
+      expect(brotliDecompressSync(html.bytes).toString("utf8")).toContain('<div id="app">')
     })
   )
 

@@ -9,7 +9,7 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Config } from "../platform/config.js"
-import { loadSite, type Site, type SiteFile } from "./site.js"
+import { chooseEncoding, loadSite, type Site, type SiteFile } from "./site.js"
 
 /** No inline script or style anywhere (Vite emits files only); sockets go to the same origin ('self' covers ws:/wss: there). */
 export const DASHBOARD_CSP = [
@@ -27,18 +27,24 @@ export const DASHBOARD_CSP = [
 
 const common = { "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" }
 
-const indexHeaders = (etag: string) => ({
+const indexHeaders = {
   ...common,
   "cache-control": "no-cache",
   "content-security-policy": DASHBOARD_CSP,
-  "x-frame-options": "DENY",
-  etag
-})
+  "x-frame-options": "DENY"
+}
 
-const serveFile = (file: SiteFile, headers: Record<string, string>, ifNoneMatch: string | undefined) =>
-  ifNoneMatch === file.etag
-    ? HttpServerResponse.empty({ status: 304, headers })
-    : HttpServerResponse.uint8Array(file.body, { contentType: file.contentType, headers })
+/** The file in the encoding the client takes best (brotli, gzip, plain), its entity tag per encoding. */
+const serveFile = (file: SiteFile, headers: Record<string, string>, request: { readonly headers: Record<string, string | undefined> }) => {
+  const encoding = chooseEncoding(request.headers["accept-encoding"])
+  const encoded = encoding === undefined ? undefined : file.encoded[encoding]
+  const etag = encoded?.etag ?? file.etag
+  const varies = Object.keys(file.encoded).length > 0 ? { vary: "accept-encoding" } : {}
+  const all = { ...headers, ...varies, etag, ...(encoded === undefined ? {} : { "content-encoding": encoding! }) }
+  return request.headers["if-none-match"] === etag
+    ? HttpServerResponse.empty({ status: 304, headers: all })
+    : HttpServerResponse.uint8Array(encoded?.body ?? file.body, { contentType: file.contentType, headers: all })
+}
 
 const notBuilt = (wantsJson: boolean) => {
   const message = "The dashboard is not built. Run `npm run build` (or `npm start`, which builds it), then restart the gateway."
@@ -67,16 +73,15 @@ const handler = (site: Site) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest
     const rest = (yield* HttpRouter.params)["*"] ?? ""
-    const ifNoneMatch = request.headers["if-none-match"]
     if (site.index === undefined) return notBuilt(/application\/json/.test(request.headers.accept ?? "") && !/text\/html/.test(request.headers.accept ?? ""))
     if (rest.startsWith("assets/")) {
       const file = site.files.get(rest)
-      return file === undefined ? notFound() : serveFile(file, { ...common, "cache-control": "public, max-age=31536000, immutable" }, ifNoneMatch)
+      return file === undefined ? notFound() : serveFile(file, { ...common, "cache-control": "public, max-age=31536000, immutable" }, request)
     }
     // Other built files (icons) by exact name; anything else is a client-side route.
     const file = site.files.get(rest)
-    if (file !== undefined) return serveFile(file, { ...common, "cache-control": "no-cache", etag: file.etag }, ifNoneMatch)
-    return serveFile(site.index, indexHeaders(site.index.etag), ifNoneMatch)
+    if (file !== undefined) return serveFile(file, { ...common, "cache-control": "no-cache" }, request)
+    return serveFile(site.index, indexHeaders, request)
   })
 
 export const DashboardRoutes = HttpRouter.use((router) =>
