@@ -5,19 +5,18 @@
  * /usr/bin/chromium is not installed. With APPROVAL_SCREENSHOT=<file.png> set,
  * the review page is also saved as a screenshot there.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type BrowserContext, chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { CHROMIUM, chromiumAvailable } from "./support/browser.js"
 import { call, registerOrg } from "./support/client.js"
 import { useFixture } from "./support/fixture.js"
 import { enableApprovalMail, useInbox } from "./support/mail.js"
 import { useServer } from "./support/server.js"
 
-const CHROMIUM = "/usr/bin/chromium"
-const available = existsSync(CHROMIUM)
-if (!available) console.log(`${CHROMIUM} not found: skipping the approval page browser test`)
+const available = chromiumAvailable("the approval page browser test")
 
 describe.skipIf(!available)("approval page in Chromium", () => {
   const inbox = useInbox()

@@ -1,6 +1,7 @@
 /** The shell: sign-in gate, header (connection state, sign-out), the page for the route, one live socket while signed in. */
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { setUnauthorizedHandler } from "./api.ts"
+import { AREA_NAV, AreaPage } from "./areas.tsx"
 import { App, type AppContext, type ChannelListener, type LiveListener } from "./context.ts"
 import { connectLive, type LiveConnection, type LiveState } from "./live.ts"
 import { ActionPage } from "./pages/action.tsx"
@@ -16,8 +17,30 @@ import { SignIn } from "./pages/sign-in.tsx"
 import { SsoCallback } from "./pages/sso-callback.tsx"
 import { TeamPage } from "./pages/team.tsx"
 import { WebhookPage, WebhooksPage } from "./pages/webhooks.tsx"
-import { BASE, currentPath, navigate, onLinkClick, signInPath, useRoute } from "./router.ts"
+import { BASE, currentPath, navigate, onLinkClick, type Route, signInPath, useRoute } from "./router.ts"
 import { clearSession, loadSession, type Session } from "./session.ts"
+
+const on =
+  (...pages: ReadonlyArray<Route["page"]>) =>
+  (route: Route) =>
+    pages.includes(route.page)
+
+/** The main menu: part 1's pages, then the areas loaded on demand. */
+const menu: ReadonlyArray<{ readonly label: string; readonly href: string; readonly current: (route: Route) => boolean }> = [
+  { label: "Approvals", href: BASE, current: on("inbox") },
+  { label: "Actions", href: `${BASE}/actions`, current: on("actions", "action") },
+  { label: "Cases", href: `${BASE}/cases`, current: on("cases", "case") },
+  ...AREA_NAV.map((area) => ({
+    label: area.label,
+    href: `${BASE}/${area.href}`,
+    current: (route: Route) => route.page === "area" && area.segments.includes(route.path[0] ?? "")
+  })),
+  { label: "Policies", href: `${BASE}/policies`, current: on("policies", "policy") },
+  { label: "Webhooks", href: `${BASE}/webhooks`, current: on("webhooks", "webhook") },
+  { label: "Keys", href: `${BASE}/keys`, current: on("keys") },
+  { label: "Team", href: `${BASE}/team`, current: on("team") },
+  { label: "Channels", href: `${BASE}/channels`, current: on("channels") }
+]
 
 const liveText = (live: LiveState) =>
   live.state === "live" ? "Live" : live.state === "connecting" ? "Connecting…" : `Offline, retrying in ${live.retryInSeconds} s`
@@ -150,30 +173,11 @@ export const Root = () => {
           Gateway dashboard
         </a>
         <nav aria-label="Main">
-          <a href={BASE} onClick={onLinkClick} aria-current={route.page === "inbox" ? "page" : undefined}>
-            Approvals
-          </a>{" "}
-          <a href={`${BASE}/cases`} onClick={onLinkClick} aria-current={route.page === "cases" || route.page === "case" ? "page" : undefined}>
-            Cases
-          </a>
-          <a href={`${BASE}/actions`} onClick={onLinkClick} aria-current={route.page === "actions" ? "page" : undefined}>
-            Actions
-          </a>
-          <a href={`${BASE}/keys`} onClick={onLinkClick} aria-current={route.page === "keys" ? "page" : undefined}>
-            Keys
-          </a>
-          <a href={`${BASE}/team`} onClick={onLinkClick} aria-current={route.page === "team" ? "page" : undefined}>
-            Team
-          </a>
-          <a href={`${BASE}/channels`} onClick={onLinkClick} aria-current={route.page === "channels" ? "page" : undefined}>
-            Channels
-          </a>
-          <a href={`${BASE}/policies`} onClick={onLinkClick} aria-current={route.page === "policies" || route.page === "policy" ? "page" : undefined}>
-            Policies
-          </a>
-          <a href={`${BASE}/webhooks`} onClick={onLinkClick} aria-current={route.page === "webhooks" || route.page === "webhook" ? "page" : undefined}>
-            Webhooks
-          </a>
+          {menu.map((item) => (
+            <a key={item.href} href={item.href} onClick={onLinkClick} aria-current={item.current(route) ? "page" : undefined}>
+              {item.label}
+            </a>
+          ))}
         </nav>
         <p class={`live live-${context.live.state}`} role="status" aria-label="Connection">
           {liveText(context.live)}
@@ -193,15 +197,16 @@ export const Root = () => {
         {route.page === "inbox" && <Inbox />}
         {route.page === "action" && <ActionPage key={route.actionUuid} actionUuid={route.actionUuid} />}
         {route.page === "actions" && <ActionsPage key={route.search} search={route.search} />}
-        {route.page === "cases" && <CasesPage />}
+        {route.page === "cases" && <CasesPage search={route.search} />}
         {route.page === "case" && <CasePage key={route.caseId} caseId={route.caseId} />}
         {route.page === "keys" && <KeysPage />}
         {route.page === "team" && <TeamPage />}
         {route.page === "channels" && <ChannelsPage />}
-        {route.page === "policies" && <PoliciesPage />}
+        {route.page === "policies" && <PoliciesPage search={route.search} />}
         {route.page === "policy" && <PolicyPage key={route.policyId} policyId={route.policyId} />}
         {route.page === "webhooks" && <WebhooksPage />}
-        {route.page === "webhook" && <WebhookPage key={route.webhookId} webhookId={route.webhookId} />}
+        {route.page === "webhook" && <WebhookPage key={route.webhookId} webhookId={route.webhookId} search={route.search} />}
+        {route.page === "area" && <AreaPage path={route.path} search={route.search} />}
         {route.page === "not-found" && (
           <main>
             <h1>Page not found</h1>

@@ -3,7 +3,8 @@
  * context per test file, pages that record what must never happen (CSP violations and other console
  * errors, script errors, requests to another origin), and sign-in through the page.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
@@ -17,6 +18,12 @@ export const ARTIFACTS = resolve(import.meta.dirname, "..", "artifacts")
  * missing browser fails the run instead: a skipped page suite must not pass for a green one.
  */
 export const chromiumAvailable = (what: string) => {
+  // CI's second pass (real PostgreSQL and Redis) sets this: the pages were tested in the first pass and
+  // read the same API, so running them again would only spend minutes.
+  if (process.env.BROWSER_TESTS === "0") {
+    console.log(`BROWSER_TESTS=0: skipping ${what}`)
+    return false
+  }
   const available = existsSync(CHROMIUM)
   if (!available && /^(1|true|yes|on)$/i.test(process.env.CI ?? "")) throw new Error(`${CHROMIUM} not found under CI: ${what} cannot run`)
   if (!available) console.log(`${CHROMIUM} not found: skipping ${what}`)
@@ -81,4 +88,33 @@ export const useChromium = (server: { readonly url: string }, options: BrowserOp
   const browserContext = () => context!
 
   return { problems, newPage, signIn, browserContext }
+}
+
+let axeSource: string | undefined
+
+/**
+ * The axe-core check of what the page shows now (WCAG 2.1 A and AA rules): answers each violation as
+ * "rule: help (selectors)", so a failing test names what to fix. axe is put into the page through the
+ * DevTools protocol, which the page's CSP does not govern; the page itself never loads it.
+ */
+export const accessibilityProblems = async (page: Page, include?: string): Promise<Array<string>> => {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
+  await page.evaluate(`${axeSource};0`)
+  return page.evaluate(async (scope) => {
+    const page = globalThis as unknown as {
+      document: unknown
+      axe: { run: (context: unknown, options: unknown) => Promise<{ violations: Array<{ id: string; help: string; nodes: Array<{ target: Array<string> }> }> }> }
+    }
+    const result = await page.axe.run(scope ?? page.document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } })
+    return result.violations.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(" ")).join(", ")})`)
+  }, include)
+}
+
+/** Presses Tab until the element with `id` has the focus (keyboard-only paths); fails after `limit` presses. */
+export const tabTo = async (page: Page, id: string, limit = 80) => {
+  for (let i = 0; i < limit; i++) {
+    if ((await page.evaluate("document.activeElement?.id")) === id) return
+    await page.keyboard.press("Tab")
+  }
+  if ((await page.evaluate("document.activeElement?.id")) !== id) throw new Error(`Tab never reached #${id}`)
 }

@@ -6,6 +6,7 @@ import { type CaseList, CaseRefused, listCases, listModels, type ModelEntry, str
 import { PageHeading } from "../components.tsx"
 import { useApp } from "../context.ts"
 import { localTime } from "../format.ts"
+import { pageOf, setQuery } from "../kit.tsx"
 
 const PER_PAGE = 20
 
@@ -13,9 +14,11 @@ type Load = { readonly state: "loading" } | { readonly state: "ready"; readonly 
 
 const message = (cause: unknown) => (cause instanceof Error ? cause.message : "Loading failed.")
 
-export const CasesPage = () => {
+export const CasesPage = ({ search }: { search: string }) => {
   const { session } = useApp()
-  const [page, setPage] = useState(1)
+  // The page number lives in the URL (deep links, reload, back).
+  const page = pageOf(search)
+  const setPage = (next: number) => setQuery(search, { page: next === 1 ? undefined : String(next) })
   const [load, setLoad] = useState<Load>({ state: "loading" })
 
   const reload = useCallback(async () => {

@@ -5,6 +5,7 @@ import { listModels, type ModelEntry } from "../cases-api.ts"
 import { PageHeading } from "../components.tsx"
 import { useApp } from "../context.ts"
 import { localTime } from "../format.ts"
+import { pageOf, queryOf, setQuery } from "../kit.tsx"
 import {
   createPolicy,
   DECISIONS,
@@ -27,11 +28,16 @@ type Load = { readonly state: "loading" } | { readonly state: "ready"; readonly 
 
 export const policyPath = (policyId: string) => `${BASE}/policies/${encodeURIComponent(policyId)}`
 
-export const PoliciesPage = () => {
+export const PoliciesPage = ({ search }: { search: string }) => {
   const { session } = useApp()
-  const [mode, setMode] = useState("")
-  const [status, setStatus] = useState("")
-  const [page, setPage] = useState(1)
+  // Filters and the page number live in the URL (deep links, reload, back); a filter change goes to page 1.
+  const query = queryOf(search)
+  const mode = query.mode ?? ""
+  const status = query.status ?? ""
+  const page = pageOf(search)
+  const setMode = (next: string) => setQuery(search, { mode: next })
+  const setStatus = (next: string) => setQuery(search, { status: next })
+  const setPage = (next: number) => setQuery(search, { page: next === 1 ? undefined : String(next) })
   const [load, setLoad] = useState<Load>({ state: "loading" })
 
   const reload = useCallback(async () => {
@@ -61,7 +67,6 @@ export const PoliciesPage = () => {
               value={mode}
               onChange={(event) => {
                 setMode(event.currentTarget.value)
-                setPage(1)
               }}
             >
               <option value="">Any</option>
@@ -79,7 +84,6 @@ export const PoliciesPage = () => {
               value={status}
               onChange={(event) => {
                 setStatus(event.currentTarget.value)
-                setPage(1)
               }}
             >
               <option value="">Any</option>

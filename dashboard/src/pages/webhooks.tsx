@@ -5,6 +5,7 @@ import { PageHeading } from "../components.tsx"
 import { ConfirmButton } from "../confirm.tsx"
 import { useApp } from "../context.ts"
 import { localTime } from "../format.ts"
+import { pageOf, setQuery } from "../kit.tsx"
 import { createWebhook, type DeliveryList, deleteWebhook, EVENTS, listDeliveries, listWebhooks, refusalText, type Webhook } from "../policies-api.ts"
 import { BASE, onLinkClick } from "../router.ts"
 
@@ -227,9 +228,11 @@ const NewWebhookForm = ({ onCreated }: { onCreated: (webhook: Webhook) => void }
 
 const PER_PAGE = 25
 
-export const WebhookPage = ({ webhookId }: { webhookId: string }) => {
+export const WebhookPage = ({ webhookId, search }: { webhookId: string; search: string }) => {
   const { session } = useApp()
-  const [page, setPage] = useState(1)
+  // The deliveries' page number lives in the URL (deep links, reload, back).
+  const page = pageOf(search)
+  const setPage = (next: number) => setQuery(search, { page: next === 1 ? undefined : String(next) })
   const [webhook, setWebhook] = useState<Webhook | undefined>()
   const [load, setLoad] = useState<Load<DeliveryList> | { readonly state: "missing" }>({ state: "loading" })
 
