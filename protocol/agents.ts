@@ -234,7 +234,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       payload: RegisterAgentRequest,
       success: RegisteredAgent.pipe(HttpApiSchema.status(201))
     }),
-    HttpApiEndpoint.get("list", "/api/v1/agents", { error: Forbidden, query: PageQuery, success: AgentPage }),
+    HttpApiEndpoint.get("list", "/api/v1/agents", { error: Forbidden, query: { ...PageQuery, status: Schema.optionalKey(AgentStatus) }, success: AgentPage }),
     HttpApiEndpoint.get("get", "/api/v1/agents/:agent_slug", { error: [Forbidden, AgentNotFound], params: SlugParam, success: AgentView }),
     HttpApiEndpoint.put("update", "/api/v1/agents/:agent_slug", { error: [Forbidden, AgentNotFound, InvalidInput],
       params: SlugParam,

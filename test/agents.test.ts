@@ -144,6 +144,15 @@ liveLayer(Setup)((it) => {
         expect(second.agents).toEqual([expect.objectContaining({ agent_slug: slugs[0], action_count: 2, status: "active", current_version: null })])
         // Raw: per_page above the contract's 100 is refused by the typed client before sending.
         expect((yield* raw("GET", "/api/v1/agents?per_page=101", { token: fresh.key })).status).toBe(422)
+        // Filtered by status (the dashboard's filter): counted and paged among those agents only.
+        yield* api.agents.decommission({ params: { agent_slug: slugs[1]! }, payload: { reason: "filtered" } })
+        const retired = yield* api.agents.list({ query: { status: "decommissioned" } })
+        expect(retired.agents.map((agent) => agent.agent_slug)).toEqual([slugs[1]])
+        expect(retired.pagination).toEqual({ page: 1, per_page: 20, total: 1, has_more: false })
+        const active = yield* api.agents.list({ query: { status: "active", per_page: 1 } })
+        expect(active.agents.map((agent) => agent.agent_slug)).toEqual([slugs[2]])
+        expect(active.pagination).toEqual({ page: 1, per_page: 1, total: 2, has_more: true })
+        expect((yield* raw("GET", "/api/v1/agents?status=sleeping", { token: fresh.key })).status).toBe(422)
         // Another organization sees none of them.
         const foreign = yield* (yield* client(other.key)).agents.list({ query: {} })
         expect(foreign.agents.map((agent) => agent.agent_slug)).not.toContain(slugs[0])

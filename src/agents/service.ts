@@ -121,10 +121,10 @@ export const makeAgents = Effect.gen(function* () {
     return registeredView(row, [])
   })
 
-  const list = Effect.fn("Agents.list")(function* (principal: Principal, query: { readonly page?: number; readonly per_page?: number }) {
+  const list = Effect.fn("Agents.list")(function* (principal: Principal, query: { readonly page?: number; readonly per_page?: number; readonly status?: string }) {
     const page = query.page ?? 1
     const perPage = query.per_page ?? 20
-    const { rows, total } = yield* store.list(principal.orgUuid, page, perPage)
+    const { rows, total } = yield* store.list(principal.orgUuid, page, perPage, query.status ?? null)
     const versions = yield* store.newestVersions(rows.map((row) => row.agent_slug), MAX_AGENT_VERSIONS)
     return listPage(rows.map((row) => listItem(row, versions.get(row.agent_slug) ?? [])), { page, perPage, total }, "agents")
   })

@@ -130,17 +130,17 @@ export const makeAgentsStore = Effect.gen(function* () {
   })
 
   const page = Rows.findAll({
-    Request: Schema.Struct({ orgUuid: Schema.String, limit: Schema.Number, offset: Schema.Number }),
+    Request: Schema.Struct({ orgUuid: Schema.String, status: Schema.NullOr(Schema.String), limit: Schema.Number, offset: Schema.Number }),
     Result: CountedAgentRow,
-    execute: ({ orgUuid, limit, offset }) =>
-      sql`SELECT agents.*, ${actionCount} AS action_count FROM agents WHERE org_uuid = ${orgUuid}
+    execute: ({ orgUuid, status, limit, offset }) =>
+      sql`SELECT agents.*, ${actionCount} AS action_count FROM agents WHERE org_uuid = ${orgUuid} AND (${status}::text IS NULL OR status = ${status})
           ORDER BY created_at DESC, agent_slug DESC LIMIT ${limit} OFFSET ${offset}`
   })
 
   const countAll = Rows.findOne({
-    Request: Schema.String,
+    Request: Schema.Struct({ orgUuid: Schema.String, status: Schema.NullOr(Schema.String) }),
     Result: Schema.Struct({ n: Count }),
-    execute: (orgUuid) => sql`SELECT count(*) AS n FROM agents WHERE org_uuid = ${orgUuid}`
+    execute: ({ orgUuid, status }) => sql`SELECT count(*) AS n FROM agents WHERE org_uuid = ${orgUuid} AND (${status}::text IS NULL OR status = ${status})`
   })
 
   const update = Rows.findOneOption({
@@ -237,10 +237,11 @@ export const makeAgentsStore = Effect.gen(function* () {
     /** Whoever owns it: for the public page. */
     findAnywhere: (slug: string) => Effect.map(findAnywhere(slug), Option.getOrUndefined),
 
-    list: (orgUuid: string, pageNumber: number, perPage: number) =>
+    /** A page of the organization's agents, newest first; only those of `status` when given. */
+    list: (orgUuid: string, pageNumber: number, perPage: number, status: string | null = null) =>
       Effect.all({
-        rows: page({ orgUuid, limit: perPage, offset: (pageNumber - 1) * perPage }),
-        total: Effect.map(oneRow(countAll(orgUuid)), (row) => row.n)
+        rows: page({ orgUuid, status, limit: perPage, offset: (pageNumber - 1) * perPage }),
+        total: Effect.map(oneRow(countAll({ orgUuid, status })), (row) => row.n)
       }),
 
     update: (orgUuid: string, slug: string, fields: AgentFields) => Effect.map(update({ orgUuid, slug, fields }), Option.getOrUndefined),
