@@ -21,5 +21,6 @@ export const AnalyticsHttp = HttpApiBuilder.group(GatewayApi, "analytics", (hand
       .handle("topAgents", ({ query }) =>
         Effect.flatMap(admin, (p) => analytics.topAgents(p.orgUuid, query.days ?? DEFAULT_DAYS, query.limit ?? 10))
       )
+      .handle("timeseries", ({ query }) => Effect.flatMap(admin, (p) => analytics.timeseries(p.orgUuid, query)))
   })
 )

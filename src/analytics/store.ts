@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { SqlClient } from "effect/sql"
-import { Count } from "../platform/columns.js"
+import { Count, NullableCount } from "../platform/columns.js"
 import * as Rows from "../platform/db/rows.js"
 import { sqlDefects } from "../platform/db/store.js"
 
@@ -78,6 +78,42 @@ export const makeAnalyticsStore = Effect.gen(function* () {
           ORDER BY denied DESC, action_type LIMIT 20`
   })
 
+  // The time series: a bucket is the UTC hour, day or week (from Monday) holding the instant, named by its start.
+  const Range = Schema.Struct({ orgUuid: Schema.String, from: Schema.Date, to: Schema.Date, unit: Schema.Literals(["hour", "day", "week"]) })
+
+  const statusSeries = Rows.findAll({
+    Request: Range,
+    Result: Schema.Struct({ start: Schema.String, status: Schema.String, n: Count }),
+    execute: ({ orgUuid, from, to, unit }) =>
+      sql`SELECT to_char(date_trunc(${unit}, created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS start, status, count(*) AS n
+          FROM actions WHERE org_uuid = ${orgUuid} AND created_at >= ${from} AND created_at <= ${to}
+          GROUP BY 1, 2 ORDER BY 1, 2`
+  })
+
+  // A person's decision (approve or deny) sets approved_at; the latency is decision minus request, per decision bucket.
+  const latencySeries = Rows.findAll({
+    Request: Range,
+    Result: Schema.Struct({ start: Schema.String, decided: Count, median: NullableCount, p95: NullableCount }),
+    execute: ({ orgUuid, from, to, unit }) =>
+      sql`SELECT to_char(date_trunc(${unit}, approved_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS start, count(*) AS decided,
+                 percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM approved_at - created_at)::float8) AS median,
+                 percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM approved_at - created_at)::float8) AS p95
+          FROM actions
+          WHERE org_uuid = ${orgUuid} AND approved_at IS NOT NULL AND approved_at >= ${from} AND approved_at <= ${to}
+            AND created_at <= ${to}
+          GROUP BY 1 ORDER BY 1`
+  })
+
+  const denialsByPolicy = Rows.findAll({
+    Request: Range,
+    Result: Schema.Struct({ policy_uuid: Schema.NullOr(Schema.String), policy_name: Schema.NullOr(Schema.String), denied: Count }),
+    execute: ({ orgUuid, from, to }) =>
+      sql`SELECT a.policy_uuid, max(p.name) AS policy_name, count(*) AS denied
+          FROM actions a LEFT JOIN policies p ON p.id = a.policy_uuid AND p.org_uuid = a.org_uuid
+          WHERE a.org_uuid = ${orgUuid} AND a.status = 'denied_by_policy' AND a.created_at >= ${from} AND a.created_at <= ${to}
+          GROUP BY a.policy_uuid ORDER BY denied DESC, a.policy_uuid NULLS LAST LIMIT 50`
+  })
+
   // One-row queries: a missing row would be the database's fault, like any SQL failure.
   return sqlDefects({
     tableExists: (name: string) => Effect.map(Effect.orDie(present(name)), (row) => row.present),
@@ -85,6 +121,9 @@ export const makeAnalyticsStore = Effect.gen(function* () {
     topAgents,
     rates: (window: typeof Window.Type) => Effect.orDie(rates(window)),
     agreement: (window: typeof Window.Type) => Effect.orDie(agreement(window)),
-    policyDenials
+    policyDenials,
+    statusSeries,
+    latencySeries,
+    denialsByPolicy
   })
 })
