@@ -178,5 +178,10 @@ describe("analytics time series", () => {
     const hours = await series(org.key, `?from=${iso(bucketStart(now, "hour") - 743 * 3_600_000)}&to=${iso(now)}&bucket=hour`)
     expect(hours.status).toBe(200)
     expect(hours.body.buckets).toHaveLength(744)
+    // A timestamp without an offset is UTC, a date alone its day's start (as the SDKs send them).
+    const plain = await series(org.key, "?from=2026-04-01T00:00:00&to=2026-04-03")
+    expect(plain.status).toBe(200)
+    expect(plain.body).toMatchObject({ from: "2026-04-01T00:00:00.000Z", to: "2026-04-03T00:00:00.000Z" })
+    expect(plain.body.buckets.map((bucket: { start: string }) => bucket.start)).toEqual(["2026-04-01T00:00:00Z", "2026-04-02T00:00:00Z", "2026-04-03T00:00:00Z"])
   })
 })

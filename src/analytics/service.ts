@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { TIMESERIES_MAX_BUCKETS, TIMESERIES_MAX_DAYS, type Timeseries } from "../../protocol/analytics.js"
 import { InvalidInput, type Issue } from "../platform/domain-error.js"
+import { parseInstant } from "../platform/instant.js"
 import { makeAnalyticsStore } from "./store.js"
 
 export interface ActionsOverTime {
@@ -72,8 +73,9 @@ const isoText = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 
 const parseRange = (query: TimeseriesQuery, nowMs: number) => {
   const issues: Array<Issue> = []
   const bucket = query.bucket ?? "day"
-  const to = query.to === undefined ? nowMs : Date.parse(query.to)
-  const from = query.from === undefined ? to - DEFAULT_SERIES_DAYS * DAY_MS : Date.parse(query.from)
+  // As everywhere in the API: without an offset UTC, a date alone its day's start.
+  const to = query.to === undefined ? nowMs : (parseInstant(query.to.trim()) ?? Number.NaN)
+  const from = query.from === undefined ? to - DEFAULT_SERIES_DAYS * DAY_MS : (parseInstant(query.from.trim()) ?? Number.NaN)
   if (query.from !== undefined && Number.isNaN(from)) issues.push({ path: "from", message: "must be an ISO 8601 timestamp" })
   if (Number.isNaN(to)) issues.push({ path: "to", message: "must be an ISO 8601 timestamp" })
   if (issues.length === 0) {
