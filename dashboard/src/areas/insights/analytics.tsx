@@ -81,8 +81,8 @@ export const AnalyticsPage = ({ search }: { search: string }) => {
   }, [session.token, period.value, bucket])
   return (
     <main>
-      <PageHeading>Analytics</PageHeading>
       <InsightsTabs />
+      <PageHeading>Analytics</PageHeading>
       <form class="filters" aria-label="Analytics period" onSubmit={(event) => event.preventDefault()}>
         <div>
           <label for="analytics-period">Period</label>

@@ -88,8 +88,8 @@ export const DriftListPage = ({ search }: { search: string }) => {
   }
   return (
     <main>
-      <PageHeading>Drift</PageHeading>
       <InsightsTabs />
+      <PageHeading>Drift</PageHeading>
       <form class="filters" aria-label="Drift options" onSubmit={open}>
         <LookbackFilter search={search} hours={hours} />
         <div>
@@ -207,8 +207,8 @@ export const DriftAgentPage = ({ agentId, search }: { agentId: string; search: s
   const [history, retryHistory] = useLoad(() => listDriftAlerts(session.token, agentId, 1, HISTORY), [session.token, agentId])
   return (
     <main>
-      <PageHeading>Drift of {agentId}</PageHeading>
       <InsightsTabs />
+      <PageHeading>Drift of {agentId}</PageHeading>
       <p>
         <Link href="drift">All agents</Link>
       </p>
