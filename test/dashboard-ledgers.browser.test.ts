@@ -81,8 +81,8 @@ describe.skipIf(!available)("dashboard ledgers in Chromium", () => {
     await page.getByText("Table view").click()
     const growth = page.getByRole("table", { name: "Log size after each settlement (receipts)" }).getByRole("row")
     expect(await growth.count()).toBe(3)
-    await expect(growth.nth(1).locator("td").textContent()).resolves.toBe("3 receipts")
-    await expect(growth.nth(2).locator("td").textContent()).resolves.toBe("4 receipts")
+    await expect.poll(() => growth.nth(1).locator("td").textContent()).toBe("3 receipts")
+    await expect.poll(() => growth.nth(2).locator("td").textContent()).toBe("4 receipts")
     await axe(page, "settlements list")
 
     // Inclusion of a receipt entered by id.
@@ -148,7 +148,7 @@ describe.skipIf(!available)("dashboard ledgers in Chromium", () => {
     await axe(page, "escrow list")
     await page.getByRole("link", { name: `Supplier deposit ${suffix}` }).click()
     await page.getByRole("heading", { level: 1, name: `Escrow account: Supplier deposit ${suffix}` }).waitFor()
-    await expect(page.locator("[data-balance]").textContent()).resolves.toBe("70.00 EUR")
+    await expect.poll(() => page.locator("[data-balance]").textContent()).toBe("70.00 EUR")
     await page.getByText("Table view").click()
     const balance = page.getByRole("table", { name: "Balance of the account (EUR)" }).getByRole("row")
     expect(await balance.count()).toBe(4)

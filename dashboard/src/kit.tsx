@@ -215,3 +215,32 @@ export const useSubmit = () => {
   }, [])
   return { busy, error, submit, setError }
 }
+
+/** A list filter's <select>: "Any" (the empty value, no filter), then each choice in its words. */
+export const FilterSelect = ({
+  id,
+  label,
+  value,
+  choices,
+  onChange,
+  text = (choice) => choice
+}: {
+  id: string
+  label: string
+  value: string
+  choices: ReadonlyArray<string>
+  onChange: (value: string) => void
+  text?: (choice: string) => string
+}) => (
+  <div>
+    <label for={id}>{label}</label>
+    <select id={id} value={value} onChange={(event) => onChange(event.currentTarget.value)}>
+      <option value="">Any</option>
+      {choices.map((choice) => (
+        <option key={choice} value={choice}>
+          {text(choice)}
+        </option>
+      ))}
+    </select>
+  </div>
+)

@@ -1,10 +1,12 @@
 /** The organization's actions, filtered and paged; the filters live in the address so back/forward and links keep them. */
+
 import { useEffect, useState } from "preact/hooks"
 import { ActionStatuses } from "../../../protocol/lists.ts"
 import { type ActionFilters, ApiError, listActions } from "../api.ts"
 import { PageHeading } from "../components.tsx"
 import { useApp } from "../context.ts"
 import { localTime, statusLabel } from "../format.ts"
+import { FilterSelect } from "../kit.tsx"
 import { BASE, navigate, onLinkClick } from "../router.ts"
 import type { ActionList } from "../types.ts"
 
@@ -78,17 +80,7 @@ export const ActionsPage = ({ search }: { search: string }) => {
     <main>
       <PageHeading>Actions</PageHeading>
       <form class="filters" onSubmit={apply} aria-label="Filter actions">
-        <div>
-          <label for="filter-status">Status</label>
-          <select id="filter-status" value={status} onChange={(event) => setStatus(event.currentTarget.value)}>
-            <option value="">Any</option>
-            {STATUSES.map((value) => (
-              <option key={value} value={value}>
-                {statusLabel(value)}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect id="filter-status" label="Status" value={status} choices={STATUSES} onChange={setStatus} text={statusLabel} />
         <div>
           <label for="filter-agent">Agent id</label>
           <input id="filter-agent" value={agentId} maxLength={200} onInput={(event) => setAgentId(event.currentTarget.value)} />

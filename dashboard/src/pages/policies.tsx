@@ -5,7 +5,7 @@ import { listModels, type ModelEntry } from "../cases-api.ts"
 import { PageHeading } from "../components.tsx"
 import { useApp } from "../context.ts"
 import { localTime } from "../format.ts"
-import { pageOf, queryOf, setQuery } from "../kit.tsx"
+import { FilterSelect, pageOf, queryOf, setQuery } from "../kit.tsx"
 import {
   createPolicy,
   DECISIONS,
@@ -60,40 +60,8 @@ export const PoliciesPage = ({ search }: { search: string }) => {
       <section aria-labelledby="policies-title">
         <h2 id="policies-title">Policies</h2>
         <form class="filters" aria-label="Filter policies" onSubmit={(event) => event.preventDefault()}>
-          <div>
-            <label for="policy-filter-mode">Mode</label>
-            <select
-              id="policy-filter-mode"
-              value={mode}
-              onChange={(event) => {
-                setMode(event.currentTarget.value)
-              }}
-            >
-              <option value="">Any</option>
-              {MODES.map((value) => (
-                <option key={value} value={value}>
-                  {value}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div>
-            <label for="policy-filter-status">Status</label>
-            <select
-              id="policy-filter-status"
-              value={status}
-              onChange={(event) => {
-                setStatus(event.currentTarget.value)
-              }}
-            >
-              <option value="">Any</option>
-              {POLICY_STATUSES.map((value) => (
-                <option key={value} value={value}>
-                  {value}
-                </option>
-              ))}
-            </select>
-          </div>
+          <FilterSelect id="policy-filter-mode" label="Mode" value={mode} choices={MODES} onChange={setMode} />
+          <FilterSelect id="policy-filter-status" label="Status" value={status} choices={POLICY_STATUSES} onChange={setStatus} />
         </form>
         {load.state === "loading" && <p role="status">Loading…</p>}
         {load.state === "failed" && (

@@ -7,7 +7,7 @@ import type { AreaProps } from "../../areas.tsx"
 import { PageHeading } from "../../components.tsx"
 import { useApp } from "../../context.ts"
 import { localTime } from "../../format.ts"
-import { Empty, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad } from "../../kit.tsx"
+import { Empty, FilterSelect, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad } from "../../kit.tsx"
 import { AGENT_STATUSES, type AgentPage, listAgents } from "./api.ts"
 import { AgentDetail, agentHref, SECTIONS, type Section } from "./detail.tsx"
 
@@ -38,17 +38,7 @@ const AgentsList = ({ search }: { search: string }) => {
       <PageHeading>Agents</PageHeading>
       <p class="hint">Agents are registered through the API or an SDK; each has a DID, a capability credential and a reputation.</p>
       <form class="filters" aria-label="Filter agents" onSubmit={(event) => event.preventDefault()}>
-        <div>
-          <label for="agents-filter-status">Status</label>
-          <select id="agents-filter-status" value={status} onChange={(event) => setQuery(search, { status: event.currentTarget.value })}>
-            <option value="">Any</option>
-            {AGENT_STATUSES.map((value) => (
-              <option key={value} value={value}>
-                {value}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect id="agents-filter-status" label="Status" value={status} choices={AGENT_STATUSES} onChange={(value) => setQuery(search, { status: value })} />
       </form>
       <LoadView loaded={loaded} retry={reload} what="agents">
         {(answer) => (

@@ -8,7 +8,7 @@ import { ApiError, downloadBytes } from "../../api.ts"
 import { PageHeading } from "../../components.tsx"
 import { useApp } from "../../context.ts"
 import { localTime } from "../../format.ts"
-import { Empty, ErrorLine, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
+import { Empty, ErrorLine, FilterSelect, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
 import { BASE, navigate } from "../../router.ts"
 import { saveBlob } from "../../save.ts"
 import {
@@ -82,36 +82,16 @@ export const IncidentList = ({ search }: { search: string }) => {
           setQuery(search, { status, severity, is_major: major })
         }}
       >
-        <div>
-          <label for="incident-status">Status</label>
-          <select id="incident-status" value={status} onChange={typed(setStatus)}>
-            <option value="">Any</option>
-            {INCIDENT_STATUSES.map((key) => (
-              <option key={key} value={key}>
-                {key}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="incident-severity">Severity</label>
-          <select id="incident-severity" value={severity} onChange={typed(setSeverity)}>
-            <option value="">Any</option>
-            {SEVERITIES.map((key) => (
-              <option key={key} value={key}>
-                {key}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="incident-major">Major</label>
-          <select id="incident-major" value={major} onChange={typed(setMajor)}>
-            <option value="">Any</option>
-            <option value="true">Major only</option>
-            <option value="false">Not major</option>
-          </select>
-        </div>
+        <FilterSelect id="incident-status" label="Status" value={status} choices={INCIDENT_STATUSES} onChange={setStatus} />
+        <FilterSelect id="incident-severity" label="Severity" value={severity} choices={SEVERITIES} onChange={setSeverity} />
+        <FilterSelect
+          id="incident-major"
+          label="Major"
+          value={major}
+          choices={["true", "false"]}
+          onChange={setMajor}
+          text={(choice) => (choice === "true" ? "Major only" : "Not major")}
+        />
         <button type="submit">Filter</button>
       </form>
       <LoadView loaded={loaded} retry={reload} what="incidents">

@@ -7,7 +7,7 @@ import { ApiError } from "../../api.ts"
 import { PageHeading } from "../../components.tsx"
 import { useApp } from "../../context.ts"
 import { localTime } from "../../format.ts"
-import { Empty, ErrorLine, Link, LoadView, Pager, PER_PAGE, pageOf, problemText, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
+import { Empty, ErrorLine, FilterSelect, Link, LoadView, Pager, PER_PAGE, pageOf, problemText, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
 import { BASE, navigate } from "../../router.ts"
 import { saveBlob } from "../../save.ts"
 import {
@@ -74,28 +74,8 @@ export const ReportList = ({ search }: { search: string }) => {
         </Link>
       </p>
       <form class="filters" onSubmit={filter} aria-label="Filter reports">
-        <div>
-          <label for="report-framework">Framework</label>
-          <select id="report-framework" value={framework} onChange={typed(setFramework)}>
-            <option value="">Any</option>
-            {FRAMEWORKS.map((key) => (
-              <option key={key} value={key}>
-                {frameworkLabel(key)}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="report-status">Status</label>
-          <select id="report-status" value={status} onChange={typed(setStatus)}>
-            <option value="">Any</option>
-            {REPORT_STATUSES.map((key) => (
-              <option key={key} value={key}>
-                {key}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect id="report-framework" label="Framework" value={framework} choices={FRAMEWORKS} onChange={setFramework} text={frameworkLabel} />
+        <FilterSelect id="report-status" label="Status" value={status} choices={REPORT_STATUSES} onChange={setStatus} />
         <button type="submit">Filter</button>
       </form>
       <LoadView loaded={loaded} retry={reload} what="reports">

@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks"
 import { PageHeading } from "../../components.tsx"
 import { useApp } from "../../context.ts"
 import { localTime } from "../../format.ts"
-import { Empty, ErrorLine, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
+import { Empty, ErrorLine, FilterSelect, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
 import { BASE, navigate } from "../../router.ts"
 import { type CreateResilienceTest, createTest, getTest, listTests, type ResilienceTest, TEST_STATUSES, TEST_TYPES, words } from "./api.ts"
 import { ComplianceTabs, DetailHeading, doraProblem, Field, typed } from "./parts.tsx"
@@ -41,17 +41,7 @@ export const TestList = ({ search }: { search: string }) => {
           setQuery(search, { test_type: type })
         }}
       >
-        <div>
-          <label for="test-type-filter">Test type</label>
-          <select id="test-type-filter" value={type} onChange={typed(setType)}>
-            <option value="">Any</option>
-            {[...new Set([...TEST_TYPES, ...(type === "" ? [] : [type])])].map((key) => (
-              <option key={key} value={key}>
-                {words(key)}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect id="test-type-filter" label="Test type" value={type} choices={[...new Set([...TEST_TYPES, ...(type === "" ? [] : [type])])]} onChange={setType} text={words} />
         <button type="submit">Filter</button>
       </form>
       <LoadView loaded={loaded} retry={reload} what="resilience tests">

@@ -8,7 +8,7 @@ import { PageHeading } from "../../components.tsx"
 import { ConfirmButton } from "../../confirm.tsx"
 import { useApp } from "../../context.ts"
 import { localTime } from "../../format.ts"
-import { Empty, ErrorLine, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
+import { Empty, ErrorLine, FilterSelect, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
 import { BASE, navigate } from "../../router.ts"
 import { CRITICALITIES, type CreateThirdParty, createThirdParty, getThirdParty, listOf, listThirdParties, SERVICE_TYPES, type ThirdParty, updateThirdParty, words } from "./api.ts"
 import { ComplianceTabs, DetailHeading, doraProblem, Field, typed } from "./parts.tsx"
@@ -47,17 +47,7 @@ export const ThirdPartyList = ({ search }: { search: string }) => {
           setQuery(search, { criticality, is_active: active })
         }}
       >
-        <div>
-          <label for="party-criticality">Criticality</label>
-          <select id="party-criticality" value={criticality} onChange={typed(setCriticality)}>
-            <option value="">Any</option>
-            {CRITICALITIES.map((key) => (
-              <option key={key} value={key}>
-                {words(key)}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect id="party-criticality" label="Criticality" value={criticality} choices={CRITICALITIES} onChange={setCriticality} text={words} />
         <div>
           <label for="party-active">Active</label>
           <select id="party-active" value={active} onChange={typed(setActive)}>

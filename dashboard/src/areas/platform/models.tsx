@@ -6,7 +6,8 @@
 import { useState } from "preact/hooks"
 import { PageHeading } from "../../components.tsx"
 import { useApp } from "../../context.ts"
-import { Empty, ErrorLine, LoadView, Pager, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
+import { Empty, ErrorLine, FilterSelect, LoadView, Pager, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
+
 import {
   type CatalogueEntry,
   type CodeReview,
@@ -23,6 +24,9 @@ import {
   putDisabled
 } from "./api.ts"
 import { pageSlice, yesNo } from "./shared.tsx"
+
+/** Whose key a catalogue entry would use, as the "Key" filter offers it. */
+const KEY_SOURCES: Readonly<Record<string, string>> = { byok: "Your organization's key", platform: "The service's key", none: "No key configured" }
 
 const SOURCES: Readonly<Record<string, string>> = { byok: "your organization's key", platform: "the service's key", none: "no key configured" }
 
@@ -68,15 +72,14 @@ const Catalogue = ({ search, query }: { search: string; query: Record<string, st
                     {provider !== "" && !providers.includes(provider) && <option value={provider}>{provider}</option>}
                   </select>
                 </div>
-                <div>
-                  <label for="catalogue-key">Key</label>
-                  <select id="catalogue-key" value={source} onChange={(event) => setQuery(search, { key: event.currentTarget.value })}>
-                    <option value="">Any</option>
-                    <option value="byok">Your organization's key</option>
-                    <option value="platform">The service's key</option>
-                    <option value="none">No key configured</option>
-                  </select>
-                </div>
+                <FilterSelect
+                  id="catalogue-key"
+                  label="Key"
+                  value={source}
+                  choices={Object.keys(KEY_SOURCES)}
+                  onChange={(value) => setQuery(search, { key: value })}
+                  text={(choice) => KEY_SOURCES[choice] ?? choice}
+                />
                 <label class="check">
                   <input type="checkbox" checked={includeDisabled} onChange={(event) => setQuery(search, { disabled: event.currentTarget.checked ? "shown" : undefined })} />
                   Also list models disabled for cases
