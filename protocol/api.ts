@@ -12,6 +12,7 @@ import { NotificationChannelsGroup } from "./approvers.js"
 import { ErrorShape } from "./auth.js"
 import { CasesGroup, CasesPublicGroup } from "./cases.js"
 import { ChatGroup } from "./chat.js"
+import { CodeReviewGroup } from "./code-review.js"
 import { ComplianceGroup } from "./compliance.js"
 import { ComplianceBundlesGroup } from "./compliance-bundles.js"
 import { CredentialsGroup, CredentialsPublicGroup } from "./credentials.js"
@@ -42,7 +43,7 @@ import { WebhooksGroup } from "./webhooks.js"
 import { WhitelistGroup } from "./whitelist.js"
 
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, MutualSignPublicGroup, MutualSignGroup, ProviderCredentialsGroup, ModelsGroup, ModelPreferencesGroup, CustomModelsGroup, CasesGroup, CasesPublicGroup, SettlementsGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup, EvidenceGroup, ExplanationsGroup, ExplanationsPublicGroup, EscrowGroup, EstateGroup, SanitizeGroup, SanitizeFilesGroup, SanitizeFilesPublicGroup, FlagsGroup, FlagsAdminGroup, DriftGroup, SsoPublicGroup, SsoGroup, DoraGroup, ComplianceGroup, ComplianceBundlesGroup, ReputationGroup, ChatGroup, LlmGatewayGroup)
+  .add(SystemGroup, AuthGroup, TeamGroup, ApiKeysGroup, AdminGroup, ActionApprovalsGroup, ActionsGroup, ReceiptsPublicGroup, ReceiptsGroup, PoliciesGroup, AgentsPublicGroup, AgentsGroup, DidsPublicGroup, DidsGroup, CredentialsPublicGroup, CredentialsGroup, MutualSignPublicGroup, MutualSignGroup, ProviderCredentialsGroup, ModelsGroup, ModelPreferencesGroup, CustomModelsGroup, CasesGroup, CasesPublicGroup, SettlementsGroup, WhitelistGroup, OutputPoliciesGroup, AnalyticsGroup, WebhooksGroup, NotificationChannelsGroup, NotificationsGroup, EvidenceGroup, ExplanationsGroup, ExplanationsPublicGroup, EscrowGroup, EstateGroup, SanitizeGroup, SanitizeFilesGroup, SanitizeFilesPublicGroup, FlagsGroup, FlagsAdminGroup, DriftGroup, SsoPublicGroup, SsoGroup, DoraGroup, ComplianceGroup, ComplianceBundlesGroup, ReputationGroup, ChatGroup, LlmGatewayGroup, CodeReviewGroup)
   .middleware(ErrorShape)
   .annotate(HttpApi.ParseOptions, { errors: "all", onExcessProperty: "ignore" })
   .annotate(HttpApi.HeadersParseOptions, {})

@@ -35,6 +35,8 @@ import { CaseReceiptsLookup } from "./cases/receipt-lookup.js"
 import { Cases } from "./cases/service.js"
 import { ChatHttp } from "./chat/http.js"
 import { Chat } from "./chat/service.js"
+import { CodeReviewHttp } from "./code-review/http.js"
+import { CodeReview } from "./code-review/service.js"
 import { ComplianceBundlesHttp } from "./compliance/bundles-http.js"
 import { ComplianceBundles } from "./compliance/bundles-service.js"
 import { ComplianceHttp } from "./compliance/http.js"
@@ -121,6 +123,8 @@ export const servicesLayer = (config: AppConfig) => {
     Layer.provideMerge(reputationLayer),
     Layer.provideMerge(Layer.mergeAll(Dids.layer, Credentials.layer, Explanations.layer)),
     (services) => Layer.provideMerge(Layer.mergeAll(Models.layer, CustomModels.layer), services),
+    // Code review reads the code review model preferences.
+    (services) => Layer.provideMerge(CodeReview.layer, services),
     (services) => Layer.provideMerge(Chat.layer, services),
     (services) => Layer.provideMerge(Cases.layer, services),
     (services) => Layer.provideMerge(Actions.live, services),
@@ -138,7 +142,7 @@ export const servicesLayer = (config: AppConfig) => {
   )
 }
 
-const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, ExplanationsHttp, ExplanationsPublicHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, DoraHttp, ComplianceHttp, ComplianceBundlesHttp, ReputationHttp, LlmGatewayHttp, ChatHttp)
+const handlers = Layer.mergeAll(SystemHttp, AccountsHttp, AdminHttp, ActionsHttp, ReceiptsHttp, PoliciesHttp, AgentsHttp, AgentsPublicHttp, DidsHttp, DidsPublicHttp, CredentialsHttp, CredentialsPublicHttp, MutualSignHttp, MutualSignPublicHttp, ProviderCredentialsHttp, ModelsHttp, ModelPreferencesHttp, CustomModelsHttp, CasesHttp, CasesPublicHttp, SettlementsHttp, WhitelistHttp, OutputPoliciesHttp, AnalyticsHttp, WebhooksHttp, NotificationChannelsHttp, NotificationsHttp, EvidenceHttp, ExplanationsHttp, ExplanationsPublicHttp, EscrowHttp, EstateHttp, SanitizeHttp, SanitizeFilesHttp, SanitizeFilesPublicHttp, FlagsHttp, FlagsAdminHttp, DriftHttp, SsoHttp, DoraHttp, ComplianceHttp, ComplianceBundlesHttp, ReputationHttp, LlmGatewayHttp, ChatHttp, CodeReviewHttp)
 const middleware = Layer.mergeAll(AuthenticatedLive, PublicRouteLive, OptionallyAuthenticatedLive, AdminKeyLive, ErrorShapeLive, DoraEnabledLive)
 
 /** Every route labels its request with its template (metrics and log lines). */

@@ -76,6 +76,7 @@ liveLayer(Setup)((it) => {
               )
             )
           )
+          yield* api.codeReview.putGithub({ payload: { api_token: "ghp_doomed", repositories: [`owner/${reputed}`] } })
           yield* api.webhooks.create({ payload: { url: "https://hooks.example.com/x" } })
           yield* api.whitelist.add({ payload: { url_pattern: "https://api.example.com/*", name: "api" } })
           yield* api.dora.createIncident({ payload: { title: "outage", description: "d", detected_at: new Date().toISOString() } })
@@ -101,7 +102,7 @@ liveLayer(Setup)((it) => {
         expect(verified.status).toBe(200)
 
         const before = yield* rowsPerTable(org.orgUuid)
-        for (const table of ["actions", "receipts", "events", "policies", "webhooks", "approval_grants", "users", "api_keys", "audit_log", "dora_incidents", "dora_third_parties", "dora_resilience_tests", "compliance_reports", "compliance_report_pdfs", "compliance_art9_observations", "reputation_snapshots", "reputation_attestations", "compliance_bundles", "compliance_bundle_leaves", "compliance_bundle_tiles", "usage_events"]) {
+        for (const table of ["actions", "receipts", "events", "policies", "webhooks", "approval_grants", "users", "api_keys", "audit_log", "dora_incidents", "dora_third_parties", "dora_resilience_tests", "compliance_reports", "compliance_report_pdfs", "compliance_art9_observations", "reputation_snapshots", "reputation_attestations", "compliance_bundles", "compliance_bundle_leaves", "compliance_bundle_tiles", "usage_events", "github_configs", "github_repositories"]) {
           expect([table, before[table]]).toEqual([table, expect.any(Number)])
           expect(before[table]).toBeGreaterThan(0)
         }

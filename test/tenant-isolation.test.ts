@@ -124,6 +124,10 @@ beforeAll(async () => {
   expect(doraTest.status).toBe(201)
   ids.dora_test = doraTest.body.uuid
 
+  ids.github_repository = `victim-owner/victim-repo-${process.pid}`
+  const github = await call(server.url, "PUT", "/api/v1/code-review/github", { token: a.key, body: { api_token: "ghp_victim", repositories: [ids.github_repository] } })
+  expect(github.status).toBe(200)
+
   // A case needs models that answer: two built-in models without credentials fail, so the case
   // row is written directly, as a completed case that waits for review.
   ids.case_id = `case_victim_${process.pid}`
@@ -136,9 +140,17 @@ beforeAll(async () => {
   )
 })
 
-/** Which fixture id each path parameter takes, and a body that passes validation. */
-const fixture = (route: Route): { id: string; body?: unknown } | undefined => {
+/**
+ * Which fixture id each path parameter takes, and a body that passes validation. `path` replaces
+ * the whole route when it has several parameters; `unconnected` marks a read by name within the
+ * caller's organization, which answers another organization's name as an empty 200
+ * (`repository_connected: false`) rather than 404.
+ */
+const fixture = (route: Route): { id: string; body?: unknown; path?: string; unconnected?: boolean } | undefined => {
   const { path } = route
+  if (path.startsWith("/api/v1/webhooks/github/violations/")) {
+    return { id: ids.github_repository!, path: `/api/v1/webhooks/github/violations/${ids.github_repository}/1`, unconnected: true }
+  }
   if (path.includes(":user_uuid")) return { id: ids.user_uuid!, body: { role: "member" } }
   if (path.includes(":key_id")) return { id: ids.key_id! }
   // The bundle fills the first parameter; an inclusion proof's `:receipt_uuid` stays literal, so the bundle decides the 404.
@@ -211,7 +223,15 @@ describe("tenant isolation", () => {
     const leaks: string[] = []
     for (const route of authenticatedRoutesWithIds) {
       const target = fixture(route)!
-      const path = concrete(route.path, target.id)
+      const path = target.path ?? concrete(route.path, target.id)
+      if (target.unconnected) {
+        for (const token of [b.token, b.key]) {
+          const reply = await call(server.url, route.method, path, { token })
+          const empty = reply.status === 200 && reply.body?.repository_connected === false && reply.body?.pull_request === null && reply.body?.data?.length === 0
+          if (!empty) leaks.push(`${route.method} ${route.path} → ${reply.status} ${reply.text.slice(0, 120)}`)
+        }
+        continue
+      }
       const withJwt = await call(server.url, route.method, path, { token: b.token, body: target.body })
       if (withJwt.status !== 404) leaks.push(`${route.method} ${route.path} (JWT) → ${withJwt.status} ${withJwt.text.slice(0, 120)}`)
       const withKey = await call(server.url, route.method, path, { token: b.key, body: target.body })
@@ -258,5 +278,9 @@ describe("tenant isolation", () => {
     expect(report.body.valid).toBe(true)
     const proof = await call(server.url, "GET", `/api/v1/settlements/inclusion-proof/${ids.receipt_uuid}`, { token: a.key })
     expect(proof.body.settlement_uuid).toBe(ids.settlement_uuid)
+    const github = await call(server.url, "GET", "/api/v1/code-review/github", { token: a.key })
+    expect(github.body).toMatchObject({ configured: true, has_api_token: true, repositories: [ids.github_repository] })
+    const connected = await call(server.url, "GET", `/api/v1/webhooks/github/violations/${ids.github_repository}/1`, { token: a.key })
+    expect(connected.body.repository_connected).toBe(true)
   })
 })

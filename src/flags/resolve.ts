@@ -25,7 +25,9 @@ export const BUILT_IN_DEFAULTS: Readonly<Record<string, boolean>> = {
   slack_integration: true,
   teams_integration: true,
   // The LLM gateway (CONTRACT-sdk-beyond §6): on unless ENABLE_LLM_GATEWAY or a stored flag says otherwise.
-  llm_gateway: true
+  llm_gateway: true,
+  // GitHub auto-merge (CONTRACT-sdk-beyond §7): off unless ENABLE_GITHUB_AUTO_MERGE or a stored flag says otherwise.
+  github_auto_merge: false
 }
 
 /**

@@ -168,6 +168,8 @@ export const appConfig = EffectConfig.all({
   gatewayRateLimitPerMinute: optionalInt("GATEWAY_RATE_LIMIT_PER_MINUTE", 1),
   /** How often calls a crash left open are notarized `failed` (5 min; tests shorten it). */
   gatewaySweepMs: int("GATEWAY_SWEEP_MS", 300_000, 10),
+  /** Code review (CONTRACT-sdk-beyond §7): GitHub's API when a configuration names none (Enterprise: https://host/api/v3). */
+  githubApiUrl: string("GITHUB_API_URL", "https://api.github.com"),
   tsaUrl: optional("TSA_URL"),
   smtpUrl: optional("SMTP_URL"),
   /** Sender of approval e-mails (default `approvals@<host of BASE_URL>`). */
@@ -196,6 +198,7 @@ export const appConfig = EffectConfig.all({
       baseUrl,
       publicRateLimitPerMinute: read.publicRateLimitPerMinute ?? read.rateLimitPerMinute,
       gatewayRateLimitPerMinute: read.gatewayRateLimitPerMinute ?? read.rateLimitPerMinute,
+      githubApiUrl: read.githubApiUrl.replace(/\/+$/, ""),
       runnerHost: read.runnerHost ?? read.host
     })
   })

@@ -45,6 +45,7 @@ import reputation from "./0038_reputation.js"
 import complianceBundles from "./0039_compliance_bundles.js"
 import sdkTolerant from "./0040_sdk_tolerant.js"
 import llmGateway from "./0041_llm_gateway.js"
+import codeReviewGithub from "./0042_code_review_github.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -86,5 +87,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0038_reputation": reputation,
   "0039_compliance_bundles": complianceBundles,
   "0040_sdk_tolerant": sdkTolerant,
-  "0041_llm_gateway": llmGateway
+  "0041_llm_gateway": llmGateway,
+  "0042_code_review_github": codeReviewGithub
 }
