@@ -1,14 +1,15 @@
 /**
  * Code review and GitHub (CONTRACT-sdk-beyond §7): an organization's GitHub configuration
  * (`/api/v1/code-review/github`) and the read of a pull request's latest review
- * (`/api/v1/webhooks/github/violations/{owner}/{repo}/{pr_number}`). The webhook GitHub calls
- * is not part of this group.
+ * (`/api/v1/webhooks/github/violations/{owner}/{repo}/{pr_number}`), and the review an action
+ * belongs to (`/api/v1/code-review/actions/{action_uuid}`, for the dashboard). The webhook GitHub
+ * calls is not part of this group (src/code-review/webhook.ts).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import * as Schema from "effect/Schema"
 import { Authenticated } from "./auth.js"
 import { NullableTimestamp, PageQuery, Pagination, Timestamp } from "./common.js"
-import { Forbidden, InvalidInput, refusal } from "./errors.js"
+import { Forbidden, InvalidInput, NotFound, refusal } from "./errors.js"
 
 export const AUTO_MERGE_MODES = ["single", "vote"] as const
 export const MERGE_METHODS = ["squash", "rebase", "merge"] as const
@@ -111,6 +112,25 @@ export const PullRequestViolations = Schema.Struct({
 })
 export type PullRequestViolations = typeof PullRequestViolations.Type
 
+/** The review an action belongs to (the dashboard's link from an action to its pull request's violations). */
+export const ActionReview = Schema.Struct({
+  review_uuid: Schema.String,
+  repository: Schema.String,
+  pull_number: Schema.Int,
+  head_sha: Schema.String,
+  status: Schema.Literals(REVIEW_STATUSES),
+  action_uuid: Schema.NullOr(Schema.String),
+  merge_action_uuid: Schema.NullOr(Schema.String),
+  receipt_uuid: Schema.NullOr(Schema.String),
+  critical: Schema.NullOr(Schema.Int),
+  warning: Schema.NullOr(Schema.Int),
+  merged: Schema.Boolean,
+  auto_merged: Schema.Boolean,
+  merge_commit_sha: Schema.NullOr(Schema.String),
+  failure_reason: Schema.NullOr(Schema.String)
+})
+export type ActionReview = typeof ActionReview.Type
+
 const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))
 export const ViolationsParams = {
   owner: Name,
@@ -132,6 +152,11 @@ export class CodeReviewGroup extends HttpApiGroup.make("codeReview")
       params: ViolationsParams,
       query: PageQuery,
       success: PullRequestViolations
+    }),
+    HttpApiEndpoint.get("actionReview", "/api/v1/code-review/actions/:action_uuid", {
+      error: [Forbidden, NotFound],
+      params: { action_uuid: Schema.String.check(Schema.isMaxLength(100)) },
+      success: ActionReview
     })
   )
   .middleware(Authenticated)
@@ -139,7 +164,7 @@ export class CodeReviewGroup extends HttpApiGroup.make("codeReview")
     OpenApi.annotations({
       title: "Code review",
       description:
-        "The organization's GitHub configuration (`code_review:read`, any role; changes `code_review:write`, owner or admin; secrets write-only) and the latest review of a pull request."
+        "The organization's GitHub configuration (`code_review:read`, any role; changes `code_review:write`, owner or admin; secrets write-only), the latest review of a pull request, and the review an action (its review or its merge) belongs to."
     })
   )
 {}

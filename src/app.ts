@@ -36,7 +36,9 @@ import { Cases } from "./cases/service.js"
 import { ChatHttp } from "./chat/http.js"
 import { Chat } from "./chat/service.js"
 import { CodeReviewHttp } from "./code-review/http.js"
+import { CodeReviewJobs } from "./code-review/jobs.js"
 import { CodeReview } from "./code-review/service.js"
+import { GITHUB_WEBHOOK_PATH, GithubWebhookRoutes, MAX_DELIVERY_BYTES } from "./code-review/webhook.js"
 import { ComplianceBundlesHttp } from "./compliance/bundles-http.js"
 import { ComplianceBundles } from "./compliance/bundles-service.js"
 import { ComplianceHttp } from "./compliance/http.js"
@@ -132,6 +134,8 @@ export const servicesLayer = (config: AppConfig) => {
     (services) => Layer.provideMerge(MutualSigning.layer, services),
     // The LLM gateway authorizes and notarizes through Actions.
     (services) => Layer.provideMerge(LlmGateway.layer, services),
+    // Code review jobs authorize and notarize through Actions.
+    (services) => Layer.provideMerge(CodeReviewJobs.layer, services),
     Layer.provideMerge(actorsLayer(config)),
     Layer.provideMerge(actionCommitsLayer),
     Layer.provideMerge(Layer.mergeAll(Access.layer, Events.layer, receiptsLayer, ApprovalGrantsLive, Sso.layer, CaseReceiptsLookup)),
@@ -151,7 +155,8 @@ export const apiRoutes = Layer.mergeAll(
   docsRoutes(GatewayApi),
   ApprovalPageRoutes,
   DashboardRoutes,
-  McpRoutes
+  McpRoutes,
+  GithubWebhookRoutes
 ).pipe(Layer.provide(RouteLabel))
 
 const SANITIZE_BODY_BYTES = 3_500_000
@@ -165,7 +170,9 @@ const serverOptions = (config: AppConfig) => ({
   largeJsonBodies: [
     { pathPrefix: "/api/v1/sanitize", maxBytes: Math.max(config.maxJsonBodyBytes, SANITIZE_BODY_BYTES) },
     // CONTRACT: a verify body over 1 MiB is a 413 whatever MAX_BODY_BYTES says.
-    { pathPrefix: "/api/v1/verify/explanation", maxBytes: EXPLANATION_VERIFY_BYTES }
+    { pathPrefix: "/api/v1/verify/explanation", maxBytes: EXPLANATION_VERIFY_BYTES },
+    // CONTRACT: a GitHub delivery over 1 MiB is a 413.
+    { pathPrefix: GITHUB_WEBHOOK_PATH, maxBytes: MAX_DELIVERY_BYTES }
   ],
   maxMultipartBodyBytes: config.maxMultipartBodyBytes,
   bodyTimeoutMs: config.bodyTimeoutMs,

@@ -34,6 +34,7 @@ export const CodeReviewHttp = HttpApiBuilder.group(GatewayApi, "codeReview", (ha
           return yield* codeReview.deleteGithub(principal, yield* auditContext)
         })
       )
+      .handle("actionReview", ({ params }) => Effect.flatMap(requireScope("code_review:read"), (principal) => codeReview.actionReview(principal, params.action_uuid)))
       .handle("violations", ({ params, query }) =>
         Effect.gen(function* () {
           const principal = yield* requireScope("code_review:read")

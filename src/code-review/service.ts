@@ -2,8 +2,7 @@
  * Code review and GitHub (CONTRACT-sdk-beyond §7): the organization's GitHub configuration and the
  * read of a pull request's latest review. The API token and the webhook secret are sealed with the
  * envelope under `github:{org}:<field>` and never answered; a generated webhook secret is answered
- * once, by the request that generated it. The webhook receiver, the review job and auto-merge are
- * later parts of §7: `latestReview` finds no review until they store some.
+ * once, by the request that generated it. The reviews themselves are jobs.ts's.
  */
 import { randomBytes } from "node:crypto"
 import * as Context from "effect/Context"
@@ -11,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Principal } from "../../protocol/auth.js"
 import {
+  type ActionReview,
   AUTO_MERGE_MODES,
   type AutoMerge,
   type GithubConfiguration,
@@ -20,6 +20,7 @@ import {
   RepositoryTaken
 } from "../../protocol/code-review.js"
 import { pagination } from "../../protocol/common.js"
+import { type NotFound, notFound } from "../../protocol/errors.js"
 import { Flags } from "../flags/service.js"
 import { ModelCalls } from "../models/calls.js"
 import { Models } from "../models/service.js"
@@ -28,6 +29,7 @@ import { InvalidInput, type Issue } from "../platform/domain-error.js"
 import { checkUrl, Outbound } from "../platform/outbound/index.js"
 import { Secrets } from "../platform/secrets.js"
 import { type CodeReviewError, refuse } from "./errors.js"
+import { makeReviewStore } from "./review-store.js"
 import { type ConfigRow, makeCodeReviewStore, type StoredAutoMerge } from "./store.js"
 
 export const AUTO_MERGE_FLAG = "github_auto_merge"
@@ -68,6 +70,8 @@ export interface CodeReviewService {
   /** Removes the configuration and its repositories; answers the configuration as it now reads. */
   readonly deleteGithub: (principal: Principal, context: AuditContext) => Effect.Effect<GithubConfiguration>
   readonly violations: (principal: Principal, owner: string, repo: string, pullNumber: number, page: PageRequest) => Effect.Effect<PullRequestViolations>
+  /** The review an action of the organization (a review's or a merge's) belongs to. */
+  readonly actionReview: (principal: Principal, actionUuid: string) => Effect.Effect<ActionReview, NotFound>
 }
 
 export const makeCodeReview = Effect.gen(function* () {
@@ -78,6 +82,7 @@ export const makeCodeReview = Effect.gen(function* () {
   const models = yield* Models
   const calls = yield* ModelCalls
   const store = yield* makeCodeReviewStore
+  const reviews = yield* makeReviewStore
   const webhookUrl = `${config.baseUrl}/api/v1/webhooks/github`
 
   const view = (orgUuid: string, row: ConfigRow | undefined, repositories: ReadonlyArray<string>, generatedSecret: string | null) =>
@@ -223,7 +228,7 @@ export const makeCodeReview = Effect.gen(function* () {
   const violations = Effect.fn("CodeReview.violations")(function* (principal: Principal, owner: string, repo: string, pullNumber: number, page: PageRequest) {
     const fullName = `${owner}/${repo}`
     const repositoryConnected = yield* store.connected(principal.orgUuid, fullName)
-    const review = yield* store.latestReview(principal.orgUuid, fullName, pullNumber, { limit: page.perPage, offset: (page.page - 1) * page.perPage })
+    const review = yield* reviews.latest(principal.orgUuid, fullName, pullNumber, { limit: page.perPage, offset: (page.page - 1) * page.perPage })
     const data = [...(review?.violations ?? [])]
     return {
       violations: data,
@@ -234,7 +239,28 @@ export const makeCodeReview = Effect.gen(function* () {
     }
   })
 
-  return CodeReview.of({ github, putGithub, deleteGithub, violations })
+  const actionReview = Effect.fn("CodeReview.actionReview")(function* (principal: Principal, actionUuid: string) {
+    const row = yield* reviews.byAction(principal.orgUuid, actionUuid)
+    if (row === undefined) return yield* Effect.fail(notFound("No code review belongs to this action"))
+    return {
+      review_uuid: row.review_uuid,
+      repository: row.repository,
+      pull_number: row.pull_number,
+      head_sha: row.head_sha,
+      status: row.status as ActionReview["status"],
+      action_uuid: row.action_uuid,
+      merge_action_uuid: row.merge_action_uuid,
+      receipt_uuid: row.receipt_uuid,
+      critical: row.critical,
+      warning: row.warning,
+      merged: row.merged,
+      auto_merged: row.auto_merged,
+      merge_commit_sha: row.merge_commit_sha,
+      failure_reason: row.failure_reason
+    } satisfies ActionReview
+  })
+
+  return CodeReview.of({ github, putGithub, deleteGithub, violations, actionReview })
 })
 
 export class CodeReview extends Context.Service<CodeReview, CodeReviewService>()("gateway/CodeReview") {

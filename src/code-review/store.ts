@@ -1,7 +1,7 @@
 /**
  * SQL of code review: an organization's GitHub configuration and its repositories (one row per
  * repository under its lower-cased `owner/repo`, the key that keeps a repository in one
- * organization). Reviews and their violations are not stored yet: `latestReview` answers none.
+ * organization). Reviews and their violations are review-store.ts's.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -9,7 +9,6 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../../protocol/auth.js"
-import type { ReviewedPullRequest, Violation } from "../../protocol/code-review.js"
 import { auditActor, insertAudit } from "../platform/audit.js"
 import { Json, Timestamp } from "../platform/columns.js"
 import { jsonb } from "../platform/db/index.js"
@@ -42,13 +41,6 @@ export interface ConfigWrite {
   readonly webhookSecretSealed: string
   readonly apiBaseUrl: string | null
   readonly autoMerge: StoredAutoMerge
-}
-
-/** The latest review of a pull request and a page of its violations. */
-export interface StoredReview {
-  readonly pullRequest: ReviewedPullRequest
-  readonly violations: ReadonlyArray<Violation>
-  readonly total: number
 }
 
 /** Rolls the replacing transaction back, naming the repositories another organization holds. */
@@ -136,12 +128,14 @@ export const makeCodeReviewStore = Effect.gen(function* () {
       Effect.map(sql<{ org_uuid: string }>`DELETE FROM github_configs WHERE org_uuid = ${orgUuid} RETURNING org_uuid`, (rows) => rows.length > 0),
     /** Whether `owner/repo` (any case) is one of the organization's repositories. */
     connected: (orgUuid: string, fullName: string) => Effect.map(connected({ orgUuid, key: fullName.toLowerCase() }), Option.isSome),
-    /**
-     * The latest review of the pull request in the organization with a page of its violations.
-     * Reviews are not stored yet (the review job is a later part of §7): none.
-     */
-    latestReview: (_orgUuid: string, _fullName: string, _pullNumber: number, _window: { readonly limit: number; readonly offset: number }) =>
-      Effect.succeed<StoredReview | undefined>(undefined),
+    /** The organization a repository (any case) belongs to, with its sealed webhook secret. */
+    repositoryOwner: (fullName: string) =>
+      Effect.map(
+        sql<{ org_uuid: string; webhook_secret_sealed: string }>`
+          SELECT c.org_uuid, c.webhook_secret_sealed FROM github_repositories r JOIN github_configs c ON c.org_uuid = r.org_uuid
+          WHERE r.repository_key = ${fullName.toLowerCase()}`,
+        (rows) => rows[0]
+      ),
     audit: (principal: Principal, event: string, details: Record<string, unknown>, requestId: string | null) =>
       insertAudit(sql, { orgUuid: principal.orgUuid, actor: auditActor(principal), event, target: principal.orgUuid, details, requestId })
   })

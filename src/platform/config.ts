@@ -170,6 +170,12 @@ export const appConfig = EffectConfig.all({
   gatewaySweepMs: int("GATEWAY_SWEEP_MS", 300_000, 10),
   /** Code review (CONTRACT-sdk-beyond §7): GitHub's API when a configuration names none (Enterprise: https://host/api/v3). */
   githubApiUrl: string("GITHUB_API_URL", "https://api.github.com"),
+  /** The model's budget for one pull request review. */
+  codeReviewTimeoutMs: int("CODE_REVIEW_TIMEOUT_MS", 120_000, 10),
+  /** How often the review jobs look for work (queued reviews, approvals decided). */
+  codeReviewPollMs: int("CODE_REVIEW_POLL_MS", 1_000, 10),
+  /** A review whose process has not renewed its lease this long is taken over (a crashed process's). */
+  codeReviewLeaseMs: int("CODE_REVIEW_LEASE_MS", 60_000, 100),
   tsaUrl: optional("TSA_URL"),
   smtpUrl: optional("SMTP_URL"),
   /** Sender of approval e-mails (default `approvals@<host of BASE_URL>`). */

@@ -46,6 +46,7 @@ import complianceBundles from "./0039_compliance_bundles.js"
 import sdkTolerant from "./0040_sdk_tolerant.js"
 import llmGateway from "./0041_llm_gateway.js"
 import codeReviewGithub from "./0042_code_review_github.js"
+import codeReviews from "./0043_code_reviews.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_accounts": accounts,
@@ -88,5 +89,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0039_compliance_bundles": complianceBundles,
   "0040_sdk_tolerant": sdkTolerant,
   "0041_llm_gateway": llmGateway,
-  "0042_code_review_github": codeReviewGithub
+  "0042_code_review_github": codeReviewGithub,
+  "0043_code_reviews": codeReviews
 }
