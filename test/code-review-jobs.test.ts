@@ -6,11 +6,15 @@
  * notarizes, and answers the violations read; every review is an action with a receipt that
  * verifies offline.
  */
+import * as Effect from "effect/Effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call, registerOrg } from "./support/client.js"
-import { connect, deliver, deliverPull, reviewSettled, verifiedReceipt } from "./support/code-review.js"
+import { connect, deliver, deliverPull, reviewModel, reviewSettled, verifiedReceipt } from "./support/code-review.js"
+import { eventually } from "./support/eventually.js"
 import { type FakeReviewModel, startFakeReviewModel } from "./support/fake-review-model.js"
 import { type GithubFake, pingEvent, startGithubFake, unifiedDiff } from "./support/github-fake.js"
+import { createPolicy } from "./support/llm-gateway.js"
 import { useServer } from "./support/server.js"
 
 const server = useServer({ OUTBOUND_ALLOW_PRIVATE: "127.0.0.0/8", OUTBOUND_ALLOW_HTTP: "true", CODE_REVIEW_POLL_MS: "50" })
@@ -135,5 +139,243 @@ describe("code review: the webhook receiver", () => {
     const big = await call(server.url, "POST", "/api/v1/webhooks/github", { raw: JSON.stringify({ pad: "x".repeat(1024 * 1024) }), headers: { "x-github-event": "ping" } })
     expect(big.status).toBe(413)
     await reviewSettled(server, org.key, connected.repository, 11)
+  })
+})
+
+/** The usage rows of `org` of one kind. */
+const metered = (org: { orgUuid: string }, eventType: string) =>
+  server.run(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ subject: string }>`SELECT subject FROM usage_events WHERE org_uuid = ${org.orgUuid} AND event_type = ${eventType}`)
+  )
+
+const enableAutoMerge = async (org: { token: string }) => {
+  const flag = await call(server.url, "PUT", "/api/v1/feature-flags/github_auto_merge", { token: org.token, body: { enabled: true } })
+  expect(flag.status, flag.text).toBe(200)
+}
+
+describe("code review: failures and superseding", () => {
+  it("a head that moves mid-review supersedes it: its action fails 'superseded', only the new head is posted", async () => {
+    const org = await registerOrg(server.url, "Moving head")
+    const connected = await connect(server, org, github, model)
+    const first = github.setPull(connected.repository, { number: 21, diff: unifiedDiff([{ path: "a.ts", added: ["const AWS_SECRET = 1"] }]) })
+    const release = github.holdDiff(connected.repository, 21)
+    const queued = await deliverPull(server, connected, first)
+    expect(queued.status).toBe(202)
+    await github.diffRequested(connected.repository, 21)
+
+    const second = github.setPull(connected.repository, { number: 21, head_sha: "b".repeat(40), diff: unifiedDiff([{ path: "a.ts", added: ["const ok = 1"] }]) })
+    const newer = await deliverPull(server, connected, second, "synchronize")
+    expect(newer.status).toBe(202)
+    expect(newer.body.review_uuid).not.toBe(queued.body.review_uuid)
+    release()
+
+    const read = await reviewSettled(server, org.key, connected.repository, 21)
+    expect(read.body.pull_request).toMatchObject({ head_sha: second.head_sha, status: "completed" })
+    expect(read.body.data).toEqual([])
+    // The superseded review's action is closed as failed, and nothing of it reached GitHub.
+    const superseded = await eventually(async () => {
+      const rows = await server.run(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ action_uuid: string | null; status: string; done: boolean }>`SELECT action_uuid, status, done FROM code_reviews WHERE review_uuid = ${queued.body.review_uuid}`)
+      )
+      return rows[0]?.done === true ? rows[0] : false
+    }, { timeoutMs: 20_000 })
+    expect(superseded.status).toBe("superseded")
+    const action = await call(server.url, "GET", `/api/v1/actions/${superseded.action_uuid}`, { token: org.key })
+    expect(action.body).toMatchObject({ status: "failed", outcome: "failed" })
+    await verifiedReceipt(server, superseded.action_uuid as string)
+    expect(github.statuses.filter((status) => status.sha === first.head_sha)).toEqual([])
+    expect(github.statuses.filter((status) => status.sha === second.head_sha).map((status) => status.state)).toEqual(["success"])
+  })
+
+  it("a diff over 1 MiB is not reviewed: status error 'diff too large', the action failed", async () => {
+    const org = await registerOrg(server.url, "Big diff")
+    const connected = await connect(server, org, github, model)
+    const lines = Array.from({ length: 12_000 }, (_, i) => `export const value${i} = "${"x".repeat(80)}"`)
+    const pull = github.setPull(connected.repository, { number: 5, diff: unifiedDiff([{ path: "big.ts", added: lines }]) })
+    expect(Buffer.byteLength(pull.diff)).toBeGreaterThan(1024 * 1024)
+    expect((await deliverPull(server, connected, pull)).status).toBe(202)
+    const read = await reviewSettled(server, org.key, connected.repository, 5)
+    expect(read.body.pull_request.status).toBe("failed")
+    const status = github.statuses.find((posted) => posted.sha === pull.head_sha)
+    expect(status).toMatchObject({ state: "error" })
+    expect(status?.description).toMatch(/diff/i)
+    const action = await call(server.url, "GET", `/api/v1/actions/${read.body.pull_request.action_uuid}`, { token: org.key })
+    expect(action.body).toMatchObject({ status: "failed", outcome: "failed" })
+    expect(model.calls.some((sent) => JSON.stringify(sent.body).includes("value11999"))).toBe(false)
+  })
+
+  it("a model that fails ends the review failed with status error; no review is posted", async () => {
+    const org = await registerOrg(server.url, "Failing model")
+    const connected = await connect(server, org, github, model, { behaviour: "error" })
+    const pull = github.setPull(connected.repository, { number: 6, diff: unifiedDiff([{ path: "a.ts", added: ["x"] }]) })
+    expect((await deliverPull(server, connected, pull)).status).toBe(202)
+    const read = await reviewSettled(server, org.key, connected.repository, 6)
+    expect(read.body.pull_request.status).toBe("failed")
+    expect(github.statuses.find((posted) => posted.sha === pull.head_sha)?.state).toBe("error")
+    expect(github.reviews.find((review) => review.commit_id === pull.head_sha)).toBeUndefined()
+    await verifiedReceipt(server, read.body.pull_request.action_uuid)
+  })
+
+  it("at most 200 violations are kept", async () => {
+    const org = await registerOrg(server.url, "Many")
+    const connected = await connect(server, org, github, model, { behaviour: "many" })
+    const pull = github.setPull(connected.repository, { number: 8, diff: unifiedDiff([{ path: "a.ts", added: ["x"] }]) })
+    expect((await deliverPull(server, connected, pull)).status).toBe(202)
+    const read = await reviewSettled(server, org.key, connected.repository, 8)
+    expect(read.body.pull_request.status).toBe("completed")
+    expect(read.body.pagination.total).toBe(200)
+    expect((await metered(org, "code_review")).map((row) => row.subject)).toEqual([connected.repository])
+  })
+})
+
+describe("code review: policies", () => {
+  it("a policy denying the repository: status error, no model call, the action denied", async () => {
+    const org = await registerOrg(server.url, "Denied repo")
+    const connected = await connect(server, org, github, model)
+    await createPolicy(server, org, { name: "no reviews here", decision: "deny", conditions: [{ field: "context.repository", op: "eq", value: connected.repository }] })
+    const pull = github.setPull(connected.repository, { number: 9, diff: unifiedDiff([{ path: "a.ts", added: ["x"] }]) })
+    const callsBefore = model.calls.length
+    expect((await deliverPull(server, connected, pull)).status).toBe(202)
+    const read = await reviewSettled(server, org.key, connected.repository, 9)
+    expect(read.body.pull_request.status).toBe("failed")
+    expect(github.statuses.find((posted) => posted.sha === pull.head_sha)).toMatchObject({ state: "error" })
+    expect(model.calls.length).toBe(callsBefore)
+  })
+
+  it("a policy requiring approval: the review waits, then runs once a human approves", async () => {
+    const org = await registerOrg(server.url, "Approved repo")
+    const connected = await connect(server, org, github, model)
+    await createPolicy(server, org, { name: "a human first", decision: "require_approval", conditions: [{ field: "context.pull_number", op: "eq", value: 10 }] })
+    const pull = github.setPull(connected.repository, { number: 10, diff: unifiedDiff([{ path: "a.ts", added: ["// TODO later"] }]) })
+    expect((await deliverPull(server, connected, pull)).status).toBe(202)
+    const waiting = await reviewSettled(server, org.key, connected.repository, 10, ["running"])
+    const actionUuid = await eventually(async () => {
+      const rows = await server.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ action_uuid: string | null }>`SELECT action_uuid FROM code_reviews WHERE org_uuid = ${org.orgUuid}`))
+      return rows[0]?.action_uuid ?? false
+    })
+    expect(waiting.body.pull_request.status).toBe("running")
+    expect((await call(server.url, "GET", `/api/v1/actions/${actionUuid}`, { token: org.key })).body.status).toBe("pending_approval")
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(github.statuses.find((posted) => posted.sha === pull.head_sha)).toBeUndefined()
+
+    const approved = await call(server.url, "POST", `/api/v1/actions/${actionUuid}/dashboard-approve`, { token: org.token })
+    expect(approved.status, approved.text).toBe(200)
+    const read = await reviewSettled(server, org.key, connected.repository, 10)
+    expect(read.body.pull_request.status).toBe("completed")
+    expect(read.body.data.map((v: { category: string }) => v.category)).toEqual(["code_quality"])
+    await verifiedReceipt(server, actionUuid)
+  })
+})
+
+describe("code review: auto-merge", () => {
+  const clean = () => unifiedDiff([{ path: "docs.md", added: ["Better docs"] }])
+
+  it("single mode: merged at the reviewed head, an action with a receipt, action.auto_merged recorded, metered", async () => {
+    const org = await registerOrg(server.url, "Auto merge")
+    const connected = await connect(server, org, github, model, { autoMerge: { enabled: true, merge_method: "rebase" } })
+    await enableAutoMerge(org)
+    const pull = github.setPull(connected.repository, { number: 30, diff: clean() })
+    expect((await deliverPull(server, connected, pull)).status).toBe(202)
+    const read = await eventually(async () => {
+      const reply = await call(server.url, "GET", `/api/v1/webhooks/github/violations/${connected.repository}/30`, { token: org.key })
+      return reply.body.pull_request?.merged === true ? reply : false
+    }, { timeoutMs: 30_000 })
+    expect(read.body.pull_request).toMatchObject({ status: "completed", merged: true, auto_merged: true })
+    const merge = github.merges.find((attempt) => attempt.pull_number === 30 && attempt.status === 200)
+    expect(merge).toMatchObject({ merge_method: "rebase", sha: pull.head_sha })
+    const merged = github.pull(connected.repository, 30)!
+    const event = await eventually(async () => {
+      const rows = await server.run(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ data: any }>`SELECT data FROM events WHERE org_uuid = ${org.orgUuid} AND type = 'action.auto_merged'`)
+      )
+      return rows[0]?.data ?? false
+    })
+    const data = typeof event === "string" ? JSON.parse(event) : event
+    expect(data).toMatchObject({
+      review_action_uuid: read.body.pull_request.action_uuid,
+      repository: connected.repository,
+      pull_number: 30,
+      head_sha: pull.head_sha,
+      merge_method: "rebase",
+      merge_commit_sha: merged.merge_commit_sha,
+      receipt_uuid: expect.any(String)
+    })
+    const mergeAction = await call(server.url, "GET", `/api/v1/actions/${data.action_uuid}`, { token: org.key })
+    expect(mergeAction.body).toMatchObject({ action_type: "code_review.github.merge", agent_id: "aira-code-review", status: "notarized", outcome: "completed" })
+    await verifiedReceipt(server, data.action_uuid)
+    expect((await metered(org, "auto_merge")).map((row) => row.subject)).toEqual([connected.repository])
+  })
+
+  it("no merge with the flag off, with a critical violation, or when GitHub's state is not clean", async () => {
+    const org = await registerOrg(server.url, "No merge")
+    const connected = await connect(server, org, github, model, { autoMerge: { enabled: true } })
+    const flagOff = github.setPull(connected.repository, { number: 31, diff: clean() })
+    expect((await deliverPull(server, connected, flagOff)).status).toBe(202)
+    await reviewSettled(server, org.key, connected.repository, 31)
+    await enableAutoMerge(org)
+    const critical = github.setPull(connected.repository, { number: 32, diff: unifiedDiff([{ path: "a.ts", added: ["const AWS_SECRET = 2"] }]) })
+    const dirty = github.setPull(connected.repository, { number: 33, diff: clean(), mergeable_state: "dirty" })
+    expect((await deliverPull(server, connected, critical)).status).toBe(202)
+    expect((await deliverPull(server, connected, dirty)).status).toBe(202)
+    await reviewSettled(server, org.key, connected.repository, 32)
+    await reviewSettled(server, org.key, connected.repository, 33)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(github.merges.filter((attempt) => [31, 32, 33].includes(attempt.pull_number) && attempt.repository.toLowerCase() === connected.repository.toLowerCase())).toEqual([])
+  })
+
+  it("GitHub refusing the merge (405, 409) notarizes the merge failed; the review stays completed", async () => {
+    const org = await registerOrg(server.url, "Refused merge")
+    const connected = await connect(server, org, github, model, { autoMerge: { enabled: true } })
+    await enableAutoMerge(org)
+    for (const [number, status] of [
+      [34, 405],
+      [35, 409]
+    ] as const) {
+      const pull = github.setPull(connected.repository, { number, diff: clean() })
+      github.failMerge(connected.repository, number, status)
+      expect((await deliverPull(server, connected, pull)).status).toBe(202)
+      const mergeAction = await eventually(async () => {
+        const rows = await server.run(
+          Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ merge_action_uuid: string | null; done: boolean }>`SELECT merge_action_uuid, done FROM code_reviews WHERE org_uuid = ${org.orgUuid} AND pull_number = ${number}`)
+        )
+        return rows[0]?.done === true ? rows[0].merge_action_uuid : false
+      }, { timeoutMs: 30_000 })
+      const action = await call(server.url, "GET", `/api/v1/actions/${mergeAction}`, { token: org.key })
+      expect(action.body).toMatchObject({ action_type: "code_review.github.merge", status: "failed", outcome: "failed" })
+      const read = await call(server.url, "GET", `/api/v1/webhooks/github/violations/${connected.repository}/${number}`, { token: org.key })
+      expect(read.body.pull_request).toMatchObject({ status: "completed", merged: false, auto_merged: false })
+    }
+  })
+
+  it("vote mode: merged when the vote models approve; a denying or failing model blocks", async () => {
+    const org = await registerOrg(server.url, "Vote")
+    const approveA = await reviewModel(server, org, model, "approve")
+    const approveB = await reviewModel(server, org, model, "approve")
+    const deny = await reviewModel(server, org, model, "deny")
+    const failing = await reviewModel(server, org, model, "error")
+    const connected = await connect(server, org, github, model, { autoMerge: { enabled: true, mode: "vote", vote_models: [approveA, approveB] } })
+    await enableAutoMerge(org)
+    const settings = (voteModels: ReadonlyArray<string>) =>
+      call(server.url, "PUT", "/api/v1/code-review/github", { token: org.token, body: { auto_merge: { enabled: true, mode: "vote", vote_models: voteModels } } })
+
+    const agreed = github.setPull(connected.repository, { number: 40, diff: clean() })
+    expect((await deliverPull(server, connected, agreed)).status).toBe(202)
+    await eventually(async () => github.pull(connected.repository, 40)?.merged === true, { timeoutMs: 30_000 })
+
+    for (const [number, voters] of [
+      [41, [approveA, deny]],
+      [42, [approveA, failing]]
+    ] as const) {
+      expect((await settings(voters)).status).toBe(200)
+      const pull = github.setPull(connected.repository, { number, diff: clean() })
+      expect((await deliverPull(server, connected, pull)).status).toBe(202)
+      await eventually(async () => {
+        const rows = await server.run(
+          Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ done: boolean }>`SELECT done FROM code_reviews WHERE org_uuid = ${org.orgUuid} AND pull_number = ${number}`)
+        )
+        return rows[0]?.done === true
+      }, { timeoutMs: 30_000 })
+      expect(github.pull(connected.repository, number)?.merged).toBe(false)
+    }
   })
 })
