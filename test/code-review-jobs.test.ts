@@ -379,3 +379,47 @@ describe("code review: auto-merge", () => {
     }
   })
 })
+
+describe("code review: limits and organizations", () => {
+  it("120 deliveries a minute per repository, counted after the signature", async () => {
+    const org = await registerOrg(server.url, "Busy repo")
+    const connected = await connect(server, org, github, model)
+    // Unsigned tries do not use up the repository's allowance.
+    for (let i = 0; i < 5; i++) expect((await deliver(server, "wrong-secret-wrong", "ping", pingEvent(connected.repository))).status).toBe(401)
+    const answers: Array<number> = []
+    for (let i = 0; i < 121; i++) answers.push((await deliver(server, connected.secret, "ping", pingEvent(connected.repository))).status)
+    expect(answers.slice(0, 120).every((status) => status === 200)).toBe(true)
+    const refused = await deliver(server, connected.secret, "ping", pingEvent(connected.repository))
+    expect(refused.status).toBe(429)
+    expect(refused.body.code).toBe("RATE_LIMIT_EXCEEDED")
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
+  })
+
+  it("the review an action belongs to: read by its organization, 404 for another and for other actions", async () => {
+    const org = await registerOrg(server.url, "Owner of review")
+    const other = await registerOrg(server.url, "Other org")
+    const connected = await connect(server, org, github, model)
+    const pull = github.setPull(connected.repository, { number: 50, diff: unifiedDiff([{ path: "a.ts", added: ["// TODO x"] }]) })
+    expect((await deliverPull(server, connected, pull)).status).toBe(202)
+    const read = await reviewSettled(server, org.key, connected.repository, 50)
+    const actionUuid = read.body.pull_request.action_uuid
+    const mine = await call(server.url, "GET", `/api/v1/code-review/actions/${actionUuid}`, { token: org.key })
+    expect(mine.status, mine.text).toBe(200)
+    expect(mine.body).toMatchObject({
+      repository: connected.repository,
+      pull_number: 50,
+      head_sha: pull.head_sha,
+      status: "completed",
+      action_uuid: actionUuid,
+      critical: 0,
+      warning: 1,
+      merged: false
+    })
+    expect((await call(server.url, "GET", `/api/v1/code-review/actions/${actionUuid}`, { token: other.key })).status).toBe(404)
+    const plain = await call(server.url, "POST", "/api/v1/actions", { token: org.key, body: { action_type: "x.y", details: "not a review" } })
+    expect((await call(server.url, "GET", `/api/v1/code-review/actions/${plain.body.action_uuid}`, { token: org.key })).status).toBe(404)
+    // The other organization's violations read of the same name is empty.
+    const theirs = await call(server.url, "GET", `/api/v1/webhooks/github/violations/${connected.repository}/50`, { token: other.key })
+    expect(theirs.body).toMatchObject({ data: [], pull_request: null, repository_connected: false })
+  })
+})

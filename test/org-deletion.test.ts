@@ -77,6 +77,23 @@ liveLayer(Setup)((it) => {
             )
           )
           yield* api.codeReview.putGithub({ payload: { api_token: "ghp_doomed", repositories: [`owner/${reputed}`] } })
+          // A finished review with a violation, and its delivery (written directly: no GitHub here).
+          yield* Effect.flatMap(Gateway, (server) =>
+            Effect.promise(() =>
+              server.run(
+                Effect.flatMap(SqlClient.SqlClient, (sql) =>
+                  Effect.gen(function* () {
+                    const review = `crv_${owner.orgUuid.slice(-12)}`
+                    yield* sql`INSERT INTO github_deliveries (org_uuid, delivery_id) VALUES (${owner.orgUuid}, ${`delivery-${review}`})`
+                    yield* sql`INSERT INTO code_reviews (review_uuid, org_uuid, repository, repository_key, pull_number, head_sha, base_ref, head_ref, author, status, phase, done)
+                               VALUES (${review}, ${owner.orgUuid}, ${`owner/${reputed}`}, ${`owner/${reputed}`}, 1, 'abc1234', 'main', 'f', 'me', 'completed', 'end', true)`
+                    yield* sql`INSERT INTO code_review_violations (violation_uuid, review_uuid, position, file, line, finding, category, severity, description, blocks_merge, head_sha)
+                               VALUES (${`vio_${review}`}, ${review}, 0, 'a.ts', 1, 'f', 'security', 'critical', 'd', true, 'abc1234')`
+                  })
+                )
+              )
+            )
+          )
           yield* api.webhooks.create({ payload: { url: "https://hooks.example.com/x" } })
           yield* api.whitelist.add({ payload: { url_pattern: "https://api.example.com/*", name: "api" } })
           yield* api.dora.createIncident({ payload: { title: "outage", description: "d", detected_at: new Date().toISOString() } })
@@ -102,7 +119,7 @@ liveLayer(Setup)((it) => {
         expect(verified.status).toBe(200)
 
         const before = yield* rowsPerTable(org.orgUuid)
-        for (const table of ["actions", "receipts", "events", "policies", "webhooks", "approval_grants", "users", "api_keys", "audit_log", "dora_incidents", "dora_third_parties", "dora_resilience_tests", "compliance_reports", "compliance_report_pdfs", "compliance_art9_observations", "reputation_snapshots", "reputation_attestations", "compliance_bundles", "compliance_bundle_leaves", "compliance_bundle_tiles", "usage_events", "github_configs", "github_repositories"]) {
+        for (const table of ["actions", "receipts", "events", "policies", "webhooks", "approval_grants", "users", "api_keys", "audit_log", "dora_incidents", "dora_third_parties", "dora_resilience_tests", "compliance_reports", "compliance_report_pdfs", "compliance_art9_observations", "reputation_snapshots", "reputation_attestations", "compliance_bundles", "compliance_bundle_leaves", "compliance_bundle_tiles", "usage_events", "github_configs", "github_repositories", "github_deliveries", "code_reviews"]) {
           expect([table, before[table]]).toEqual([table, expect.any(Number)])
           expect(before[table]).toBeGreaterThan(0)
         }
@@ -115,6 +132,8 @@ liveLayer(Setup)((it) => {
         expect(Object.entries(after).filter(([, n]) => n > 0)).toEqual([])
         expect(yield* rowsPerTable(survivor.orgUuid)).toEqual(survivorBefore)
         expect(yield* count((sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM notification_reads WHERE user_uuid = ${teammate.userUuid}`)).toBe(0)
+        // Violations carry no org_uuid: they go with their review.
+        expect(yield* count((sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM code_review_violations WHERE review_uuid = ${`crv_${org.orgUuid.slice(-12)}`}`)).toBe(0)
         // Its receipts no longer verify; the platform keeps one record that the deletion happened.
         expect((yield* anonymous.receiptsPublic.verifyAction({ params: { action_uuid: deniedId }, responseMode: "response-only" })).status).toBe(404)
         expect(yield* count((sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM audit_log WHERE org_uuid IS NULL AND target = ${org.orgUuid}`)).toBe(1)

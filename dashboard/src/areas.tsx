@@ -38,6 +38,7 @@ export const AREAS: Readonly<Record<string, () => Promise<AreaModule>>> = {
   flags: platform,
   sso: platform,
   sanitize: platform,
+  "code-review": platform,
   analytics: insights,
   drift: insights
 }
@@ -48,7 +49,7 @@ export const AREA_NAV: ReadonlyArray<{ readonly label: string; readonly href: st
   { label: "Ledgers", href: "escrow", segments: ["escrow", "settlements", "evidence", "estate"] },
   { label: "Compliance", href: "reports", segments: ["reports", "incidents", "third-parties", "resilience-tests"] },
   { label: "Analytics", href: "analytics", segments: ["analytics", "drift"] },
-  { label: "Platform", href: "models", segments: ["models", "provider-credentials", "custom-models", "flags", "sso", "sanitize"] }
+  { label: "Platform", href: "models", segments: ["models", "provider-credentials", "custom-models", "flags", "sso", "sanitize", "code-review"] }
 ]
 
 const loaded = new Map<() => Promise<AreaModule>, ComponentType<AreaProps>>()

@@ -6,6 +6,7 @@ import { useApp, useLive, useNow } from "../context.ts"
 import { localTime } from "../format.ts"
 import { BASE, onLinkClick } from "../router.ts"
 import type { ActionDetail } from "../types.ts"
+import { CodeReviewPanel, isCodeReviewAction } from "./code-review-panel.tsx"
 import { ExplanationPanel } from "./explanation-panel.tsx"
 import { ReceiptPanel } from "./receipt-panel.tsx"
 
@@ -117,6 +118,7 @@ export const ActionPage = ({ actionUuid }: { actionUuid: string }) => {
         </p>
       )}
       {action.denial_reason !== null && <p>Reason: {action.denial_reason}</p>}
+      {isCodeReviewAction(action.action_type) && <CodeReviewPanel key={`${action.action_uuid}-${action.status}`} token={session.token} actionUuid={action.action_uuid} />}
       {action.replay_context_hash !== null && <ReplayContextPanel action={action} />}
       {action.receipt !== null && <ReceiptPanel key={action.receipt.receipt_uuid} receiptUuid={action.receipt.receipt_uuid} verifyUrl={action.receipt.verify_url} />}
       <ExplanationPanel key={`${action.action_uuid}-${action.status}`} actionUuid={action.action_uuid} />

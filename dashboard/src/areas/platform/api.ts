@@ -4,6 +4,7 @@
  * single sign-on and sanitize. Field names are the gateway's (protocol/*.ts).
  */
 
+import type { PullRequestViolations } from "../../../../protocol/code-review.ts"
 import type { FeatureFlag as FeatureFlagSchema } from "../../../../protocol/flags.ts"
 import type { CatalogueEntry as CatalogueEntrySchema, CustomModel as CustomModelSchema, CustomModelTest as CustomModelTestSchema } from "../../../../protocol/models.ts"
 import type { ProviderStatus as ProviderStatusSchema } from "../../../../protocol/provider-credentials.ts"
@@ -193,3 +194,11 @@ export const downloadSanitized = async (downloadToken: string): Promise<{ blob: 
   const filename = /filename="([^"]+)"/.exec(disposition)?.[1]
   return { blob: await response.blob(), filename }
 }
+
+/* Code review. */
+
+export type { PullRequestViolations }
+
+/** The latest review's violations of a pull request in the caller's organization (one page). */
+export const pullRequestViolations = (token: string, owner: string, repo: string, pullNumber: number, page: number, perPage: number) =>
+  request<PullRequestViolations>("GET", `/api/v1/webhooks/github/violations/${id(owner)}/${id(repo)}/${pullNumber}?page=${page}&per_page=${perPage}`, token)

@@ -1,12 +1,14 @@
 /**
  * The platform area: the model catalogue and preferences, provider credentials, custom models,
  * feature flags, single sign-on and the sanitize playground (spec part 002). Each section is a
- * first path segment; a custom model has its own page under its id.
+ * first path segment; a custom model has its own page under its id, and a pull request's code
+ * review violations a page under `code-review/owner/repo/number`.
  */
 import "./platform.css"
 import type { AreaProps } from "../../areas.tsx"
 import { PageHeading } from "../../components.tsx"
 import { AreaTabs, Link } from "../../kit.tsx"
+import { CodeReviewPage } from "./code-review.tsx"
 import { CredentialsSection } from "./credentials.tsx"
 import { CustomModelPage, CustomModelsSection } from "./custom-models.tsx"
 import { FlagsSection } from "./flags.tsx"
@@ -34,6 +36,7 @@ const NotFound = () => (
 
 const Section = ({ path, search }: AreaProps) => {
   const [first, second, ...rest] = path
+  if (first === "code-review") return <CodeReviewPage path={path.slice(1)} search={search} />
   if (rest.length > 0) return <NotFound />
   if (first === "custom-models" && second !== undefined) return <CustomModelPage modelId={second} />
   if (second !== undefined) return <NotFound />
