@@ -31,7 +31,7 @@ afterAll(async () => {
 
 const risky = unifiedDiff([
   { path: "src/config.ts", added: ["export const region = 'eu'", "const AWS_SECRET = 'AKIA-not-real'", "// TODO tidy"] },
-  { path: "src/users.ts", added: ["export const show = (user) => {", "  console.log(user.email)", "}"] }
+  { path: "src/users.ts", added: ["export const show = (user) => {", "  console.log(user.email)", "} // GLOBAL_FINDING"] }
 ])
 
 describe("code review: the review job", () => {
@@ -60,13 +60,14 @@ describe("code review: the review job", () => {
     expect(findings.map((v) => [v.file, v.line, v.category, v.severity, v.blocks_merge])).toEqual([
       ["src/config.ts", 2, "security", "critical", true],
       ["src/config.ts", 3, "code_quality", "warning", false],
-      ["src/users.ts", 2, "data_protection", "critical", true]
+      ["src/users.ts", 2, "data_protection", "critical", true],
+      ["src/users.ts", null, "code_quality", "warning", false]
     ])
     for (const violation of findings) {
       expect(violation).toMatchObject({ id: expect.any(String), head_sha: pull.head_sha, review_uuid: accepted.body.review_uuid, created_at: expect.any(String) })
     }
     expect(read.body.violations).toEqual(read.body.data)
-    expect(read.body.pagination).toMatchObject({ total: 3 })
+    expect(read.body.pagination).toMatchObject({ total: 4 })
 
     const statuses = github.statuses.filter((status) => status.sha === pull.head_sha)
     expect(statuses).toHaveLength(1)
@@ -81,6 +82,8 @@ describe("code review: the review job", () => {
       ["src/config.ts", 3],
       ["src/users.ts", 2]
     ])
+    // A finding on no diff line is listed in the review's body instead.
+    expect(reviews[0].body).toContain("src/users.ts: **Warning (code_quality)")
 
     // The review is an action of the code review agent, notarized with what was reviewed.
     const action = await call(server.url, "GET", `/api/v1/actions/${read.body.pull_request.action_uuid}`, { token: org.key })

@@ -217,14 +217,13 @@ export const makeCodeReviewJobs = Effect.gen(function* () {
       diff: text,
       timeoutMs: config.codeReviewTimeoutMs
     }).pipe(Effect.mapError((failure) => new Stop(typeof failure === "string" ? failure : `the model failed: ${failure.message}`, "The review model failed")))
-    yield* store.saveViolations(job.review_uuid, job.head_sha, findings)
+    yield* store.saveViolations(job.review_uuid, job.head_sha, findings, commentableLines(text))
     const critical = findings.filter((finding) => finding.severity === "critical").length
     return {
       diff_sha256: createHash("sha256").update(diff).digest("hex"),
       diff_bytes: diff.byteLength,
       critical,
-      warning: findings.length - critical,
-      lines: commentableLines(text)
+      warning: findings.length - critical
     }
   })
 
@@ -237,14 +236,13 @@ export const makeCodeReviewJobs = Effect.gen(function* () {
   const post = Effect.fnUntraced(function* (job: ReviewRow) {
     const client = yield* requireClient((yield* githubOf(job.org_uuid)).client)
     const findings = yield* store.findings(job.review_uuid)
-    const diff = yield* client.diff(job.repository, job.pull_number).pipe(Effect.map((bytes) => commentableLines(bytes.toString("utf8"))), Effect.orElseSucceed(() => new Map()))
     const critical = findings.filter((finding) => finding.severity === "critical").length
     const warning = findings.length - critical
     const state = critical > 0 ? "failure" : "success"
     const description =
       findings.length === 0 ? "No violations found" : `${critical} critical, ${warning} warning${warning === 1 ? "" : "s"}${critical > 0 ? ": merge blocked" : ""}`
     yield* client.status(job.repository, job.head_sha, { state, description, targetUrl: targetUrl(job.action_uuid) })
-    const inline = findings.filter((finding) => finding.line !== null && diff.get(finding.file)?.has(finding.line) === true).slice(0, MAX_INLINE)
+    const inline = findings.filter((finding) => finding.onDiffLine).slice(0, MAX_INLINE)
     const elsewhere = findings.filter((finding) => !inline.includes(finding))
     const body = [
       `Aira code review of ${job.head_sha.slice(0, 12)}: ${description}.`,
@@ -374,9 +372,7 @@ export const makeCodeReviewJobs = Effect.gen(function* () {
             break
           }
           case "review": {
-            const reviewed = yield* review(job)
-            const { lines: _lines, ...facts } = reviewed
-            if (!(yield* step({ ...facts, phase: "post" }))) return
+            if (!(yield* step({ ...(yield* review(job)), phase: "post" }))) return
             break
           }
           case "post": {

@@ -11,7 +11,13 @@ import type { ReviewedPullRequest, Violation } from "../../protocol/code-review.
 import { NullableTimestamp, Timestamp } from "../platform/columns.js"
 import { sqlDefects } from "../platform/db/store.js"
 import { newId } from "../platform/ids.js"
+import type { CommentableLines } from "./diff.js"
 import type { Finding } from "./model-review.js"
+
+/** A stored finding, and whether an inline comment can point at its line. */
+export interface StoredFinding extends Finding {
+  readonly onDiffLine: boolean
+}
 
 /** Where a review goes on. */
 export type Phase = "authorize" | "awaiting_approval" | "review" | "post" | "notarize" | "merge" | "awaiting_merge_approval" | "merging" | "end"
@@ -208,8 +214,11 @@ export const makeReviewStore = Effect.gen(function* () {
     /** Lets the job go until `runAfter` (a wait for a human, or a retry). */
     release: (owner: string, reviewUuid: string, runAfter: Date) =>
       Effect.asVoid(sql`UPDATE code_reviews SET lease_owner = NULL, lease_until = NULL, run_after = ${runAfter} WHERE review_uuid = ${reviewUuid} AND lease_owner = ${owner}`),
-    /** The review's findings replace any stored before (a step re-run after a crash). */
-    saveViolations: (reviewUuid: string, headSha: string, findings: ReadonlyArray<Finding>) =>
+    /**
+     * The review's findings replace any stored before (a step re-run after a crash); each says
+     * whether its line is one the diff shows (an inline comment can point there).
+     */
+    saveViolations: (reviewUuid: string, headSha: string, findings: ReadonlyArray<Finding>, lines: CommentableLines) =>
       sql.withTransaction(
         Effect.gen(function* () {
           yield* sql`DELETE FROM code_review_violations WHERE review_uuid = ${reviewUuid}`
@@ -226,6 +235,7 @@ export const makeReviewStore = Effect.gen(function* () {
             description: finding.description,
             fix: finding.fix,
             blocks_merge: finding.blocksMerge,
+            on_diff_line: finding.line !== null && lines.get(finding.file)?.has(finding.line) === true,
             head_sha: headSha
           }))
           yield* sql`INSERT INTO code_review_violations ${sql.insert(rows as unknown as readonly [Record<string, unknown>, ...Array<Record<string, unknown>>])}`
@@ -233,11 +243,22 @@ export const makeReviewStore = Effect.gen(function* () {
       ),
     findings: (reviewUuid: string) =>
       Effect.map(
-        sql<{ file: string; line: number | null; finding: string; category: string; severity: string; description: string; fix: string | null; blocks_merge: boolean }>`
-          SELECT file, line, finding, category, severity, description, fix, blocks_merge FROM code_review_violations WHERE review_uuid = ${reviewUuid} ORDER BY position`,
+        sql<{
+          file: string
+          line: number | null
+          finding: string
+          category: string
+          severity: string
+          description: string
+          fix: string | null
+          blocks_merge: boolean
+          on_diff_line: boolean
+        }>`
+          SELECT file, line, finding, category, severity, description, fix, blocks_merge, on_diff_line FROM code_review_violations WHERE review_uuid = ${reviewUuid} ORDER BY position`,
         (rows) =>
           rows.map(
-            (row): Finding => ({
+            (row): StoredFinding => ({
+              onDiffLine: row.on_diff_line,
               file: row.file,
               line: row.line,
               finding: row.finding,

@@ -15,6 +15,7 @@
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { diffLines } from "./github-fake.js"
 
 export interface ReviewCall {
   readonly path: string
@@ -43,54 +44,13 @@ interface AddedLine {
   readonly text: string
 }
 
-/** The added lines of the unified diff starting at the first `diff --git` line, and the path of each line holding GLOBAL_FINDING. */
+/** The added lines of the unified diff starting at the first `diff --git` line, and the path of the first new-side line holding GLOBAL_FINDING. */
 export const addedLines = (text: string): { added: Array<AddedLine>; global: string | undefined } => {
-  const lines = text.split("\n")
-  const start = lines.findIndex((line) => line.startsWith("diff --git "))
-  const added: Array<AddedLine> = []
-  let global: string | undefined
-  if (start < 0) return { added, global }
-  let file = ""
-  let line = 0
-  let oldLeft = 0
-  let newLeft = 0
-  for (const text of lines.slice(start)) {
-    if (oldLeft > 0 || newLeft > 0) {
-      if (text.startsWith("\\")) continue
-      if (text.startsWith("-")) {
-        oldLeft--
-        continue
-      }
-      if (text.startsWith("+") || text.startsWith(" ") || text === "") {
-        if (text.startsWith("+")) added.push({ file, line, text: text.slice(1) })
-        else oldLeft--
-        if (text.includes("GLOBAL_FINDING")) global ??= file
-        line++
-        newLeft--
-        continue
-      }
-      oldLeft = 0
-      newLeft = 0
-    }
-    if (text.includes("GLOBAL_FINDING")) global ??= file
-    const header = /^diff --git a\/(.*) b\/(.*)$/.exec(text)
-    if (header) {
-      file = header[2]!
-      continue
-    }
-    if (text.startsWith("+++ ") && text.slice(4) !== "/dev/null") {
-      const target = text.slice(4).replace(/\t.*$/, "")
-      file = target.startsWith("b/") ? target.slice(2) : target
-      continue
-    }
-    const hunk = /^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(text)
-    if (hunk) {
-      oldLeft = hunk[1] === undefined ? 1 : Number(hunk[1])
-      line = Number(hunk[2])
-      newLeft = hunk[3] === undefined ? 1 : Number(hunk[3])
-    }
+  const lines = diffLines(text)
+  return {
+    added: lines.filter((line) => line.added).map(({ file, line, text }) => ({ file, line, text })),
+    global: lines.find((line) => line.text.includes("GLOBAL_FINDING"))?.file
   }
-  return { added, global }
 }
 
 const RULES: Array<{ test: (text: string) => boolean; category: string; severity: "critical" | "warning"; finding: string; fix: string | null }> = [

@@ -89,10 +89,18 @@ export interface GithubFake {
 
 const hex40 = () => randomBytes(20).toString("hex")
 
-/** Lines on the new side of a unified diff (added and context lines), per new path. */
-export const newSideLines = (diff: string): Map<string, Set<number>> => {
-  const files = new Map<string, Set<number>>()
-  let current: Set<number> | undefined
+/** One line on the new side of a unified diff: its path, its new-side number, whether it was added, its text. */
+export interface NewSideLine {
+  readonly file: string
+  readonly line: number
+  readonly added: boolean
+  readonly text: string
+}
+
+/** The new-side lines (added and context) of a unified diff, in order; text before the first `diff --git` is skipped. */
+export const diffLines = (diff: string): Array<NewSideLine> => {
+  const out: Array<NewSideLine> = []
+  let file: string | undefined
   let line = 0
   let oldLeft = 0
   let newLeft = 0
@@ -104,8 +112,9 @@ export const newSideLines = (diff: string): Map<string, Set<number>> => {
         continue
       }
       // An empty line inside a hunk is a context line whose leading space was stripped.
-      if (!text.startsWith("+")) oldLeft--
-      current?.add(line)
+      const added = text.startsWith("+")
+      if (!added) oldLeft--
+      if (file !== undefined) out.push({ file, line, added, text: text.slice(1) })
       line++
       newLeft--
       continue
@@ -115,18 +124,12 @@ export const newSideLines = (diff: string): Map<string, Set<number>> => {
     newLeft = 0
     const header = /^diff --git a\/(.*) b\/(.*)$/.exec(text)
     if (header) {
-      current = new Set<number>()
-      files.set(header[2]!, current)
+      file = header[2]!
       continue
     }
     if (text.startsWith("+++ ")) {
       const target = text.slice(4).replace(/\t.*$/, "")
-      if (target === "/dev/null") current = undefined
-      else {
-        const path = target.startsWith("b/") ? target.slice(2) : target
-        current = files.get(path) ?? new Set<number>()
-        files.set(path, current)
-      }
+      file = target === "/dev/null" ? undefined : target.startsWith("b/") ? target.slice(2) : target
       continue
     }
     const hunk = /^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(text)
@@ -135,6 +138,17 @@ export const newSideLines = (diff: string): Map<string, Set<number>> => {
       line = Number(hunk[2])
       newLeft = hunk[3] === undefined ? 1 : Number(hunk[3])
     }
+  }
+  return out
+}
+
+/** Lines on the new side of a unified diff (added and context lines), per new path. */
+export const newSideLines = (diff: string): Map<string, Set<number>> => {
+  const files = new Map<string, Set<number>>()
+  for (const { file, line } of diffLines(diff)) {
+    const lines = files.get(file) ?? new Set<number>()
+    lines.add(line)
+    files.set(file, lines)
   }
   return files
 }

@@ -69,6 +69,7 @@ export default migration(function* (sql) {
       description TEXT NOT NULL,
       fix TEXT,
       blocks_merge BOOLEAN NOT NULL,
+      on_diff_line BOOLEAN NOT NULL DEFAULT false,
       head_sha TEXT NOT NULL,
       created_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`
