@@ -13,6 +13,7 @@
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { onJsonRequest, sendJson } from "./json-requests.js"
 
 export interface ChatCall {
   readonly path: string
@@ -55,21 +56,10 @@ const toolCall = (index: number, name: string, args: string) => ({ id: `call_${i
 
 export const startFakeChatModel = async (): Promise<FakeChatModel> => {
   const calls: Array<ChatCall> = []
-  const server: Server = createServer((request, response) => {
-    const chunks: Array<Buffer> = []
-    request.on("data", (chunk: Buffer) => chunks.push(chunk))
-    request.on("end", () => {
-      const path = (request.url ?? "/").split("?")[0]!
-      let body: any = null
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString("utf8"))
-      } catch {}
+  const server: Server = createServer(
+    onJsonRequest((_request, response, { path, body }) => {
       calls.push({ path, body })
-      const send = (status: number, payload: unknown) => {
-        if (response.destroyed) return
-        response.writeHead(status, { "content-type": "application/json" })
-        response.end(JSON.stringify(payload))
-      }
+      const send = (status: number, payload: unknown) => sendJson(response, status, payload)
       const parts = path.split("/").filter((part) => part !== "")
       const model = typeof body?.model === "string" ? body.model : "fake"
       const messages: Array<Message> = Array.isArray(body?.messages) ? body.messages : []
@@ -107,7 +97,7 @@ export const startFakeChatModel = async (): Promise<FakeChatModel> => {
           return send(404, { error: { message: `no such fake path ${path}` } })
       }
     })
-  })
+  )
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const { port } = server.address() as AddressInfo
   return {

@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { onJsonRequest } from "./json-requests.js"
 
 export interface RecordedCall {
   readonly path: string
@@ -54,15 +55,8 @@ export const startFakeLlm = async (): Promise<FakeLlm> => {
   const calls: Array<RecordedCall> = []
   const aborted: Array<string> = []
   const state = { inFlight: 0 }
-  const server: Server = createServer((request, response) => {
-    const chunks: Array<Buffer> = []
-    request.on("data", (chunk: Buffer) => chunks.push(chunk))
-    request.on("end", () => {
-      const path = (request.url ?? "/").split("?")[0]!
-      let body: any = null
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString("utf8"))
-      } catch {}
+  const server: Server = createServer(
+    onJsonRequest((request, response, { path, body }) => {
       calls.push({ path, headers: request.headers, body })
       state.inFlight++
       let answered = false
@@ -100,7 +94,7 @@ export const startFakeLlm = async (): Promise<FakeLlm> => {
       }
       answer(parts[0] ?? "approve")
     })
-  })
+  )
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const { port } = server.address() as AddressInfo
   return {

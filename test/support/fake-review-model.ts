@@ -16,6 +16,7 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { diffLines } from "./github-fake.js"
+import { onJsonRequest, sendJson } from "./json-requests.js"
 
 export interface ReviewCall {
   readonly path: string
@@ -91,21 +92,10 @@ const textOf = (content: unknown): string =>
 
 export const startFakeReviewModel = async (): Promise<FakeReviewModel> => {
   const calls: Array<ReviewCall> = []
-  const server: Server = createServer((request, response) => {
-    const chunks: Array<Buffer> = []
-    request.on("data", (chunk: Buffer) => chunks.push(chunk))
-    request.on("end", () => {
-      const path = (request.url ?? "/").split("?")[0]!
-      let body: any = null
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString("utf8"))
-      } catch {}
+  const server: Server = createServer(
+    onJsonRequest((_request, response, { path, body }) => {
       calls.push({ path, body })
-      const send = (status: number, payload: unknown) => {
-        if (response.destroyed) return
-        response.writeHead(status, { "content-type": "application/json" })
-        response.end(JSON.stringify(payload))
-      }
+      const send = (status: number, payload: unknown) => sendJson(response, status, payload)
       const model = typeof body?.model === "string" ? body.model : "fake-review"
       const messages: Array<{ role: string; content?: unknown }> = Array.isArray(body?.messages) ? body.messages : []
       const lastUser = [...messages].reverse().find((message) => message.role === "user")
@@ -148,7 +138,7 @@ export const startFakeReviewModel = async (): Promise<FakeReviewModel> => {
       }
       behave(path.split("/").filter((part) => part !== ""))
     })
-  })
+  )
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const { port } = server.address() as AddressInfo
   return {
