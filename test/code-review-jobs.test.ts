@@ -326,6 +326,21 @@ describe("code review: auto-merge", () => {
     expect(github.merges.filter((attempt) => [31, 32, 33].includes(attempt.pull_number) && attempt.repository.toLowerCase() === connected.repository.toLowerCase())).toEqual([])
   })
 
+  it("waits while GitHub is still computing mergeability ('unknown'), then merges once it is clean", async () => {
+    const org = await registerOrg(server.url, "Computing")
+    const connected = await connect(server, org, github, model, { autoMerge: { enabled: true } })
+    await enableAutoMerge(org)
+    const pull = github.setPull(connected.repository, { number: 36, diff: clean(), mergeable_state: "unknown" })
+    expect((await deliverPull(server, connected, pull)).status).toBe(202)
+    const reads = () => github.requests.filter((sent) => sent.method === "GET" && sent.path.endsWith("/pulls/36") && !(sent.accept ?? "").includes("diff")).length
+    // The job asks, GitHub still says `unknown`; then it finishes computing.
+    await eventually(() => reads() >= 1, { timeoutMs: 30_000 })
+    expect(github.pull(connected.repository, 36)?.merged).toBe(false)
+    github.setPull(connected.repository, { number: 36, mergeable_state: "clean" })
+    await eventually(() => github.pull(connected.repository, 36)?.merged === true, { timeoutMs: 30_000 })
+    expect(reads()).toBeGreaterThan(1)
+  })
+
   it("GitHub refusing the merge (405, 409) notarizes the merge failed; the review stays completed", async () => {
     const org = await registerOrg(server.url, "Refused merge")
     const connected = await connect(server, org, github, model, { autoMerge: { enabled: true } })

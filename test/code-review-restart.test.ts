@@ -45,8 +45,8 @@ afterAll(async () => {
   await database?.drop()
 })
 
-const start = async () => {
-  const started = await spawnServer(env)
+const start = async (extra: Record<string, string> = {}) => {
+  const started = await spawnServer({ ...env, ...extra })
   processes.push(started)
   return started
 }
@@ -78,5 +78,24 @@ describe("code review: restart mid-review", () => {
     expect(actions.status, actions.text).toBe(200)
     expect((actions.body.data as Array<{ action_uuid: string }>).map((action) => action.action_uuid)).toEqual([actionUuid])
     await verifiedReceipt(resumed, actionUuid)
+  }, 180_000)
+
+  it("a process stopped gracefully hands its leases back: the next one resumes at once, not a lease later", async () => {
+    // Two minutes of lease: only a handed-back lease lets the review finish within the test's wait.
+    const long = { CODE_REVIEW_LEASE_MS: "120000" }
+    const first = await start(long)
+    const server = { url: first.url } as TestServer
+    const org = await registerOrg(first.url, "Stopped")
+    const connected = await connect(server, org, github, model)
+    const pull = github.setPull(connected.repository, { number: 5, diff: unifiedDiff([{ path: "docs.md", added: ["// TODO later"] }]) })
+    const release = github.holdDiff(connected.repository, 5)
+    expect((await deliverPull(server, connected, pull)).status).toBe(202)
+    await github.diffRequested(connected.repository, 5)
+    await first.stop()
+    release()
+    const second = await start(long)
+    const read = await reviewSettled({ url: second.url } as TestServer, org.key, connected.repository, 5)
+    expect(read.body.pull_request.status).toBe("completed")
+    expect(read.body.data.map((v: { category: string }) => v.category)).toEqual(["code_quality"])
   }, 180_000)
 })

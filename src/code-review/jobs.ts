@@ -3,7 +3,7 @@
  * review → notarize → (auto-merge). Each step saves where the job goes on (`phase`), so a job a
  * crashed process left is taken over, once its lease runs out, at the step it had reached. Two
  * reviews run at a time per organization; one waiting for a human holds no slot and is looked at
- * every poll. A newer head of the pull request supersedes a review: its action is notarized
+ * every poll. A process that stops hands its leases back. A newer head of the pull request supersedes a review: its action is notarized
  * `failed` (`superseded`) and it posts nothing more.
  */
 
@@ -47,6 +47,9 @@ const PER_PROCESS = 8
 /** Inline comments in one review at most; the rest go into its body. */
 const MAX_INLINE = 100
 const MAX_REVIEW_BODY = 60_000
+/** Reads of a pull request whose mergeability GitHub is still computing, before the merge is let go. */
+const MERGEABLE_ATTEMPTS = 6
+const MERGEABLE_RETRY_MS = 1_000
 
 /** Who authorizes and notarizes a review: the code review agent of the organization. */
 const reviewer = (orgUuid: string): Principal => ({
@@ -262,7 +265,12 @@ export const makeCodeReviewJobs = Effect.gen(function* () {
     const { client, autoMerge } = yield* githubOf(job.org_uuid)
     if (client === undefined || autoMerge?.enabled !== true || (job.critical ?? 0) > 0) return undefined
     if (!(yield* flags.isEnabled(job.org_uuid, AUTO_MERGE_FLAG))) return undefined
-    const pull = yield* client.pull(job.repository, job.pull_number).pipe(Effect.orElseSucceed(() => undefined))
+    // GitHub computes mergeability after a push: `unknown` (or none) means "ask again shortly".
+    let pull = yield* client.pull(job.repository, job.pull_number).pipe(Effect.orElseSucceed(() => undefined))
+    for (let attempt = 1; attempt < MERGEABLE_ATTEMPTS && pull !== undefined && (pull.mergeableState === null || pull.mergeableState === "unknown"); attempt++) {
+      yield* Effect.sleep(MERGEABLE_RETRY_MS)
+      pull = yield* client.pull(job.repository, job.pull_number).pipe(Effect.orElseSucceed(() => undefined))
+    }
     if (pull === undefined || pull.draft || pull.merged || pull.mergeableState !== "clean" || pull.headSha !== job.head_sha) return undefined
     if (autoMerge.mode === "vote") {
       const findings = yield* store.findings(job.review_uuid)
@@ -461,6 +469,7 @@ export const makeCodeReviewJobs = Effect.gen(function* () {
   return {
     service: { enqueue, poll } satisfies CodeReviewJobsService,
     renew: Effect.suspend(() => store.renew(owner, [...running], config.codeReviewLeaseMs)),
+    releaseAll: store.releaseAll(owner),
     prune: store.pruneDeliveries
   }
 })
@@ -471,6 +480,9 @@ export class CodeReviewJobs extends Context.Service<CodeReviewJobs, CodeReviewJo
     Effect.gen(function* () {
       const jobs = yield* makeCodeReviewJobs
       const { codeReviewPollMs, codeReviewLeaseMs } = yield* Config
+      // Registered before anything is forked, so it runs last: the jobs are interrupted first, then their
+      // leases handed back, and the next process resumes them at once instead of after a lease.
+      yield* Effect.addFinalizer(() => supervisedRound("code review lease release", jobs.releaseAll, undefined))
       yield* Effect.forkScoped(Effect.repeat(supervisedRound("code review poll", jobs.service.poll, 0), Schedule.spaced(codeReviewPollMs)))
       yield* Effect.forkScoped(Effect.repeat(supervisedRound("code review lease", jobs.renew, undefined), Schedule.spaced(Math.max(50, Math.floor(codeReviewLeaseMs / 3)))))
       yield* Effect.forkScoped(Effect.repeat(supervisedRound("code review deliveries prune", jobs.prune, undefined), Schedule.spaced(3_600_000)))

@@ -211,6 +211,8 @@ export const makeReviewStore = Effect.gen(function* () {
     finishSuperseded: (owner: string, reviewUuid: string, receiptUuid: string | null) =>
       Effect.asVoid(sql`UPDATE code_reviews SET done = true, phase = 'end', receipt_uuid = COALESCE(${receiptUuid}, receipt_uuid), updated_at = now()
                         WHERE review_uuid = ${reviewUuid} AND lease_owner = ${owner} AND status = 'superseded'`),
+    /** Hands back every lease of `owner` (a process stopping). */
+    releaseAll: (owner: string) => Effect.asVoid(sql`UPDATE code_reviews SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ${owner} AND NOT done`),
     /** Lets the job go until `runAfter` (a wait for a human, or a retry). */
     release: (owner: string, reviewUuid: string, runAfter: Date) =>
       Effect.asVoid(sql`UPDATE code_reviews SET lease_owner = NULL, lease_until = NULL, run_after = ${runAfter} WHERE review_uuid = ${reviewUuid} AND lease_owner = ${owner}`),
