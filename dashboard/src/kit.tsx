@@ -95,6 +95,22 @@ export const ErrorLine = ({ message }: { message: string | undefined }) =>
     </p>
   )
 
+/**
+ * The end of a form: its error, the submit button (disabled while the form is busy) and any other
+ * buttons after it.
+ */
+export const FormFooter = ({ error, busy, label, children }: { error: string | undefined; busy: boolean; label: ComponentChildren; children?: ComponentChildren }) => (
+  <>
+    <ErrorLine message={error} />
+    <div class="actions-row">
+      <button type="submit" class="primary" disabled={busy}>
+        {label}
+      </button>
+      {children}
+    </div>
+  </>
+)
+
 /** The query string of the current URL as a plain record. */
 export const queryOf = (search: string): Record<string, string> => Object.fromEntries(new URLSearchParams(search))
 

@@ -8,7 +8,7 @@ import { ApiError, downloadBytes } from "../../api.ts"
 import { PageHeading } from "../../components.tsx"
 import { useApp } from "../../context.ts"
 import { localTime } from "../../format.ts"
-import { Empty, ErrorLine, FilterSelect, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
+import { Empty, ErrorLine, FilterSelect, FormFooter, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
 import { BASE, navigate } from "../../router.ts"
 import { saveBlob } from "../../save.ts"
 import {
@@ -693,15 +693,11 @@ const ClassifyForm = ({ incident, onDone, onCancel }: { incident: Incident; onDo
           </Field>
         </fieldset>
       )}
-      <ErrorLine message={error} />
-      <div class="actions-row">
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? "Saving…" : "Save classification"}
-        </button>
+      <FormFooter error={error} busy={busy} label={busy ? "Saving…" : "Save classification"}>
         <button type="button" onClick={onCancel}>
           Cancel
         </button>
-      </div>
+      </FormFooter>
     </form>
   )
 }
@@ -733,15 +729,11 @@ const ResolveForm = ({ incident, onDone, onCancel }: { incident: Incident; onDon
       <Field id="resolve-at" label="Resolved at (optional)" hint="Your local time; empty means now.">
         <input id="resolve-at" type="datetime-local" value={resolvedAt} aria-describedby="resolve-at-hint" onInput={typed(setResolvedAt)} />
       </Field>
-      <ErrorLine message={error} />
-      <div class="actions-row">
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? "Resolving…" : "Resolve incident"}
-        </button>
+      <FormFooter error={error} busy={busy} label={busy ? "Resolving…" : "Resolve incident"}>
         <button type="button" onClick={onCancel}>
           Cancel
         </button>
-      </div>
+      </FormFooter>
     </form>
   )
 }

@@ -8,7 +8,7 @@ import { PageHeading } from "../../components.tsx"
 import { ConfirmButton } from "../../confirm.tsx"
 import { useApp } from "../../context.ts"
 import { localTime } from "../../format.ts"
-import { Empty, ErrorLine, FilterSelect, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
+import { Empty, ErrorLine, FilterSelect, FormFooter, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
 import { BASE, navigate } from "../../router.ts"
 import { CRITICALITIES, type CreateThirdParty, createThirdParty, getThirdParty, listOf, listThirdParties, SERVICE_TYPES, type ThirdParty, updateThirdParty, words } from "./api.ts"
 import { ComplianceTabs, DetailHeading, doraProblem, Field, typed } from "./parts.tsx"
@@ -362,15 +362,11 @@ const EditParty = ({ party, onDone, onCancel }: { party: ThirdParty; onDone: () 
     <form ref={formRef} class="compliance-form" onSubmit={onSubmit} noValidate aria-labelledby="edit-party-title">
       <h2 id="edit-party-title">Edit {party.vendor_name}</h2>
       <PartyFields draft={draft} set={(change) => setDraft((current) => ({ ...current, ...change }))} prefix="edit-party" />
-      <ErrorLine message={error} />
-      <div class="actions-row">
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? "Saving…" : "Save changes"}
-        </button>
+      <FormFooter error={error} busy={busy} label={busy ? "Saving…" : "Save changes"}>
         <button type="button" onClick={onCancel}>
           Cancel
         </button>
-      </div>
+      </FormFooter>
     </form>
   )
 }

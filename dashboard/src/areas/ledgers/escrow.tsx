@@ -7,7 +7,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { Chart, type ChartSpec } from "../../chart/chart.tsx"
 import { ConfirmForm } from "../../confirm.tsx"
 import { useApp } from "../../context.ts"
-import { Empty, ErrorLine, Link, LoadView, Pager, PER_PAGE, pageOf, useLoad, useSubmit } from "../../kit.tsx"
+import { Empty, ErrorLine, FormFooter, Link, LoadView, Pager, PER_PAGE, pageOf, useLoad, useSubmit } from "../../kit.tsx"
 import { BASE, navigate } from "../../router.ts"
 import {
   createAccount,
@@ -155,12 +155,7 @@ const NewAccountForm = () => {
             </div>
           </div>
         </fieldset>
-        <ErrorLine message={error} />
-        <div class="actions-row">
-          <button type="submit" class="primary" disabled={busy}>
-            Open account
-          </button>
-        </div>
+        <FormFooter error={error} busy={busy} label="Open account" />
       </form>
     </section>
   )
@@ -369,12 +364,7 @@ const MovementForm = ({ account, onDone }: { account: EscrowAccountView; onDone:
           <label for="movement-description">Description (optional)</label>
           <input id="movement-description" maxLength={2000} value={description} onInput={(event) => setDescription(event.currentTarget.value)} />
         </div>
-        <ErrorLine message={error} />
-        <div class="actions-row">
-          <button type="submit" class="primary" disabled={busy}>
-            Record {kind}
-          </button>
-        </div>
+        <FormFooter error={error} busy={busy} label={<>Record {kind}</>} />
       </form>
     </section>
   )
@@ -541,12 +531,7 @@ const ResolveForm = ({ account, onDone }: { account: EscrowAccountView; onDone: 
         <label for="resolve-note">Note (optional)</label>
         <textarea id="resolve-note" maxLength={5000} value={note} onInput={(event) => setNote(event.currentTarget.value)} />
       </div>
-      <ErrorLine message={error} />
-      <div class="actions-row">
-        <button type="submit" class="primary" disabled={busy}>
-          Resolve dispute
-        </button>
-      </div>
+      <FormFooter error={error} busy={busy} label="Resolve dispute" />
     </form>
   )
 }

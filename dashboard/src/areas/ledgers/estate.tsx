@@ -8,7 +8,7 @@ import type { NotifyTarget, SuccessionPolicy } from "../../../../protocol/estate
 import { ApiError } from "../../api.ts"
 import { ConfirmForm } from "../../confirm.tsx"
 import { useApp } from "../../context.ts"
-import { Empty, ErrorLine, Link, LoadView, Pager, PER_PAGE, pageOf, useLoad, useSubmit } from "../../kit.tsx"
+import { Empty, ErrorLine, FormFooter, Link, LoadView, Pager, PER_PAGE, pageOf, useLoad, useSubmit } from "../../kit.tsx"
 import { BASE } from "../../router.ts"
 import {
   type AgentView,
@@ -261,12 +261,7 @@ const WillForm = ({ slug, current, onSaved }: { slug: string; current: WillAnswe
         <label for="will-instructions">Instructions</label>
         <textarea id="will-instructions" maxLength={10_000} value={instructions} onInput={(event) => setInstructions(event.currentTarget.value)} />
       </div>
-      <ErrorLine message={error} />
-      <div class="actions-row">
-        <button type="submit" class="primary" disabled={busy}>
-          Save will
-        </button>
-      </div>
+      <FormFooter error={error} busy={busy} label="Save will" />
       <p role="status">{saved ? "Saved." : ""}</p>
     </form>
   )

@@ -8,7 +8,7 @@ import { ActionStatuses } from "../../../../protocol/lists.ts"
 import { listActions } from "../../api.ts"
 import { useApp } from "../../context.ts"
 import { statusLabel } from "../../format.ts"
-import { Empty, ErrorLine, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
+import { Empty, FormFooter, Link, LoadView, Pager, PER_PAGE, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
 import { BASE, navigate } from "../../router.ts"
 import { createPackage, type DiscoveryRecord, getPackage, liabilityChain, listPackages, timeTravel } from "./api.ts"
 import { Hash, isNotFound, LedgerPage, NotFound, short, When } from "./shared.tsx"
@@ -136,17 +136,13 @@ export const NewPackagePage = ({ search }: { search: string }) => {
         <p role="status" class="chosen-count">
           {chosen.length === 0 ? "No actions chosen yet." : `${chosen.length} action${chosen.length === 1 ? "" : "s"} chosen.`}
         </p>
-        <ErrorLine message={error} />
-        <div class="actions-row">
-          <button type="submit" class="primary" disabled={busy}>
-            Seal package
-          </button>
+        <FormFooter error={error} busy={busy} label="Seal package">
           {chosen.length > 0 && (
             <button type="button" onClick={() => setChosen([])}>
               Clear the choice
             </button>
           )}
-        </div>
+        </FormFooter>
       </form>
       <section class="ledger-section" aria-labelledby="pick-title">
         <h2 id="pick-title">Choose actions</h2>
@@ -388,12 +384,7 @@ export const TimeTravelPage = ({ search }: { search: string }) => {
             </div>
           </div>
         </fieldset>
-        <ErrorLine message={error} />
-        <div class="actions-row">
-          <button type="submit" class="primary" disabled={busy}>
-            Look back
-          </button>
-        </div>
+        <FormFooter error={error} busy={busy} label="Look back" />
       </form>
       {record !== undefined && (
         <section class="ledger-section" aria-labelledby="tt-results-title" ref={results} tabIndex={-1}>

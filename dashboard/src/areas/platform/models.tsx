@@ -6,7 +6,7 @@
 import { useState } from "preact/hooks"
 import { PageHeading } from "../../components.tsx"
 import { useApp } from "../../context.ts"
-import { Empty, ErrorLine, FilterSelect, LoadView, Pager, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
+import { Empty, ErrorLine, FilterSelect, FormFooter, LoadView, Pager, pageOf, queryOf, setQuery, useLoad, useSubmit } from "../../kit.tsx"
 
 import {
   type CatalogueEntry,
@@ -252,13 +252,9 @@ const EnabledForm = ({
       }}
     >
       <ModelChecks legend={`Models enabled for ${label.toLowerCase()}`} models={models} chosen={enabled} onChange={setEnabled} name="enabled" />
-      <ErrorLine message={error} />
-      <div class="actions-row">
-        <button type="submit" class="primary" disabled={busy}>
-          Save {label.toLowerCase()} models
-        </button>
+      <FormFooter error={error} busy={busy} label={<>Save {label.toLowerCase()} models</>}>
         <span role="status">{saved ?? ""}</span>
-      </div>
+      </FormFooter>
     </form>
   )
 }
@@ -409,12 +405,7 @@ const CodeReviewForm = ({ models, value, onSaved }: { models: ReadonlyArray<Cata
       <p class="hint">Changing these needs the owner or admin role.</p>
       <ModelSelect id="code-review-default" label="Default model of the code review agent" value={fallback} models={models} none="The service's default" onChange={setFallback} />
       <ModelChecks legend="Models enabled for code review" models={models} chosen={enabled} onChange={setEnabled} name="code-review-enabled" />
-      <ErrorLine message={error} />
-      <div class="actions-row">
-        <button type="submit" class="primary" disabled={busy}>
-          Save code review models
-        </button>
-      </div>
+      <FormFooter error={error} busy={busy} label="Save code review models" />
     </form>
   )
 }
